@@ -1,0 +1,141 @@
+package rules
+
+import (
+	"time"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// Source is a backend's consistent view of its state for one decision.
+// Every method must answer from the same point in time.
+type Source interface {
+	// Now is the decision's time; the Tx calls it once.
+	Now() time.Time
+	// Get returns the record stored under (t, key).
+	Get(t Table, key string) (Record, bool)
+	// LiveLease returns the generation of ownerID's owner lease and whether
+	// that lease is live.
+	LiveLease(ownerID string) (generation int64, live bool)
+	// NextGeneration returns the row generation that a create or takeover of
+	// (t, key) assigns: memstore's per-key counters (mesh nodes restart at 1,
+	// anomaly A-04), etcdstore's read revision + 1 (decision E-3).
+	NextGeneration(t Table, key string) int64
+	// CanIssue reports whether the authority counters can issue the given
+	// numbers of store versions, object generations and owner generations.
+	CanIssue(versions, objectGenerations, ownerGenerations int64) bool
+	// IssueVersion issues a fresh store version. A backend whose versions are
+	// only known at commit (etcd revisions) returns a placeholder and replaces
+	// it in the result after the commit.
+	IssueVersion() location.StoreVersion
+	// IssueObjectGeneration issues a fresh object generation for key.
+	IssueObjectGeneration(key location.AuthorityKey) int64
+	// IssueOwnerGeneration issues a fresh authority owner generation for key.
+	IssueOwnerGeneration(key location.AuthorityKey) int64
+	// NewReservationID returns a fresh lower-case UUID v4 text.
+	NewReservationID() string
+}
+
+// Write is one planned change: Value nil deletes the key.
+type Write struct {
+	Table      Table
+	Key        string
+	Value      any
+	Generation int64
+}
+
+// StampCounter names one change-stamp counter: (Kind, Mesh), Mesh "" being
+// the kind's global counter.
+type StampCounter struct {
+	Kind location.ScopeKind
+	Mesh string
+}
+
+// Plan is everything a decision wants to change, in order.
+type Plan struct {
+	Writes []Write
+	// Stamps lists the change-stamp counters to increment, once per entry
+	// (an entry may repeat when several rows change).
+	Stamps []StampCounter
+	// MeshNodeStamps lists meshes whose mesh-node change stamp moves, once per
+	// entry.
+	MeshNodeStamps []string
+	// ScanRevisionBumped reports an authority row-map change (memstore
+	// expires scan cursors on it).
+	ScanRevisionBumped bool
+}
+
+// Empty reports whether the plan changes nothing.
+func (p *Plan) Empty() bool {
+	return len(p.Writes) == 0 && len(p.Stamps) == 0 && len(p.MeshNodeStamps) == 0 && !p.ScanRevisionBumped
+}
+
+type tableKey struct {
+	table Table
+	key   string
+}
+
+// Tx is one decision's view: reads go through the Source, overlaid with the
+// decision's own writes; writes are recorded in a Plan.
+type Tx struct {
+	src     Source
+	now     time.Time
+	overlay map[tableKey]*Record // nil entry: deleted by this decision
+	plan    Plan
+}
+
+// NewTx starts a decision over src.
+func NewTx(src Source) *Tx {
+	return &Tx{src: src, now: location.Millis(src.Now()), overlay: map[tableKey]*Record{}}
+}
+
+// Now is the decision's time (millisecond precision, UTC).
+func (tx *Tx) Now() time.Time { return tx.now }
+
+// Source returns the underlying source.
+func (tx *Tx) Source() Source { return tx.src }
+
+// Plan returns the recorded changes.
+func (tx *Tx) Plan() *Plan { return &tx.plan }
+
+// Get reads (t, key), seeing this decision's own writes.
+func (tx *Tx) Get(t Table, key string) (Record, bool) {
+	if r, ok := tx.overlay[tableKey{t, key}]; ok {
+		if r == nil {
+			return Record{}, false
+		}
+		return *r, true
+	}
+	return tx.src.Get(t, key)
+}
+
+// Put plans a write of value under (t, key) with a row generation.
+func (tx *Tx) Put(t Table, key string, value any, generation int64) {
+	r := Record{Value: value, Generation: generation}
+	tx.overlay[tableKey{t, key}] = &r
+	tx.plan.Writes = append(tx.plan.Writes, Write{Table: t, Key: key, Value: value, Generation: generation})
+}
+
+// Delete plans the removal of (t, key).
+func (tx *Tx) Delete(t Table, key string) {
+	tx.overlay[tableKey{t, key}] = nil
+	tx.plan.Writes = append(tx.plan.Writes, Write{Table: t, Key: key})
+}
+
+// Bump plans the reference's Bump(kind, mesh): the (kind, mesh) counter and
+// the kind's global counter; with no mesh, or an empty mesh name, only the
+// global counter moves, once (anomaly A-39 fixed).
+func (tx *Tx) Bump(kind location.LocationKind, mesh *string) {
+	k := kind.Scope()
+	if mesh != nil && *mesh != "" {
+		tx.plan.Stamps = append(tx.plan.Stamps, StampCounter{Kind: k, Mesh: *mesh})
+	}
+	tx.plan.Stamps = append(tx.plan.Stamps, StampCounter{Kind: k})
+}
+
+// BumpMeshNodeStamp plans a move of the mesh's mesh-node change stamp.
+func (tx *Tx) BumpMeshNodeStamp(mesh string) {
+	tx.plan.MeshNodeStamps = append(tx.plan.MeshNodeStamps, mesh)
+}
+
+// BumpScanRevision records an authority row-map change.
+func (tx *Tx) BumpScanRevision() { tx.plan.ScanRevisionBumped = true }
