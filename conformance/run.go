@@ -1,0 +1,45 @@
+package conformance
+
+import (
+	"context"
+	"testing"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// Case is one scenario's run: the test handle, a fresh fixture and the
+// harness's capabilities.
+type Case struct {
+	TB
+	// Ctx is the scenario's context.
+	Ctx context.Context
+	// F is the fixture; S is F.Store.
+	F    Fixture
+	S    location.Store
+	Caps Capabilities
+}
+
+// Run runs every scenario against the harness's store, each as a subtest
+// named h.Name/ID_title (call it from a test named TestConformance).
+func Run(t *testing.T, h Harness) {
+	t.Helper()
+	t.Run(h.Name, func(t *testing.T) {
+		for _, sc := range Scenarios() {
+			t.Run(sc.Name(), func(t *testing.T) { runScenario(t, h, sc) })
+		}
+	})
+}
+
+// runScenario runs one scenario on a fresh fixture, or skips it with the
+// reason.
+func runScenario(t TB, h Harness, sc Scenario) {
+	t.Helper()
+	if reason := sc.skipReason(h.Capabilities); reason != "" {
+		t.Skipf("%s: %s", sc.ID, reason)
+		return
+	}
+	f := h.NewFixture(t)
+	f.Clock.Set(T0())
+	c := &Case{TB: t, Ctx: t.Context(), F: f, S: f.Store, Caps: h.Capabilities}
+	sc.Run(c)
+}

@@ -1,0 +1,85 @@
+package conformance
+
+import (
+	"strings"
+	"unicode"
+)
+
+// Scenario is one catalogue scenario.
+type Scenario struct {
+	// ID is the catalogue id, e.g. "LS-001" or "AUTH-012".
+	ID string
+	// Title is the catalogue title; the subtest is named ID + "_" + a slug of it.
+	Title string
+	// InMemoryOnly marks scenarios tagged X (skipped unless the harness
+	// declares InMemorySemantics).
+	InMemoryOnly bool
+	// Needs lists hooks the scenario requires (tag H / [hook]); the scenario
+	// is skipped unless the harness declares each.
+	Needs []Hook
+	// Run performs the scenario on a fresh fixture.
+	Run func(c *Case)
+}
+
+// Hook names an optional harness capability a scenario needs.
+type Hook string
+
+// Hooks.
+const (
+	HookOwnerLeaseCounter   Hook = "SetOwnerLeaseCounter"
+	HookAuthorityCounters   Hook = "SetAuthorityCounters"
+	HookMeshNodeChangeStamp Hook = "MeshNodeChangeStamp"
+)
+
+// declared reports whether caps declare the hook.
+func (h Hook) declared(caps Capabilities) bool {
+	switch h {
+	case HookOwnerLeaseCounter:
+		return caps.OwnerLeaseCounterHook
+	case HookAuthorityCounters:
+		return caps.AuthorityCounterHook
+	case HookMeshNodeChangeStamp:
+		return caps.MeshNodeChangeStamp
+	default:
+		return false
+	}
+}
+
+// Name is the subtest name: "LS-001_claim_issues_a_lease".
+func (s Scenario) Name() string {
+	var b strings.Builder
+	b.WriteString(s.ID)
+	b.WriteByte('_')
+	lastUnderscore := true
+	for _, r := range strings.ToLower(s.Title) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+			lastUnderscore = false
+		} else if !lastUnderscore {
+			b.WriteByte('_')
+			lastUnderscore = true
+		}
+	}
+	return strings.TrimRight(b.String(), "_")
+}
+
+// skipReason returns why the scenario cannot run under caps, or "".
+func (s Scenario) skipReason(caps Capabilities) string {
+	if s.InMemoryOnly && !caps.InMemorySemantics {
+		return "in-memory only (tag X): the store does not declare InMemorySemantics"
+	}
+	for _, h := range s.Needs {
+		if !h.declared(caps) {
+			return "needs the optional hook " + string(h) + ", which the harness does not declare"
+		}
+	}
+	return ""
+}
+
+// Scenarios returns every scenario of the suite in catalogue order.
+func Scenarios() []Scenario {
+	var all []Scenario
+	all = append(all, locationScenarios()...)
+	all = append(all, authorityScenarios()...)
+	return all
+}
