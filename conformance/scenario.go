@@ -11,6 +11,10 @@ type Scenario struct {
 	ID string
 	// Title is the catalogue title; the subtest is named ID + "_" + a slug of it.
 	Title string
+	// Section is the catalogue section the scenario belongs to (for example
+	// "LS B. Mesh-node descriptors"); reports group results by it. Empty
+	// means the ID's prefix ("LS", "AUTH").
+	Section string
 	// InMemoryOnly marks scenarios tagged X (skipped unless the harness
 	// declares InMemorySemantics).
 	InMemoryOnly bool

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/zlink-systems/zlink-etcd/keys"
 )
 
 // RoutingID identifies a node or socket on the transport. It holds the raw
@@ -20,18 +22,7 @@ func (r RoutingID) Hex() string { return hex.EncodeToString([]byte(r)) }
 
 // IsText reports whether the id is valid UTF-8 without C0/C1 control
 // characters or DEL, that is, whether it reads as text.
-func (r RoutingID) IsText() bool {
-	s := string(r)
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, c := range s {
-		if c <= 0x1f || (c >= 0x7f && c <= 0x9f) {
-			return false
-		}
-	}
-	return true
-}
+func (r RoutingID) IsText() bool { return keys.IsTextRoutingID(string(r)) }
 
 // String returns the text of a text id and "hex:<hex>" for an opaque id.
 func (r RoutingID) String() string {
@@ -77,8 +68,13 @@ func (r RoutingID) MarshalJSON() ([]byte, error) {
 	return json.Marshal(routingIDJSON{Hex: r.Hex()})
 }
 
-// UnmarshalJSON reads either form written by MarshalJSON.
+// UnmarshalJSON reads either form written by MarshalJSON. JSON null leaves
+// the id unchanged (the encoding/json convention); the object form needs a
+// valid, non-empty hex (RoutingIDFromHex).
 func (r *RoutingID) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
 		*r = RoutingID(s)
@@ -88,10 +84,10 @@ func (r *RoutingID) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &o); err != nil {
 		return fmt.Errorf("routing id: %w", err)
 	}
-	id, err := hex.DecodeString(o.Hex)
+	id, err := RoutingIDFromHex(o.Hex)
 	if err != nil {
-		return fmt.Errorf("routing id hex: %w", err)
+		return fmt.Errorf("routing id: %w", err)
 	}
-	*r = RoutingID(id)
+	*r = id
 	return nil
 }

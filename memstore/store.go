@@ -50,6 +50,9 @@ type Store struct {
 	objectCounter  int64
 	ownerCounter   int64
 	scanRevision   int64
+
+	// watchers are the live WatchChanges subscriptions (watch_changes.go).
+	watchers map[*changeWatcher]struct{}
 }
 
 // ownerLease is one owner-lease entry; an expired entry may linger.
@@ -138,6 +141,7 @@ func (s *Store) apply(p *rules.Plan, src *source) {
 		s.scanRevision++
 	}
 	s.versionCounter, s.objectCounter, s.ownerCounter = src.version, src.object, src.owner
+	s.notifyWatchers(p)
 }
 
 // source is the rules.Source of one decision: the store's maps under its lock.

@@ -1,0 +1,357 @@
+package autoconnect
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// ErrLoopStopped is returned by Start on a Loop that was stopped (also when
+// Stop ran while Start's first tick was in flight).
+const ErrLoopStopped = loopError("autoconnect: loop stopped")
+
+// loopError is a constant error value.
+type loopError string
+
+// Error implements error.
+func (e loopError) Error() string { return string(e) }
+
+// LoopReconciler is what a Loop drives; *Reconciler implements it.
+type LoopReconciler interface {
+	// Tick runs one reconciliation; it records store failures instead of
+	// returning them.
+	Tick(ctx context.Context) error
+	// StoreFailed reports whether the last tick ended in a store failure.
+	StoreFailed() bool
+	// LocalPublicationReady reports whether the local row is published.
+	LocalPublicationReady() bool
+	// DisconnectPeers drops every connection.
+	DisconnectPeers()
+	// UnpublishLocal removes the local row.
+	UnpublishLocal(ctx context.Context) error
+}
+
+// LiveOwnerVersioner reports a version of the live owner set;
+// *LeaseTracker implements it.
+type LiveOwnerVersioner interface {
+	LiveOwnerSetVersion(ctx context.Context) (int64, error)
+}
+
+// LoopOptions configure a Loop.
+type LoopOptions struct {
+	// Reconciler is driven by the loop. Required.
+	Reconciler LoopReconciler
+	// MeshName is the mesh whose change stamp Stamps reads.
+	MeshName string
+	// Stamps, when set, lets a tick be skipped while the mesh's change stamp
+	// and the live owner set are unchanged and the local row is published.
+	Stamps location.MeshNodeChangeStamper
+	// LiveOwners supplies the live owner set version for the skip test; nil
+	// counts as a constant version 0.
+	LiveOwners LiveOwnerVersioner
+	// Watcher and WatchTables make the loop tick right after a change of one
+	// of the tables. When Watcher is nil and the reconciler is a
+	// WatchableSource whose store can watch, that watch is used.
+	Watcher     location.ChangeWatcher
+	WatchTables []location.Table
+	// DisableWatch turns change-driven ticks off (polling only).
+	DisableWatch bool
+	// WatchRetryDelay is the first delay before a failed watch is started
+	// again (it doubles up to 30 s); 0 means the polling interval.
+	WatchRetryDelay time.Duration
+	// Options supplies PollingInterval, the delay between the end of one
+	// tick and the start of the next.
+	Options Options
+	// Clock makes the timers; nil means SystemClock().
+	Clock Clock
+	// Logger receives diagnostics; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// loopState is the lifecycle of a Loop.
+type loopState int
+
+// Loop states.
+const (
+	loopIdle loopState = iota
+	loopStarting
+	loopRunning
+	loopStopped
+)
+
+// Loop runs a reconciler's ticks: one in Start, then one PollingInterval
+// after the previous one ended (fixed delay, never overlapping), and, when
+// the store can watch, one right after each burst of changes. A tick that
+// fails or panics is logged and the next one is scheduled as usual.
+// Safe for concurrent use.
+type Loop struct {
+	rec        LoopReconciler
+	meshName   string
+	stamps     location.MeshNodeChangeStamper
+	liveOwners LiveOwnerVersioner
+	watcher    location.ChangeWatcher
+	tables     []location.Table
+	timing     timing
+	retryDelay time.Duration
+	clock      Clock
+	log        *slog.Logger
+
+	// kick requests a tick; one slot, so a burst of requests is one tick.
+	kick chan struct{}
+	// notified, when set (by tests, before Start), is called after each
+	// change notification has been turned into a tick request.
+	notified func()
+	// wg counts the loop's goroutines.
+	wg sync.WaitGroup
+
+	// mu guards state, cancel and cancelFirstTick.
+	mu              sync.Mutex
+	state           loopState
+	cancel          context.CancelFunc
+	cancelFirstTick context.CancelFunc
+
+	// tickMu serialises ticks and shutdown, and guards the fields below.
+	tickMu         sync.Mutex
+	remembered     bool
+	lastStamp      int64
+	lastVersion    int64
+	lastTickFailed bool
+}
+
+// NewLoop checks opts and returns a loop that is not started yet.
+func NewLoop(opts LoopOptions) (*Loop, error) {
+	if opts.Reconciler == nil {
+		return nil, location.NewTypeError("autoconnect.reconciler", "loop needs a reconciler")
+	}
+	t, err := opts.Options.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if opts.WatchRetryDelay < 0 {
+		return nil, location.NewRangeError("autoconnect.watch_retry_delay", "watch retry delay %v must not be negative", opts.WatchRetryDelay)
+	}
+	l := &Loop{
+		rec:        opts.Reconciler,
+		meshName:   opts.MeshName,
+		stamps:     opts.Stamps,
+		liveOwners: opts.LiveOwners,
+		timing:     t,
+		retryDelay: opts.WatchRetryDelay,
+		clock:      opts.Clock,
+		log:        opts.Logger,
+		kick:       make(chan struct{}, 1),
+	}
+	if l.retryDelay == 0 {
+		l.retryDelay = t.pollingInterval
+	}
+	if l.clock == nil {
+		l.clock = SystemClock()
+	}
+	if l.log == nil {
+		l.log = slog.Default()
+	}
+	if !opts.DisableWatch {
+		l.watcher, l.tables = opts.Watcher, opts.WatchTables
+		if l.watcher == nil {
+			if ws, ok := opts.Reconciler.(WatchableSource); ok {
+				if w, tables, ok := ws.ChangeWatch(); ok {
+					l.watcher, l.tables = w, tables
+				}
+			}
+		}
+		if l.watcher != nil && len(l.tables) == 0 {
+			return nil, location.NewTypeError("autoconnect.watch_tables", "loop watcher needs at least one table")
+		}
+	}
+	return l, nil
+}
+
+// Watching reports whether the loop reacts to store change notifications.
+func (l *Loop) Watching() bool { return l.watcher != nil }
+
+// Start runs one tick and, if it succeeds, starts the loop. When that tick
+// fails, Start returns its error and the loop stays unstarted (Start may be
+// called again). A Start on a started or starting loop does nothing; on a
+// stopped loop it returns ErrLoopStopped. ctx bounds the first tick only;
+// the loop runs until Stop. When the loop watches, the watch is opened
+// before the first tick, so no change after that tick's listing is missed.
+func (l *Loop) Start(ctx context.Context) error {
+	l.mu.Lock()
+	switch l.state {
+	case loopStarting, loopRunning:
+		l.mu.Unlock()
+		return nil
+	case loopStopped:
+		l.mu.Unlock()
+		return ErrLoopStopped
+	}
+	l.state = loopStarting
+	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	firstCtx, cancelFirst := context.WithCancel(ctx)
+	l.cancel, l.cancelFirstTick = cancel, cancelFirst
+	l.mu.Unlock()
+
+	var changes <-chan struct{}
+	var watchErr error
+	if l.watcher != nil {
+		changes, watchErr = l.watcher.WatchChanges(loopCtx, l.tables...)
+	}
+	err := l.Tick(firstCtx)
+	cancelFirst()
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cancelFirstTick = nil
+	if l.state == loopStopped {
+		cancel()
+		return ErrLoopStopped
+	}
+	if err != nil {
+		cancel()
+		l.cancel = nil
+		l.state = loopIdle
+		return err
+	}
+	l.state = loopRunning
+	l.wg.Add(1)
+	go l.poll(loopCtx)
+	if l.watcher != nil {
+		l.wg.Add(1)
+		go l.watch(loopCtx, changes, watchErr)
+	}
+	return nil
+}
+
+// Stop ends the loop: PrepareTransportShutdown, then
+// FinishTransportShutdown.
+func (l *Loop) Stop(ctx context.Context) error {
+	l.PrepareTransportShutdown()
+	return l.FinishTransportShutdown(ctx)
+}
+
+// PrepareTransportShutdown stops the loop for good: it cancels the timers,
+// the watch and the tick in flight, waits for the loop's goroutines and for
+// that tick to return, and then disconnects every peer. No tick runs after
+// it. Calling it again only disconnects again.
+func (l *Loop) PrepareTransportShutdown() {
+	l.mu.Lock()
+	l.state = loopStopped
+	cancel, cancelFirst := l.cancel, l.cancelFirstTick
+	l.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	if cancelFirst != nil {
+		cancelFirst()
+	}
+	l.wg.Wait()
+	l.tickMu.Lock()
+	defer l.tickMu.Unlock()
+	l.rec.DisconnectPeers()
+}
+
+// FinishTransportShutdown removes the local row.
+func (l *Loop) FinishTransportShutdown(ctx context.Context) error {
+	return l.rec.UnpublishLocal(ctx)
+}
+
+// Tick runs one loop tick now (Start and the loop call it). With a change
+// stamp source, and unless the previous tick ended in a store failure, it
+// skips the reconciliation while the mesh's change stamp and the live owner
+// set are unchanged and the local row is published; a stamp that cannot be
+// read (or that the store cannot tell) makes it a full reconciliation, and
+// the remembered stamp is forgotten. A panic in the reconciler is returned
+// as an error.
+func (l *Loop) Tick(ctx context.Context) (err error) {
+	l.tickMu.Lock()
+	defer l.tickMu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("autoconnect: loop tick: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("autoconnect: loop tick panicked: %v", p)
+			l.log.Error("autoconnect: tick panicked", "mesh", l.meshName, "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	if l.stamps != nil && !l.lastTickFailed {
+		err := l.stampedTick(ctx)
+		if err == nil {
+			return nil
+		}
+		l.log.Debug("autoconnect: change stamp unusable; full reconcile", "mesh", l.meshName, "err", err)
+	}
+	err = l.reconcile(ctx)
+	l.remembered = false
+	return err
+}
+
+// stampedTick is the change-stamp path of Tick. Called with tickMu held.
+func (l *Loop) stampedTick(ctx context.Context) error {
+	stamp, ok, err := l.stamps.GetMeshNodeChangeStamp(ctx, l.meshName)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("autoconnect: the store cannot tell the change stamp of mesh %q", l.meshName)
+	}
+	var version int64
+	if l.liveOwners != nil {
+		if version, err = l.liveOwners.LiveOwnerSetVersion(ctx); err != nil {
+			return err
+		}
+	}
+	if l.remembered && stamp == l.lastStamp && version == l.lastVersion && l.rec.LocalPublicationReady() {
+		return nil
+	}
+	if err := l.reconcile(ctx); err != nil {
+		return err
+	}
+	if !l.lastTickFailed {
+		l.remembered, l.lastStamp, l.lastVersion = true, stamp, version
+	}
+	return nil
+}
+
+// reconcile runs the reconciler's tick and notes whether it failed. Called
+// with tickMu held.
+func (l *Loop) reconcile(ctx context.Context) error {
+	if err := l.rec.Tick(ctx); err != nil {
+		return err
+	}
+	l.lastTickFailed = l.rec.StoreFailed()
+	return nil
+}
+
+// poll is the loop goroutine: it waits PollingInterval (or for a tick
+// request), ticks, and repeats until ctx is done.
+func (l *Loop) poll(ctx context.Context) {
+	defer l.wg.Done()
+	for {
+		t := l.clock.NewTimer(l.timing.pollingInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		case <-l.kick:
+			t.Stop()
+		}
+		if err := l.Tick(ctx); err != nil && ctx.Err() == nil {
+			l.log.Warn("autoconnect: tick failed", "mesh", l.meshName, "err", err)
+		}
+	}
+}
+
+// requestTick asks the poll goroutine for a tick as soon as it is free.
+func (l *Loop) requestTick() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}

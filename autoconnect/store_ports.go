@@ -1,0 +1,43 @@
+package autoconnect
+
+import (
+	"context"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// The store methods this package uses, each as the smallest interface that
+// holds it. Every location.Store (memstore, etcdstore) satisfies all of them;
+// the package never depends on a particular store.
+
+// PeerWriter writes and removes the local peer row; location.PeerStore
+// satisfies it.
+type PeerWriter interface {
+	UpdatePeer(ctx context.Context, p location.PeerLocation, intent location.WriteIntent) (location.WriteResult, error)
+	RemovePeer(ctx context.Context, k location.PeerKey, owner location.OwnerToken) (location.WriteResult, error)
+}
+
+// PeerLister lists peer rows; location.PeerStore satisfies it.
+type PeerLister interface {
+	ListPeers(ctx context.Context, f location.PeerFilter) ([]location.PeerLocation, error)
+}
+
+// MeshNodeLister lists mesh-node descriptors page by page;
+// location.MeshNodeStore satisfies it.
+type MeshNodeLister interface {
+	ListMeshNodes(ctx context.Context, meshName string, p location.PageRequest) (location.Page[location.MeshNodeDescriptor], error)
+}
+
+// OwnerLeaseReader reads owner leases; location.OwnerLeaseStore satisfies it.
+type OwnerLeaseReader interface {
+	ReadOwnerLease(ctx context.Context, ownerID string) (location.OwnerLeaseReadResult, error)
+}
+
+// watchOf returns store's change watcher for tables, when store has one.
+func watchOf(store any, tables ...location.Table) (location.ChangeWatcher, []location.Table, bool) {
+	w, ok := store.(location.ChangeWatcher)
+	if !ok {
+		return nil, nil, false
+	}
+	return w, tables, true
+}

@@ -1,0 +1,929 @@
+package conformance
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// This file holds the standard authority fixture F of the authority
+// catalogue (§0.3) and the helpers its scenarios share.
+
+// authMesh is the mesh every authority fixture node lives in.
+const authMesh = "m"
+
+// authMiB is the authority payload limit (1 MiB).
+const authMiB = 1 << 20
+
+// authLeaseTTL is the TTL of the fixture's owner leases.
+const authLeaseTTL = 60 * time.Second
+
+// authLimits are the population limits a fixture node publishes.
+type authLimits struct {
+	Actors, Spots, Room, Hall, Shard int64
+}
+
+// authDefaultLimits are F's limits: 10 everywhere.
+func authDefaultLimits() authLimits {
+	return authLimits{Actors: 10, Spots: 10, Room: 10, Hall: 10, Shard: 10}
+}
+
+// authSetup is a fixture variant: F[NA spots=1], F[NB room=0], ….
+type authSetup struct {
+	NA, NB      authLimits
+	NAEntrySpot string
+}
+
+// authOpt changes one thing of the standard fixture.
+type authOpt func(*authSetup)
+
+// authWithNA changes NA's published limits.
+func authWithNA(f func(*authLimits)) authOpt { return func(s *authSetup) { f(&s.NA) } }
+
+// authWithNB changes NB's published limits.
+func authWithNB(f func(*authLimits)) authOpt { return func(s *authSetup) { f(&s.NB) } }
+
+// authWithNAEntrySpot makes NA publish an Entry Spot ID.
+func authWithNAEntrySpot(id string) authOpt { return func(s *authSetup) { s.NAEntrySpot = id } }
+
+// authNode is a fixture mesh node and the descriptor last published for it.
+type authNode struct {
+	Desc location.MeshNodeDescriptor
+}
+
+// Key returns the node's descriptor key.
+func (n *authNode) Key() location.MeshNodeKey { return n.Desc.Key() }
+
+// Owner returns the owner token the node was last published with.
+func (n *authNode) Owner() location.OwnerToken { return n.Desc.Owner() }
+
+// Target returns the node as a creation target.
+func (n *authNode) Target() location.CreationTarget {
+	return location.CreationTarget{
+		MeshName:                n.Desc.MeshName,
+		NodeRID:                 n.Desc.RID,
+		NodeLifecycleGeneration: n.Desc.LifecycleGeneration,
+		Owner:                   n.Desc.Owner(),
+	}
+}
+
+// authEnv is one scenario's fixture F: the case, the owner leases A and B,
+// the nodes NA and NB, and the terminals read so far.
+type authEnv struct {
+	c *Case
+	// A and B are the owner leases of owner-a and owner-b; AExp and BExp their
+	// reported expiry.
+	A, B       location.OwnerToken
+	AExp, BExp time.Time
+	NA, NB     *authNode
+	// seenOps are the creation terminals read so far (part of "nothing
+	// changed").
+	seenOps []location.OperationIdentity
+}
+
+// newAuthEnv builds fixture F (with the given variations) on the case's
+// fresh store.
+func newAuthEnv(c *Case, opts ...authOpt) *authEnv {
+	c.Helper()
+	setup := authSetup{NA: authDefaultLimits(), NB: authDefaultLimits()}
+	for _, o := range opts {
+		o(&setup)
+	}
+	e := &authEnv{c: c}
+	e.A, e.AExp = e.claim("owner-a")
+	e.B, e.BExp = e.claim("owner-b")
+	e.NA = e.publishNode("node-a", e.A, setup.NA, setup.NAEntrySpot)
+	e.NB = e.publishNode("node-b", e.B, setup.NB, "")
+	return e
+}
+
+// TA and TB are the creation targets of NA and NB.
+func (e *authEnv) TA() location.CreationTarget { return e.NA.Target() }
+
+// TB is NB's creation target.
+func (e *authEnv) TB() location.CreationTarget { return e.NB.Target() }
+
+// now is the fake clock's time.
+func (e *authEnv) now() time.Time { return location.Millis(e.c.F.Clock.Now()) }
+
+// claim claims an owner lease of authLeaseTTL and returns its token and expiry.
+func (e *authEnv) claim(ownerID string) (location.OwnerToken, time.Time) {
+	e.c.Helper()
+	r, err := e.c.S.ClaimOwnerLease(e.c.Ctx, ownerID, authLeaseTTL)
+	require.NoError(e.c, err, "claimOwnerLease(%s)", ownerID)
+	require.Equal(e.c, location.KindClaimed, r.Kind, "claimOwnerLease(%s)", ownerID)
+	return r.Token, r.LeaseExpiresAt
+}
+
+// release releases an owner lease and requires it to be released.
+func (e *authEnv) release(t location.OwnerToken) {
+	e.c.Helper()
+	k, err := e.c.S.ReleaseOwnerLease(e.c.Ctx, t)
+	require.NoError(e.c, err)
+	require.Equal(e.c, location.KindReleased, k, "releaseOwnerLease(%+v)", t)
+}
+
+// expire makes ownerID's lease not live (F.ExpireOwnerLease).
+func (e *authEnv) expire(ownerID string) {
+	e.c.Helper()
+	require.NotNil(e.c, e.c.F.ExpireOwnerLease, "the harness must provide ExpireOwnerLease")
+	require.NoError(e.c, e.c.F.ExpireOwnerLease(e.c.Ctx, ownerID))
+}
+
+// authNodeDescriptor returns a valid Server/Serving descriptor of mesh m.
+func authNodeDescriptor(rid string, owner location.OwnerToken, l authLimits, entrySpot string) location.MeshNodeDescriptor {
+	d := location.MeshNodeDescriptor{
+		MeshName:            authMesh,
+		RID:                 location.RoutingID(rid),
+		LifecycleGeneration: 1,
+		DescriptorRevision:  1,
+		Endpoint:            "tcp://10.0.0.1:7300",
+		ObjectRole:          location.RoleServer,
+		PlacementWeight:     100,
+		PopulationCapacity: location.Population{
+			Actors: location.PopulationCapacity{Limit: l.Actors},
+			Spots:  location.PopulationCapacity{Limit: l.Spots},
+			SpotTypes: []location.SpotTypeCapacity{
+				{ObjectKind: location.ObjectUserSpot, StableType: "room", PopulationCapacity: location.PopulationCapacity{Limit: l.Room}},
+				{ObjectKind: location.ObjectUserSpot, StableType: "hall", PopulationCapacity: location.PopulationCapacity{Limit: l.Hall}},
+				{ObjectKind: location.ObjectInstanceSpot, StableType: "shard", PopulationCapacity: location.PopulationCapacity{Limit: l.Shard}},
+			},
+		},
+		ActivationConcurrency: location.ActivationConcurrency{Active: 0, Limit: 100},
+		ChannelWeights:        map[string]int64{},
+		ApplicationVersion:    1,
+		SpotTypes:             []string{"hall", "room", "shard"},
+		State:                 location.StateServing,
+		SecurityIdentity:      "cluster-a",
+		OwnerID:               owner.OwnerID,
+		LeaseGeneration:       owner.LeaseGeneration,
+	}
+	if entrySpot != "" {
+		id := entrySpot
+		d.EntrySpotID = &id
+	}
+	return d
+}
+
+// publishNode publishes a new node with NewClaim and requires it stored.
+func (e *authEnv) publishNode(rid string, owner location.OwnerToken, l authLimits, entrySpot string) *authNode {
+	e.c.Helper()
+	n := &authNode{Desc: authNodeDescriptor(rid, owner, l, entrySpot)}
+	e.publish(n, location.IntentNewClaim)
+	return n
+}
+
+// publish writes n.Desc with intent and requires stored.
+func (e *authEnv) publish(n *authNode, intent location.WriteIntent) {
+	e.c.Helper()
+	r, err := e.c.S.UpdateMeshNode(e.c.Ctx, n.Desc, intent)
+	require.NoError(e.c, err, "updateMeshNode(%s)", n.Desc.RID)
+	require.Equal(e.c, location.Stored, r.Status, "updateMeshNode(%s, %s)", n.Desc.RID, intent)
+}
+
+// republish changes n's descriptor with edit and publishes it with intent.
+func (e *authEnv) republish(n *authNode, intent location.WriteIntent, edit func(d *location.MeshNodeDescriptor)) {
+	e.c.Helper()
+	edit(&n.Desc)
+	e.publish(n, intent)
+}
+
+// removeNode removes n with owner and requires stored.
+func (e *authEnv) removeNode(n *authNode, owner location.OwnerToken) {
+	e.c.Helper()
+	st, err := e.c.S.RemoveMeshNode(e.c.Ctx, n.Key(), owner)
+	require.NoError(e.c, err)
+	require.Equal(e.c, location.Stored, st, "removeMeshNode(%s)", n.Desc.RID)
+}
+
+// --- keys, vectors, identities ---------------------------------------------
+
+// KS is the authority key of a spot ID.
+func (e *authEnv) KS(id string) location.AuthorityKey {
+	return authKey(e.c, location.ObjectUserSpot, id)
+}
+
+// KA is the authority key of an actor ID.
+func (e *authEnv) KA(id string) location.AuthorityKey {
+	return authKey(e.c, location.ObjectActor, id)
+}
+
+// authKey encodes a key with the store-independent codec.
+func authKey(c *Case, kind location.ObjectKind, id string) location.AuthorityKey {
+	c.Helper()
+	k, err := location.EncodeAuthorityKey(kind, id)
+	require.NoError(c, err, "encode %s %q", kind, id)
+	return k
+}
+
+// authVA is the actor capacity vector.
+func authVA() location.CapacityVector { return location.CapacityVector{Actors: 1} }
+
+// authVS is a user-spot capacity vector of stable type t.
+func authVS(t string) location.CapacityVector { return authVSpots(location.ObjectUserSpot, t, 1) }
+
+// authVI is an instance-spot capacity vector of stable type t.
+func authVI(t string) location.CapacityVector { return authVSpots(location.ObjectInstanceSpot, t, 1) }
+
+// authVSpots is {spots n, spotType {kind, t, n}}.
+func authVSpots(kind location.ObjectKind, t string, n int64) location.CapacityVector {
+	return location.CapacityVector{Spots: n, SpotType: &location.SpotTypeDelta{ObjectKind: kind, StableType: t, Count: n}}
+}
+
+// authDigest32 is 32 bytes of b.
+func authDigest32(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
+
+// authOP is the operation identity {src, 1, {0, n}}.
+func authOP(n uint64) location.OperationIdentity {
+	return location.OperationIdentity{SourceNodeRID: "src", SourceNodeGeneration: 1, OperationID: location.OperationID{Low: n}}
+}
+
+// authEnvSHA is SHA-256("env").
+func authEnvSHA() []byte { s := sha256.Sum256([]byte("env")); return s[:] }
+
+// authPub is the terminal publication of op with envelope "env" and deadline d.
+func authPub(op location.OperationIdentity, d time.Time) location.TerminalPublication {
+	return location.TerminalPublication{Operation: op, TerminalEnvelope: []byte("env"), TerminalEnvelopeSHA256: authEnvSHA(), OperationDeadline: d}
+}
+
+// --- creation helpers --------------------------------------------------------
+
+// spotReq is RS's request: user_spot id of stable type t on target T.
+func (e *authEnv) spotReq(kind location.ObjectKind, id string, T location.CreationTarget, t string) location.ReserveRequest {
+	return location.ReserveRequest{
+		Key: location.ObjectCreationKey{Kind: kind, GlobalID: id},
+		Intent: location.CreationIntent{
+			StableType: t, RequestContentReference: "req:" + id, RequestSHA256: authDigest32(0x01), RequestEncodedSize: 10,
+		},
+		Target:          T,
+		CreatingPayload: []byte("creating"),
+		Capacity:        authVSpots(kind, t, 1),
+	}
+}
+
+// actorReq is RA's request.
+func (e *authEnv) actorReq(id string, T location.CreationTarget) location.ReserveRequest {
+	return location.ReserveRequest{
+		Key: location.ObjectCreationKey{Kind: location.ObjectActor, GlobalID: id},
+		Intent: location.CreationIntent{
+			StableType: "player", RequestContentReference: "req:" + id, RequestSHA256: authDigest32(0x01), RequestEncodedSize: 10,
+		},
+		Target:          T,
+		CreatingPayload: []byte("creating"),
+		Capacity:        authVA(),
+	}
+}
+
+// reserve calls Reserve and requires no error.
+func (e *authEnv) reserve(r location.ReserveRequest) location.ReserveResult {
+	e.c.Helper()
+	res, err := e.c.S.Reserve(e.c.Ctx, r)
+	require.NoError(e.c, err, "reserve(%s %q)", r.Key.Kind, r.Key.GlobalID)
+	return res
+}
+
+// requireReserved requires a reserved result and returns it.
+func (e *authEnv) requireReserved(res location.ReserveResult) location.ReserveResult {
+	e.c.Helper()
+	require.Equal(e.c, location.KindReserved, res.Kind, "reserve result %s", authDescribeReserve(res))
+	require.NotNil(e.c, res.Creating)
+	require.NotEmpty(e.c, res.ReservationID)
+	require.Equal(e.c, e.now(), res.Creating.StoreNow, "creating.storeNow")
+	return res
+}
+
+// RS reserves user_spot id (stable type t, default room) on T.
+func (e *authEnv) RS(id string, T location.CreationTarget, t ...string) location.ReserveResult {
+	e.c.Helper()
+	return e.requireReserved(e.reserve(e.spotReq(location.ObjectUserSpot, id, T, authStableOr(t, "room"))))
+}
+
+// RI reserves instance_spot id (stable type t, default shard) on T.
+func (e *authEnv) RI(id string, T location.CreationTarget, t ...string) location.ReserveResult {
+	e.c.Helper()
+	return e.requireReserved(e.reserve(e.spotReq(location.ObjectInstanceSpot, id, T, authStableOr(t, "shard"))))
+}
+
+// RA reserves actor id (stable type player) on T.
+func (e *authEnv) RA(id string, T location.CreationTarget) location.ReserveResult {
+	e.c.Helper()
+	return e.requireReserved(e.reserve(e.actorReq(id, T)))
+}
+
+// authStableOr returns t[0] or def.
+func authStableOr(t []string, def string) string {
+	if len(t) > 0 {
+		return t[0]
+	}
+	return def
+}
+
+// authCommitReq is the commit of reservation R of user_spot id on T with "ready".
+func authCommitReq(id string, R location.ReserveResult, T location.CreationTarget) location.CommitRequest {
+	return location.CommitRequest{
+		Key:                  location.ObjectCreationKey{Kind: location.ObjectUserSpot, GlobalID: id},
+		ReservationID:        R.ReservationID,
+		ExpectedStoreVersion: R.Creating.StoreVersion,
+		Target:               T,
+		ReadyPayload:         []byte("ready"),
+	}
+}
+
+// commit calls Commit and requires no error.
+func (e *authEnv) commit(r location.CommitRequest) location.CommitResult {
+	e.c.Helper()
+	res, err := e.c.S.Commit(e.c.Ctx, r)
+	require.NoError(e.c, err, "commit(%q)", r.Key.GlobalID)
+	return res
+}
+
+// requireCommitKind requires a commit result of kind k (and a ready snapshot
+// for committed / alreadyCommitted).
+func (e *authEnv) requireCommitKind(res location.CommitResult, k location.ResultKind) *location.AuthoritySnapshot {
+	e.c.Helper()
+	require.Equal(e.c, k, res.Kind, "commit result")
+	if k == location.KindCommitted || k == location.KindAlreadyCommitted {
+		require.NotNil(e.c, res.Ready)
+		require.Equal(e.c, e.now(), res.Ready.StoreNow, "ready.storeNow")
+	}
+	return res.Ready
+}
+
+// AS reserves and commits user_spot id on T and returns the active snapshot.
+func (e *authEnv) AS(id string, T location.CreationTarget, t ...string) *location.AuthoritySnapshot {
+	e.c.Helper()
+	R := e.RS(id, T, t...)
+	return e.requireCommitKind(e.commit(authCommitReq(id, R, T)), location.KindCommitted)
+}
+
+// authCompleteReq is the completion of actor reservation R with kind k.
+func authCompleteReq(id string, R location.ReserveResult, T location.CreationTarget, k location.TerminalState, pub location.TerminalPublication) location.CompleteCreationRequest {
+	comp := location.CreationCompletion{Kind: k, Terminal: pub}
+	if k == location.TerminalCreated {
+		comp.ReadyPayload = []byte("ready-actor")
+	}
+	return location.CompleteCreationRequest{
+		Key:                  location.ObjectCreationKey{Kind: location.ObjectActor, GlobalID: id},
+		ReservationID:        R.ReservationID,
+		ExpectedStoreVersion: R.Creating.StoreVersion,
+		Target:               T,
+		Completion:           comp,
+	}
+}
+
+// complete calls CompleteCreation and requires no error.
+func (e *authEnv) complete(r location.CompleteCreationRequest) location.CompleteCreationResult {
+	e.c.Helper()
+	res, err := e.c.S.CompleteCreation(e.c.Ctx, r)
+	require.NoError(e.c, err, "completeCreation(%q)", r.Key.GlobalID)
+	return res
+}
+
+// AA reserves actor id on T and completes it created with authOP(n).
+func (e *authEnv) AA(id string, T location.CreationTarget, n uint64) (location.ReserveResult, location.CompleteCreationResult) {
+	e.c.Helper()
+	R := e.RA(id, T)
+	res := e.complete(authCompleteReq(id, R, T, location.TerminalCreated, authPub(authOP(n), T0().Add(60*time.Second))))
+	require.Equal(e.c, location.KindCreated, res.Kind, "completeCreation(%q)", id)
+	require.NotNil(e.c, res.Ready)
+	require.NotNil(e.c, res.Terminal)
+	return R, res
+}
+
+// authAbortReq is the abort of reservation R of kind/id on T.
+func authAbortReq(kind location.ObjectKind, id string, R location.ReserveResult, T location.CreationTarget) location.AbortRequest {
+	return location.AbortRequest{
+		Key:                  location.ObjectCreationKey{Kind: kind, GlobalID: id},
+		ReservationID:        R.ReservationID,
+		ExpectedStoreVersion: R.Creating.StoreVersion,
+		Target:               T,
+	}
+}
+
+// abort calls AbortCreation and requires no error.
+func (e *authEnv) abort(r location.AbortRequest) location.ResultKind {
+	e.c.Helper()
+	k, err := e.c.S.AbortCreation(e.c.Ctx, r)
+	require.NoError(e.c, err, "abort(%q)", r.Key.GlobalID)
+	return k
+}
+
+// readTerminal reads a creation terminal and remembers the identity for the
+// "nothing changed" fingerprint.
+func (e *authEnv) readTerminal(op location.OperationIdentity) location.TerminalReadResult {
+	e.c.Helper()
+	res, err := e.c.S.ReadCreationTerminal(e.c.Ctx, op)
+	require.NoError(e.c, err)
+	e.rememberOp(op)
+	if res.Kind == location.KindMissing {
+		require.Equal(e.c, e.now(), res.StoreNow, "missing.storeNow")
+	} else {
+		require.Equal(e.c, location.KindFound, res.Kind)
+		require.NotNil(e.c, res.Record)
+	}
+	return res
+}
+
+// rememberOp adds op to the fingerprint's terminals.
+func (e *authEnv) rememberOp(op location.OperationIdentity) {
+	for _, o := range e.seenOps {
+		if o == op {
+			return
+		}
+	}
+	e.seenOps = append(e.seenOps, op)
+}
+
+// --- relocation and aggregates ----------------------------------------------
+
+// authRelReq is REL's request: move user_spot room row key (at snapshot S) from
+// node from to node to.
+func authRelReq(rid string, key location.AuthorityKey, S *location.AuthoritySnapshot, from, to *authNode, capacity location.CapacityVector) location.RelocationReservationRequest {
+	return location.RelocationReservationRequest{
+		ReservationID:                 rid,
+		AuthorityKey:                  key,
+		ExpectedStoreVersion:          S.StoreVersion,
+		ObjectKind:                    location.ObjectUserSpot,
+		StableType:                    "room",
+		SourceDescriptor:              from.Key(),
+		SourceNodeLifecycleGeneration: from.Desc.LifecycleGeneration,
+		SourceOwner:                   from.Owner(),
+		TargetDescriptor:              to.Key(),
+		TargetNodeLifecycleGeneration: to.Desc.LifecycleGeneration,
+		TargetOwner:                   to.Owner(),
+		Capacity:                      capacity,
+	}
+}
+
+// reserveRel calls ReserveRelocationCapacity and requires no error.
+func (e *authEnv) reserveRel(r location.RelocationReservationRequest) location.RelocationReserveResult {
+	e.c.Helper()
+	res, err := e.c.S.ReserveRelocationCapacity(e.c.Ctx, r)
+	require.NoError(e.c, err, "reserveRelocationCapacity(%q)", r.ReservationID)
+	return res
+}
+
+// REL reserves relocation capacity and requires reserved{fence rid}.
+func (e *authEnv) REL(rid string, key location.AuthorityKey, S *location.AuthoritySnapshot, from, to *authNode, capacity ...location.CapacityVector) location.RelocationReservationRequest {
+	e.c.Helper()
+	cv := authVS("room")
+	if len(capacity) > 0 {
+		cv = capacity[0]
+	}
+	req := authRelReq(rid, key, S, from, to, cv)
+	res := e.reserveRel(req)
+	require.Equal(e.c, location.KindReserved, res.Kind, "reserveRelocationCapacity(%q): %+v", rid, res)
+	require.Equal(e.c, location.RelocationFence(rid), res.Fence)
+	return req
+}
+
+// abortRel calls AbortRelocationCapacity and requires no error.
+func (e *authEnv) abortRel(fence string) location.ResultKind {
+	e.c.Helper()
+	k, err := e.c.S.AbortRelocationCapacity(e.c.Ctx, location.RelocationFence(fence))
+	require.NoError(e.c, err)
+	return k
+}
+
+// authPart is one AGG participant before ordering.
+type authPart struct {
+	Key        location.AuthorityKey
+	Version    location.StoreVersion
+	Transition location.Transition
+}
+
+// authNewOwnerPart is a newOwner participant at snapshot S.
+func authNewOwnerPart(key location.AuthorityKey, S *location.AuthoritySnapshot) authPart {
+	return authPart{Key: key, Version: S.StoreVersion, Transition: location.TransitionNewOwner}
+}
+
+// authPreservePart is a preserve participant at snapshot S.
+func authPreservePart(key location.AuthorityKey, S *location.AuthoritySnapshot) authPart {
+	return authPart{Key: key, Version: S.StoreVersion, Transition: location.TransitionPreserve}
+}
+
+// AGG builds the aggregate prepare request: participants in byte order,
+// participant i carrying "agg-i" and "mem-i", target NB (lifecycle 1) and B.
+func (e *authEnv) AGG(id string, gen int64, parts []authPart, capacity location.CapacityVector) location.AggregatePrepareRequest {
+	return authAggTo(e.NB, id, gen, parts, capacity)
+}
+
+// authAggTo is AGG with another target node (its lifecycle and owner).
+func authAggTo(target *authNode, id string, gen int64, parts []authPart, capacity location.CapacityVector) location.AggregatePrepareRequest {
+	sorted := append([]authPart(nil), parts...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Key < sorted[j].Key })
+	ps := make([]location.AggregateParticipant, len(sorted))
+	for i, p := range sorted {
+		ps[i] = location.AggregateParticipant{
+			AuthorityKey:         p.Key,
+			ExpectedStoreVersion: p.Version,
+			OwnerTransition:      p.Transition,
+			AuthorityPayload:     []byte(fmt.Sprintf("agg-%d", i)),
+			MembershipMutation:   []byte(fmt.Sprintf("mem-%d", i)),
+		}
+	}
+	return location.AggregatePrepareRequest{
+		AggregateID:                         id,
+		AggregateGeneration:                 gen,
+		Participants:                        ps,
+		InventoryDigest:                     authDigest32(0x07),
+		TargetDescriptor:                    target.Key(),
+		TargetDescriptorLifecycleGeneration: target.Desc.LifecycleGeneration,
+		Capacity:                            capacity,
+		TargetOwner:                         target.Owner(),
+	}
+}
+
+// prepare calls PrepareAggregate and requires no error.
+func (e *authEnv) prepare(r location.AggregatePrepareRequest) location.AggregatePrepareResult {
+	e.c.Helper()
+	res, err := e.c.S.PrepareAggregate(e.c.Ctx, r)
+	require.NoError(e.c, err, "prepareAggregate(%q, %d)", r.AggregateID, r.AggregateGeneration)
+	return res
+}
+
+// requirePrepared requires prepared (or alreadyPrepared) with the request's fence.
+func (e *authEnv) requirePrepared(res location.AggregatePrepareResult, r location.AggregatePrepareRequest, k location.ResultKind) {
+	e.c.Helper()
+	require.Equal(e.c, k, res.Kind, "prepareAggregate result")
+	require.Equal(e.c, location.AggregateFence{AggregateID: r.AggregateID, AggregateGeneration: r.AggregateGeneration}, res.Fence)
+}
+
+// authAggFence is the fence {id, gen}.
+func authAggFence(id string, gen int64) location.AggregateFence {
+	return location.AggregateFence{AggregateID: id, AggregateGeneration: gen}
+}
+
+// commitAgg calls CommitAggregate and requires no error.
+func (e *authEnv) commitAgg(f location.AggregateFence) location.ResultKind {
+	e.c.Helper()
+	k, err := e.c.S.CommitAggregate(e.c.Ctx, f)
+	require.NoError(e.c, err)
+	return k
+}
+
+// abortAgg calls AbortAggregate and requires no error.
+func (e *authEnv) abortAgg(f location.AggregateFence) location.ResultKind {
+	e.c.Helper()
+	k, err := e.c.S.AbortAggregate(e.c.Ctx, f)
+	require.NoError(e.c, err)
+	return k
+}
+
+// removeAll calls RemoveAllByOwner and requires no error.
+func (e *authEnv) removeAll(t location.OwnerToken) int64 {
+	e.c.Helper()
+	n, err := e.c.S.RemoveAllByOwner(e.c.Ctx, t)
+	require.NoError(e.c, err)
+	return n
+}
+
+// --- read and compare-exchange -----------------------------------------------
+
+// read reads key, requires no error and storeNow = clock.
+func (e *authEnv) read(key location.AuthorityKey) location.AuthorityReadResult {
+	e.c.Helper()
+	r, err := e.c.S.ReadAuthority(e.c.Ctx, key)
+	require.NoError(e.c, err, "readAuthority(%q)", key)
+	e.checkReadResult(&r, "readAuthority")
+	return r
+}
+
+// checkReadResult checks the shape and times of a read result.
+func (e *authEnv) checkReadResult(r *location.AuthorityReadResult, what string) {
+	e.c.Helper()
+	require.NotNil(e.c, r, "%s: nil read result", what)
+	switch r.Kind {
+	case location.KindMissing:
+		require.Nil(e.c, r.Snapshot, "%s: missing with a snapshot", what)
+		require.Equal(e.c, e.now(), r.StoreNow, "%s: missing.storeNow", what)
+	case location.KindSnapshot:
+		require.NotNil(e.c, r.Snapshot, "%s: snapshot kind without snapshot", what)
+		require.Equal(e.c, e.now(), r.Snapshot.StoreNow, "%s: snapshot.storeNow", what)
+		require.Equal(e.c, e.now(), r.StoreNow, "%s: storeNow", what)
+	default:
+		require.Failf(e.c, "bad read kind", "%s: kind %q", what, r.Kind)
+	}
+}
+
+// requireRow reads key and requires it to equal want (nil = missing).
+func (e *authEnv) requireRow(key location.AuthorityKey, want *location.AuthoritySnapshot) *location.AuthoritySnapshot {
+	e.c.Helper()
+	r := e.read(key)
+	e.requireReadIs(&r, want, fmt.Sprintf("readAuthority(%s)", key))
+	return r.Snapshot
+}
+
+// requireMissing requires key to be missing.
+func (e *authEnv) requireMissing(key location.AuthorityKey) {
+	e.c.Helper()
+	e.requireRow(key, nil)
+}
+
+// requireReadIs requires r to be missing (want nil) or the snapshot want.
+func (e *authEnv) requireReadIs(r *location.AuthorityReadResult, want *location.AuthoritySnapshot, what string) {
+	e.c.Helper()
+	e.checkReadResult(r, what)
+	if want == nil {
+		require.Equal(e.c, location.KindMissing, r.Kind, "%s: want missing, got %s", what, authDescribeSnap(r.Snapshot))
+		return
+	}
+	require.Equal(e.c, location.KindSnapshot, r.Kind, "%s: want a snapshot", what)
+	authRequireSameSnap(e.c, want, r.Snapshot, what)
+}
+
+// cas calls CompareExchangeAuthority and requires no error.
+func (e *authEnv) cas(key location.AuthorityKey, v location.StoreVersion, m location.AuthorityMutation) location.CompareExchangeResult {
+	e.c.Helper()
+	r, err := e.c.S.CompareExchangeAuthority(e.c.Ctx, key, v, m)
+	require.NoError(e.c, err, "CAS(%s, %q, %s)", key, v, m.Kind)
+	return r
+}
+
+// requireStored requires a stored result, checks its storeNow and returns the snapshot.
+func (e *authEnv) requireStored(r location.CompareExchangeResult) *location.AuthoritySnapshot {
+	e.c.Helper()
+	require.Equal(e.c, location.KindStored, r.Kind, "CAS result: %s", authDescribeCAS(r))
+	require.NotNil(e.c, r.Stored)
+	require.Equal(e.c, e.now(), r.Stored.StoreNow, "stored.storeNow")
+	return r.Stored
+}
+
+// requireDeleted requires a deleted result with a version and storeNow =
+// clock, and returns it.
+func (e *authEnv) requireDeleted(r location.CompareExchangeResult) location.CompareExchangeResult {
+	e.c.Helper()
+	require.Equal(e.c, location.KindDeleted, r.Kind, "CAS delete: %s", authDescribeCAS(r))
+	require.NotEmpty(e.c, r.DeletedVersion, "deleted.version")
+	require.Equal(e.c, e.now(), r.StoreNow, "deleted.storeNow")
+	return r
+}
+
+// requireConflict requires conflict{current = want} (want nil = missing).
+func (e *authEnv) requireConflict(r location.CompareExchangeResult, want *location.AuthoritySnapshot) {
+	e.c.Helper()
+	require.Equal(e.c, location.KindConflict, r.Kind, "CAS result: %s", authDescribeCAS(r))
+	e.requireReadIs(r.Current, want, "conflict.current")
+}
+
+// requireConflictAny requires a conflict with a well-formed current.
+func (e *authEnv) requireConflictAny(r location.CompareExchangeResult) {
+	e.c.Helper()
+	require.Equal(e.c, location.KindConflict, r.Kind, "CAS result: %s", authDescribeCAS(r))
+	e.checkReadResult(r.Current, "conflict.current")
+}
+
+// amPreserve is put/preserve with payload p.
+func amPreserve(p string) location.AuthorityMutation {
+	return location.AuthorityMutation{Kind: location.MutationPut, Transition: location.TransitionPreserve, Payload: []byte(p)}
+}
+
+// amNewOwner is put/newOwner with payload p, target owner t and fence f.
+func amNewOwner(p string, t location.OwnerToken, f string) location.AuthorityMutation {
+	fence := location.RelocationFence(f)
+	return location.AuthorityMutation{Kind: location.MutationPut, Transition: location.TransitionNewOwner, Payload: []byte(p), TargetOwner: &t, RelocationFence: &fence}
+}
+
+// amRebind is rebindOwnerLease{expected, target, payload p}.
+func amRebind(p string, expected, target location.OwnerToken) location.AuthorityMutation {
+	return location.AuthorityMutation{Kind: location.MutationRebindOwnerLease, Payload: []byte(p), ExpectedOwner: &expected, TargetOwner: &target}
+}
+
+// amRestore is restore{expected, payload p}.
+func amRestore(p string, expected location.OwnerToken) location.AuthorityMutation {
+	return location.AuthorityMutation{Kind: location.MutationRestore, Payload: []byte(p), ExpectedOwner: &expected}
+}
+
+// amDelete is delete.
+func amDelete() location.AuthorityMutation {
+	return location.AuthorityMutation{Kind: location.MutationDelete}
+}
+
+// authRequireInvalid requires an invalid-argument error.
+func authRequireInvalid(c *Case, err error, what string) {
+	c.Helper()
+	require.Error(c, err, "%s: want invalid argument", what)
+	require.True(c, errors.Is(err, location.ErrInvalidArgument), "%s: want invalid argument, got %v", what, err)
+}
+
+// --- capacity observation (U) -------------------------------------------------
+
+// authSlot is one authUsage pair.
+type authSlot struct{ Active, Reserved int64 }
+
+// authUsage is U(node): the store's authUsage of actors, spots and each spot type.
+type authUsage struct {
+	Actors, Spots, Room, Hall, Shard authSlot
+}
+
+// zero reports whether every counter is 0.
+func (u authUsage) zero() bool { return u == authUsage{} }
+
+// listNodes lists mesh m (every page).
+func (e *authEnv) listNodes() []location.MeshNodeDescriptor {
+	e.c.Helper()
+	var all []location.MeshNodeDescriptor
+	tok := ""
+	for i := 0; i < 10000; i++ {
+		p, err := e.c.S.ListMeshNodes(e.c.Ctx, authMesh, location.PageRequest{ContinuationToken: tok})
+		require.NoError(e.c, err)
+		all = append(all, p.Items...)
+		if p.ContinuationToken == "" {
+			return all
+		}
+		tok = p.ContinuationToken
+	}
+	require.FailNow(e.c, "listMeshNodes never ended")
+	return nil
+}
+
+// authUsageOf extracts U from a listed descriptor.
+func authUsageOf(d location.MeshNodeDescriptor) authUsage {
+	u := authUsage{
+		Actors: authSlot{d.PopulationCapacity.Actors.Active, d.PopulationCapacity.Actors.Reserved},
+		Spots:  authSlot{d.PopulationCapacity.Spots.Active, d.PopulationCapacity.Spots.Reserved},
+	}
+	for _, st := range d.PopulationCapacity.SpotTypes {
+		s := authSlot{st.Active, st.Reserved}
+		switch {
+		case st.ObjectKind == location.ObjectUserSpot && st.StableType == "room":
+			u.Room = s
+		case st.ObjectKind == location.ObjectUserSpot && st.StableType == "hall":
+			u.Hall = s
+		case st.ObjectKind == location.ObjectInstanceSpot && st.StableType == "shard":
+			u.Shard = s
+		}
+	}
+	return u
+}
+
+// U returns the node's authUsage as listMeshNodes("m") reports it.
+func (e *authEnv) U(n *authNode) authUsage {
+	e.c.Helper()
+	for _, d := range e.listNodes() {
+		if d.RID == n.Desc.RID {
+			return authUsageOf(d)
+		}
+	}
+	require.FailNow(e.c, "node not listed", "U(%s): node not listed", n.Desc.RID)
+	return authUsage{}
+}
+
+// requireU requires U(n) = want.
+func (e *authEnv) requireU(n *authNode, want authUsage) {
+	e.c.Helper()
+	require.Equal(e.c, want, e.U(n), "U(%s)", n.Desc.RID)
+}
+
+// --- "nothing changed" ------------------------------------------------------
+
+// authState is the observable state used for "nothing changed": every
+// authority row (fresh scan), every node's authUsage, and the terminals read so far.
+type authState struct {
+	Rows      []string
+	Nodes     []string
+	Terminals []string
+}
+
+// scanAll lists every authority row (fresh scan, every page).
+func (e *authEnv) scanAll(prefix string) []location.AuthorityEntry {
+	e.c.Helper()
+	var all []location.AuthorityEntry
+	cursor := ""
+	for i := 0; i < 100000; i++ {
+		p, err := e.c.S.ListAuthorities(e.c.Ctx, prefix, cursor, 1000)
+		require.NoError(e.c, err, "listAuthorities(%q)", prefix)
+		require.Equal(e.c, location.KindPage, p.Kind, "a fresh scan must not expire")
+		all = append(all, p.Items...)
+		if p.NextCursor == "" {
+			return all
+		}
+		cursor = p.NextCursor
+	}
+	require.FailNow(e.c, "listAuthorities never ended")
+	return nil
+}
+
+// state captures authState.
+func (e *authEnv) state() authState {
+	e.c.Helper()
+	var s authState
+	for _, it := range e.scanAll("") {
+		s.Rows = append(s.Rows, string(it.Key)+" "+authDescribeSnap(&it.Snapshot))
+	}
+	for _, d := range e.listNodes() {
+		s.Nodes = append(s.Nodes, fmt.Sprintf("%s lc%d %+v", d.RID, d.LifecycleGeneration, authUsageOf(d)))
+	}
+	for _, op := range e.seenOps {
+		r, err := e.c.S.ReadCreationTerminal(e.c.Ctx, op)
+		require.NoError(e.c, err)
+		s.Terminals = append(s.Terminals, fmt.Sprintf("%+v %s %s", op, r.Kind, authDescribeTerminal(r.Record)))
+	}
+	return s
+}
+
+// unchanged runs fn and requires the observable state to be the same before
+// and after it.
+func (e *authEnv) unchanged(what string, fn func()) {
+	e.c.Helper()
+	before := e.state()
+	fn()
+	after := e.state()
+	require.Equal(e.c, before, after, "%s changed the store", what)
+}
+
+// --- descriptions -------------------------------------------------------------
+
+// authDescribeSnap renders every snapshot field except storeNow (nil → "missing").
+func authDescribeSnap(s *location.AuthoritySnapshot) string {
+	if s == nil {
+		return "<missing>"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "v=%q payload=%q obj=%d ownerGen=%d owner=%s/%d alloc={%s %s %q %s/%s lc%d %s}",
+		s.StoreVersion, s.Payload, s.ObjectGeneration, s.AuthorityOwnerGeneration,
+		s.Owner.OwnerID, s.Owner.LeaseGeneration,
+		s.Allocation.State, s.Allocation.ObjectKind, s.Allocation.StableType,
+		s.Allocation.Descriptor.MeshName, s.Allocation.Descriptor.RID, s.Allocation.DescriptorLifecycleGeneration,
+		authDescribeCapacity(s.Allocation.Capacity))
+	if p := s.PendingCreation; p != nil {
+		fmt.Fprintf(&b, " pending={%s %q %x %d}", p.ReservationID, p.RequestContentReference, p.RequestSHA256, p.RequestEncodedSize)
+	}
+	return b.String()
+}
+
+// authDescribeCapacity renders a capacity vector.
+func authDescribeCapacity(v location.CapacityVector) string {
+	s := fmt.Sprintf("{actors %d spots %d", v.Actors, v.Spots)
+	if v.SpotType != nil {
+		s += fmt.Sprintf(" %s/%s %d", v.SpotType.ObjectKind, v.SpotType.StableType, v.SpotType.Count)
+	}
+	return s + "}"
+}
+
+// authDescribeTerminal renders a terminal record (nil → "-").
+func authDescribeTerminal(r *location.TerminalRecord) string {
+	if r == nil {
+		return "-"
+	}
+	return fmt.Sprintf("{%s %+v res=%s %s env=%q sha=%x exp=%s pub=%s}", r.State, r.Operation, r.ReservationID, r.ObjectKind,
+		r.TerminalEnvelope, r.TerminalEnvelopeSHA256, r.ExpiresAt.UTC().Format(time.RFC3339Nano), r.StoreNow.UTC().Format(time.RFC3339Nano))
+}
+
+// authDescribeCAS renders a CAS result.
+func authDescribeCAS(r location.CompareExchangeResult) string {
+	s := string(r.Kind)
+	if r.Stored != nil {
+		s += " stored=" + authDescribeSnap(r.Stored)
+	}
+	if r.Current != nil {
+		s += " current=" + authDescribeSnap(r.Current.Snapshot)
+	}
+	if r.DeletedVersion != "" {
+		s += " deletedVersion=" + string(r.DeletedVersion)
+	}
+	return s
+}
+
+// authDescribeReserve renders a reserve result.
+func authDescribeReserve(r location.ReserveResult) string {
+	s := string(r.Kind)
+	if r.Creating != nil {
+		s += " creating=" + authDescribeSnap(r.Creating)
+	}
+	if r.Current != nil {
+		s += " current=" + authDescribeSnap(r.Current.Snapshot)
+	}
+	return s
+}
+
+// authRequireSameSnap requires two snapshots to be equal in every field but storeNow.
+func authRequireSameSnap(c *Case, want, got *location.AuthoritySnapshot, what string) {
+	c.Helper()
+	require.Equal(c, authDescribeSnap(want), authDescribeSnap(got), "%s", what)
+}
+
+// authBytes returns n bytes of value b.
+func authBytes(n int, b byte) []byte { return bytes.Repeat([]byte{b}, n) }
+
+// authNoVersion returns s with version cleared (to compare everything else).
+func authNoVersion(s *location.AuthoritySnapshot) *location.AuthoritySnapshot {
+	cp := *s
+	cp.StoreVersion = ""
+	return &cp
+}
+
+// authWithPayload returns a copy of s with another payload and version cleared.
+func authWithPayload(s *location.AuthoritySnapshot, p string) *location.AuthoritySnapshot {
+	cp := *authNoVersion(s)
+	cp.Payload = []byte(p)
+	return &cp
+}

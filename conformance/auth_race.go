@@ -1,0 +1,627 @@
+package conformance
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// Section W of the authority catalogue: concurrency. Every scenario starts
+// its calls from separate goroutines behind a barrier (a closed channel),
+// repeats authRaceReps times, and checks assertions that hold for every
+// interleaving. Each repetition uses fresh nodes (race-a-NN owned by A,
+// race-b-NN owned by B) so that capacity starts from zero; the goroutines
+// only call the store, and every assertion runs on the test goroutine.
+
+// authRaceReps is how often a race scenario repeats.
+const authRaceReps = 50
+
+// authConcurrently runs fns at once: every goroutine waits on one channel,
+// which is closed when all are started; it returns when all are done.
+func authConcurrently(fns ...func()) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(len(fns))
+	for _, f := range fns {
+		go func() {
+			defer wg.Done()
+			<-start
+			f()
+		}()
+	}
+	close(start)
+	wg.Wait()
+}
+
+// raceNodes publishes repetition rep's nodes with the given limits.
+func (e *authEnv) raceNodes(rep int, la, lb authLimits) (*authNode, *authNode) {
+	e.c.Helper()
+	na := e.publishNode(fmt.Sprintf("race-a-%02d", rep), e.A, la, "")
+	nb := e.publishNode(fmt.Sprintf("race-b-%02d", rep), e.B, lb, "")
+	return na, nb
+}
+
+// raceDefaultNodes is raceNodes with F's limits.
+func (e *authEnv) raceDefaultNodes(rep int) (*authNode, *authNode) {
+	e.c.Helper()
+	return e.raceNodes(rep, authDefaultLimits(), authDefaultLimits())
+}
+
+// authCASOutcome is one goroutine's CAS answer.
+type authCASOutcome struct {
+	res location.CompareExchangeResult
+	err error
+}
+
+// raceCAS runs two CAS calls concurrently.
+func (e *authEnv) raceCAS(key location.AuthorityKey, v1 location.StoreVersion, m1 location.AuthorityMutation, v2 location.StoreVersion, m2 location.AuthorityMutation) (authCASOutcome, authCASOutcome) {
+	var a, b authCASOutcome
+	authConcurrently(
+		func() { a.res, a.err = e.c.S.CompareExchangeAuthority(e.c.Ctx, key, v1, m1) },
+		func() { b.res, b.err = e.c.S.CompareExchangeAuthority(e.c.Ctx, key, v2, m2) },
+	)
+	require.NoError(e.c, a.err)
+	require.NoError(e.c, b.err)
+	return a, b
+}
+
+// auth198 AUTH-198 Two preserves, one version.
+func auth198(c *Case) {
+	e := newAuthEnv(c)
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, _ := e.raceDefaultNodes(rep)
+		id := fmt.Sprintf("w1-%02d", rep)
+		S := e.AS(id, na.Target())
+		a, b := e.raceCAS(e.KS(id), S.StoreVersion, amPreserve("one"), S.StoreVersion, amPreserve("two"))
+		win, lose := a, b
+		if b.res.Kind == location.KindStored {
+			win, lose = b, a
+		}
+		require.Equal(c, location.KindStored, win.res.Kind, "rep %d: one preserve stores", rep)
+		require.Equal(c, location.KindConflict, lose.res.Kind, "rep %d: the other conflicts", rep)
+		require.NotNil(c, lose.res.Current.Snapshot)
+		require.Equal(c, win.res.Stored.StoreVersion, lose.res.Current.Snapshot.StoreVersion, "rep %d: the loser sees the winner", rep)
+		e.requireRow(e.KS(id), win.res.Stored)
+	}
+}
+
+// auth199 AUTH-199 Preserve vs delete.
+func auth199(c *Case) {
+	e := newAuthEnv(c)
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, _ := e.raceDefaultNodes(rep)
+		id := fmt.Sprintf("w1b-%02d", rep)
+		S := e.AS(id, na.Target())
+		p, d := e.raceCAS(e.KS(id), S.StoreVersion, amPreserve("p"), S.StoreVersion, amDelete())
+		switch {
+		case d.res.Kind == location.KindDeleted:
+			require.Equal(c, location.KindConflict, p.res.Kind, "rep %d", rep)
+			require.Equal(c, location.KindMissing, p.res.Current.Kind, "rep %d: the preserve sees the row gone", rep)
+			e.requireMissing(e.KS(id))
+		case p.res.Kind == location.KindStored:
+			require.Equal(c, location.KindConflict, d.res.Kind, "rep %d", rep)
+			require.NotNil(c, d.res.Current.Snapshot)
+			require.Equal(c, p.res.Stored.StoreVersion, d.res.Current.Snapshot.StoreVersion, "rep %d", rep)
+			e.requireRow(e.KS(id), p.res.Stored)
+		default:
+			require.Failf(c, "neither succeeded", "rep %d: preserve %s, delete %s", rep, p.res.Kind, d.res.Kind)
+		}
+	}
+}
+
+// auth200 AUTH-200 No lost update.
+func auth200(c *Case) {
+	e := newAuthEnv(c)
+	const writers = 16
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, _ := e.raceDefaultNodes(rep)
+		id := fmt.Sprintf("w2-%02d", rep)
+		S := e.AS(id, na.Target())
+		key := e.KS(id)
+		versions := make([]location.StoreVersion, writers)
+		errs := make([]error, writers)
+		fns := make([]func(), writers)
+		for w := 0; w < writers; w++ {
+			tag := fmt.Sprintf("<%02d>", w)
+			fns[w] = func() {
+				for attempt := 0; attempt < 100000; attempt++ {
+					r, err := c.S.ReadAuthority(c.Ctx, key)
+					if err != nil || r.Snapshot == nil {
+						errs[w] = fmt.Errorf("read: %v (%s)", err, r.Kind)
+						return
+					}
+					res, err := c.S.CompareExchangeAuthority(c.Ctx, key, r.Snapshot.StoreVersion, amPreserve(string(r.Snapshot.Payload)+tag))
+					if err != nil {
+						errs[w] = err
+						return
+					}
+					if res.Kind == location.KindStored {
+						versions[w] = res.Stored.StoreVersion
+						return
+					}
+					if res.Kind != location.KindConflict {
+						errs[w] = fmt.Errorf("preserve answered %s", res.Kind)
+						return
+					}
+				}
+				errs[w] = fmt.Errorf("writer %s never stored", tag)
+			}
+		}
+		authConcurrently(fns...)
+		seen := map[location.StoreVersion]bool{S.StoreVersion: true}
+		for w := 0; w < writers; w++ {
+			require.NoError(c, errs[w], "rep %d writer %d", rep, w)
+			require.False(c, seen[versions[w]], "rep %d: version %q returned twice", rep, versions[w])
+			seen[versions[w]] = true
+		}
+		final := string(e.read(key).Snapshot.Payload)
+		for w := 0; w < writers; w++ {
+			require.Equal(c, 1, strings.Count(final, fmt.Sprintf("<%02d>", w)), "rep %d: tag %d in %q", rep, w, final)
+		}
+	}
+}
+
+// auth201 AUTH-201 Two reserves, one key.
+func auth201(c *Case) {
+	e := newAuthEnv(c)
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, _ := e.raceDefaultNodes(rep)
+		id := fmt.Sprintf("w0-%02d", rep)
+		req := e.spotReq(location.ObjectUserSpot, id, na.Target(), "room")
+		var a, b location.ReserveResult
+		var ea, eb error
+		authConcurrently(
+			func() { a, ea = c.S.Reserve(c.Ctx, req) },
+			func() { b, eb = c.S.Reserve(c.Ctx, req) },
+		)
+		require.NoError(c, ea)
+		require.NoError(c, eb)
+		win, lose := a, b
+		if b.Kind == location.KindReserved {
+			win, lose = b, a
+		}
+		require.Equal(c, location.KindReserved, win.Kind, "rep %d", rep)
+		require.Equal(c, location.KindConflict, lose.Kind, "rep %d", rep)
+		e.requireReadIs(lose.Current, win.Creating, "the loser's current")
+		e.requireU(na, authUsage{Spots: authSlot{Reserved: 1}, Room: authSlot{Reserved: 1}})
+	}
+}
+
+// auth202 AUTH-202 Two reserves, last slot.
+func auth202(c *Case) {
+	e := newAuthEnv(c)
+	one := authDefaultLimits()
+	one.Spots = 1
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, _ := e.raceNodes(rep, one, authDefaultLimits())
+		r1 := e.spotReq(location.ObjectUserSpot, fmt.Sprintf("w3-%02d", rep), na.Target(), "room")
+		r2 := e.spotReq(location.ObjectUserSpot, fmt.Sprintf("w4-%02d", rep), na.Target(), "room")
+		var a, b location.ReserveResult
+		var ea, eb error
+		authConcurrently(
+			func() { a, ea = c.S.Reserve(c.Ctx, r1) },
+			func() { b, eb = c.S.Reserve(c.Ctx, r2) },
+		)
+		require.NoError(c, ea)
+		require.NoError(c, eb)
+		kinds := []location.ResultKind{a.Kind, b.Kind}
+		require.ElementsMatch(c, []location.ResultKind{location.KindReserved, location.KindPlacementCapacityExhausted}, kinds, "rep %d", rep)
+		e.requireU(na, authUsage{Spots: authSlot{Reserved: 1}, Room: authSlot{Reserved: 1}})
+	}
+}
+
+// auth203 AUTH-203 Commit vs abort.
+func auth203(c *Case) {
+	e := newAuthEnv(c)
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, _ := e.raceDefaultNodes(rep)
+		id := fmt.Sprintf("w6-%02d", rep)
+		R := e.RS(id, na.Target())
+		var cr location.CommitResult
+		var ak location.ResultKind
+		var ec, ea error
+		authConcurrently(
+			func() { cr, ec = c.S.Commit(c.Ctx, authCommitReq(id, R, na.Target())) },
+			func() { ak, ea = c.S.AbortCreation(c.Ctx, authAbortReq(location.ObjectUserSpot, id, R, na.Target())) },
+		)
+		require.NoError(c, ec)
+		require.NoError(c, ea)
+		switch {
+		case cr.Kind == location.KindCommitted:
+			require.Equal(c, location.KindStale, ak, "rep %d", rep)
+			e.requireU(na, authUsage{Spots: authSlot{Active: 1}, Room: authSlot{Active: 1}})
+			e.requireRow(e.KS(id), cr.Ready)
+		case ak == location.KindAborted:
+			require.Equal(c, location.KindStale, cr.Kind, "rep %d", rep)
+			e.requireU(na, authUsage{})
+			e.requireMissing(e.KS(id))
+		default:
+			require.Failf(c, "neither won", "rep %d: commit %s, abort %s", rep, cr.Kind, ak)
+		}
+	}
+}
+
+// auth204 AUTH-204 Two commits.
+func auth204(c *Case) {
+	e := newAuthEnv(c)
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, _ := e.raceDefaultNodes(rep)
+		id := fmt.Sprintf("w7-%02d", rep)
+		R := e.RS(id, na.Target())
+		var a, b location.CommitResult
+		var ea, eb error
+		authConcurrently(
+			func() { a, ea = c.S.Commit(c.Ctx, authCommitReq(id, R, na.Target())) },
+			func() { b, eb = c.S.Commit(c.Ctx, authCommitReq(id, R, na.Target())) },
+		)
+		require.NoError(c, ea)
+		require.NoError(c, eb)
+		require.ElementsMatch(c, []location.ResultKind{location.KindCommitted, location.KindAlreadyCommitted}, []location.ResultKind{a.Kind, b.Kind}, "rep %d", rep)
+		authRequireSameSnap(c, a.Ready, b.Ready, "both answers carry the committed row")
+		e.requireU(na, authUsage{Spots: authSlot{Active: 1}, Room: authSlot{Active: 1}})
+	}
+}
+
+// authCompleteOutcome is one goroutine's completion answer.
+type authCompleteOutcome struct {
+	res location.CompleteCreationResult
+	err error
+}
+
+// auth205 AUTH-205 Two identical completions.
+func auth205(c *Case) {
+	e := newAuthEnv(c)
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, _ := e.raceDefaultNodes(rep)
+		id := fmt.Sprintf("w8-%02d", rep)
+		R := e.RA(id, na.Target())
+		op := authOP(40)
+		op.OperationID.High = uint64(rep + 1)
+		req := authCompleteReq(id, R, na.Target(), location.TerminalCreated, authPub(op, authDeadline()))
+		var a, b authCompleteOutcome
+		authConcurrently(
+			func() { a.res, a.err = c.S.CompleteCreation(c.Ctx, req) },
+			func() { b.res, b.err = c.S.CompleteCreation(c.Ctx, req) },
+		)
+		require.NoError(c, a.err)
+		require.NoError(c, b.err)
+		require.ElementsMatch(c, []location.ResultKind{location.KindCreated, location.KindAlreadyCompleted}, []location.ResultKind{a.res.Kind, b.res.Kind}, "rep %d", rep)
+		require.Equal(c, authDescribeTerminal(a.res.Terminal), authDescribeTerminal(b.res.Terminal), "rep %d: one terminal", rep)
+		e.requireU(na, authUsage{Actors: authSlot{Active: 1}})
+	}
+}
+
+// auth206 AUTH-206 Two completions, different operations, one reservation.
+func auth206(c *Case) {
+	e := newAuthEnv(c)
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, _ := e.raceDefaultNodes(rep)
+		id := fmt.Sprintf("w9-%02d", rep)
+		R := e.RA(id, na.Target())
+		op1, op2 := authOP(41), authOP(42)
+		op1.OperationID.High = uint64(rep + 1)
+		op2.OperationID.High = uint64(rep + 1)
+		var a, b authCompleteOutcome
+		authConcurrently(
+			func() {
+				a.res, a.err = c.S.CompleteCreation(c.Ctx, authCompleteReq(id, R, na.Target(), location.TerminalCreated, authPub(op1, authDeadline())))
+			},
+			func() {
+				b.res, b.err = c.S.CompleteCreation(c.Ctx, authCompleteReq(id, R, na.Target(), location.TerminalCreated, authPub(op2, authDeadline())))
+			},
+		)
+		require.NoError(c, a.err)
+		require.NoError(c, b.err)
+		require.ElementsMatch(c, []location.ResultKind{location.KindCreated, location.KindStale}, []location.ResultKind{a.res.Kind, b.res.Kind}, "rep %d", rep)
+		winner, loser := op1, op2
+		if b.res.Kind == location.KindCreated {
+			winner, loser = op2, op1
+		}
+		require.Equal(c, location.KindFound, e.readTerminal(winner).Kind, "rep %d: the winner's terminal", rep)
+		require.Equal(c, location.KindMissing, e.readTerminal(loser).Kind, "rep %d: no terminal for the loser", rep)
+		e.requireU(na, authUsage{Actors: authSlot{Active: 1}})
+	}
+}
+
+// auth207 AUTH-207 Completion vs abort.
+func auth207(c *Case) {
+	e := newAuthEnv(c)
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, _ := e.raceDefaultNodes(rep)
+		id := fmt.Sprintf("w10-%02d", rep)
+		R := e.RA(id, na.Target())
+		op := authOP(43)
+		op.OperationID.High = uint64(rep + 1)
+		var cr authCompleteOutcome
+		var ak location.ResultKind
+		var ea error
+		authConcurrently(
+			func() {
+				cr.res, cr.err = c.S.CompleteCreation(c.Ctx, authCompleteReq(id, R, na.Target(), location.TerminalCreated, authPub(op, authDeadline())))
+			},
+			func() { ak, ea = c.S.AbortCreation(c.Ctx, authAbortReq(location.ObjectActor, id, R, na.Target())) },
+		)
+		require.NoError(c, cr.err)
+		require.NoError(c, ea)
+		switch {
+		case cr.res.Kind == location.KindCreated:
+			require.Equal(c, location.KindStale, ak, "rep %d", rep)
+			e.requireU(na, authUsage{Actors: authSlot{Active: 1}})
+		case ak == location.KindAborted:
+			require.Equal(c, location.KindStale, cr.res.Kind, "rep %d", rep)
+			require.Equal(c, location.KindMissing, e.readTerminal(op).Kind, "rep %d", rep)
+			e.requireU(na, authUsage{})
+		default:
+			require.Failf(c, "neither won", "rep %d: complete %s, abort %s", rep, cr.res.Kind, ak)
+		}
+	}
+}
+
+// authRelOutcome is one goroutine's relocation answer.
+type authRelOutcome struct {
+	res location.RelocationReserveResult
+	err error
+}
+
+// auth208 AUTH-208 [newer] Identical relocation reservations.
+func auth208(c *Case) {
+	e := newAuthEnv(c)
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, nb := e.raceDefaultNodes(rep)
+		id := fmt.Sprintf("w11-%02d", rep)
+		S := e.AS(id, na.Target())
+		req := authRelReq("Rw-"+id, e.KS(id), S, na, nb, authVS("room"))
+		var a, b authRelOutcome
+		authConcurrently(
+			func() { a.res, a.err = c.S.ReserveRelocationCapacity(c.Ctx, req) },
+			func() { b.res, b.err = c.S.ReserveRelocationCapacity(c.Ctx, req) },
+		)
+		require.NoError(c, a.err)
+		require.NoError(c, b.err)
+		require.ElementsMatch(c, []location.ResultKind{location.KindReserved, location.KindAlreadyReserved}, []location.ResultKind{a.res.Kind, b.res.Kind}, "rep %d", rep)
+		e.requireU(nb, authUsage{Spots: authSlot{Reserved: 1}, Room: authSlot{Reserved: 1}})
+	}
+}
+
+// auth209 AUTH-209 [newer] Relocation reservations, last slot.
+func auth209(c *Case) {
+	e := newAuthEnv(c)
+	one := authDefaultLimits()
+	one.Spots = 1
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, nb := e.raceNodes(rep, authDefaultLimits(), one)
+		x, y := fmt.Sprintf("wx-%02d", rep), fmt.Sprintf("wy-%02d", rep)
+		Sx, Sy := e.AS(x, na.Target()), e.AS(y, na.Target())
+		var a, b authRelOutcome
+		authConcurrently(
+			func() {
+				a.res, a.err = c.S.ReserveRelocationCapacity(c.Ctx, authRelReq("Rx-"+x, e.KS(x), Sx, na, nb, authVS("room")))
+			},
+			func() {
+				b.res, b.err = c.S.ReserveRelocationCapacity(c.Ctx, authRelReq("Ry-"+y, e.KS(y), Sy, na, nb, authVS("room")))
+			},
+		)
+		require.NoError(c, a.err)
+		require.NoError(c, b.err)
+		require.ElementsMatch(c, []location.ResultKind{location.KindReserved, location.KindPlacementCapacityExhausted}, []location.ResultKind{a.res.Kind, b.res.Kind}, "rep %d", rep)
+		e.requireU(nb, authUsage{Spots: authSlot{Reserved: 1}, Room: authSlot{Reserved: 1}})
+	}
+}
+
+// auth210 AUTH-210 [newer] newOwner vs preserve on one version.
+func auth210(c *Case) {
+	e := newAuthEnv(c)
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, nb := e.raceDefaultNodes(rep)
+		id := fmt.Sprintf("w12-%02d", rep)
+		S := e.AS(id, na.Target())
+		fence := "Rp-" + id
+		e.REL(fence, e.KS(id), S, na, nb)
+		n, p := e.raceCAS(e.KS(id), S.StoreVersion, amNewOwner("moved", nb.Owner(), fence), S.StoreVersion, amPreserve("kept"))
+		switch {
+		case n.res.Kind == location.KindStored:
+			require.Equal(c, location.KindConflict, p.res.Kind, "rep %d", rep)
+			require.Equal(c, location.KindAlreadyCommitted, e.abortRel(fence), "rep %d", rep)
+			e.requireU(nb, authUsage{Spots: authSlot{Active: 1}, Room: authSlot{Active: 1}})
+			e.requireU(na, authUsage{})
+		case p.res.Kind == location.KindStored:
+			require.Equal(c, location.KindConflict, n.res.Kind, "rep %d", rep)
+			require.Equal(c, location.KindAborted, e.abortRel(fence), "rep %d: the reservation is still reserved", rep)
+			e.requireU(nb, authUsage{})
+			e.requireU(na, authUsage{Spots: authSlot{Active: 1}, Room: authSlot{Active: 1}})
+		default:
+			require.Failf(c, "neither succeeded", "rep %d: newOwner %s, preserve %s", rep, n.res.Kind, p.res.Kind)
+		}
+	}
+}
+
+// auth211 AUTH-211 [newer] newOwner vs abortRelocationCapacity.
+func auth211(c *Case) {
+	e := newAuthEnv(c)
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, nb := e.raceDefaultNodes(rep)
+		id := fmt.Sprintf("w13-%02d", rep)
+		S := e.AS(id, na.Target())
+		fence := "Rq-" + id
+		e.REL(fence, e.KS(id), S, na, nb)
+		var n authCASOutcome
+		var ak location.ResultKind
+		var ea error
+		authConcurrently(
+			func() {
+				n.res, n.err = c.S.CompareExchangeAuthority(c.Ctx, e.KS(id), S.StoreVersion, amNewOwner("moved", nb.Owner(), fence))
+			},
+			func() { ak, ea = c.S.AbortRelocationCapacity(c.Ctx, location.RelocationFence(fence)) },
+		)
+		require.NoError(c, n.err)
+		require.NoError(c, ea)
+		switch {
+		case n.res.Kind == location.KindStored:
+			require.Equal(c, location.KindAlreadyCommitted, ak, "rep %d", rep)
+			e.requireU(na, authUsage{})
+			e.requireU(nb, authUsage{Spots: authSlot{Active: 1}, Room: authSlot{Active: 1}})
+		case n.res.Kind == location.KindConflict:
+			require.Equal(c, location.KindAborted, ak, "rep %d", rep)
+			e.requireU(na, authUsage{Spots: authSlot{Active: 1}, Room: authSlot{Active: 1}})
+			e.requireU(nb, authUsage{})
+		default:
+			require.Failf(c, "unexpected", "rep %d: newOwner %s, abort %s", rep, n.res.Kind, ak)
+		}
+	}
+}
+
+// raceAggregate creates two rows on na and returns the request moving both
+// to nb.
+func (e *authEnv) raceAggregate(rep int, na, nb *authNode) (*location.AuthoritySnapshot, location.AggregatePrepareRequest) {
+	e.c.Helper()
+	g1, g2 := fmt.Sprintf("g1-%02d", rep), fmt.Sprintf("g2-%02d", rep)
+	S1, S2 := e.AS(g1, na.Target()), e.AS(g2, na.Target())
+	req := authAggTo(nb, fmt.Sprintf("AG1-%02d", rep), 1, []authPart{authNewOwnerPart(e.KS(g1), S1), authNewOwnerPart(e.KS(g2), S2)}, authTwoRooms())
+	return S1, req
+}
+
+// racePrepared prepares the race aggregate.
+func (e *authEnv) racePrepared(rep int, na, nb *authNode) (*location.AuthoritySnapshot, location.AggregatePrepareRequest) {
+	e.c.Helper()
+	S1, req := e.raceAggregate(rep, na, nb)
+	e.requirePrepared(e.prepare(req), req, location.KindPrepared)
+	return S1, req
+}
+
+// auth212 AUTH-212 Two identical prepares.
+func auth212(c *Case) {
+	e := newAuthEnv(c)
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, nb := e.raceDefaultNodes(rep)
+		_, req := e.raceAggregate(rep, na, nb)
+		var a, b location.AggregatePrepareResult
+		var ea, eb error
+		authConcurrently(
+			func() { a, ea = c.S.PrepareAggregate(c.Ctx, req) },
+			func() { b, eb = c.S.PrepareAggregate(c.Ctx, req) },
+		)
+		require.NoError(c, ea)
+		require.NoError(c, eb)
+		require.ElementsMatch(c, []location.ResultKind{location.KindPrepared, location.KindAlreadyPrepared}, []location.ResultKind{a.Kind, b.Kind}, "rep %d", rep)
+		e.requireU(nb, authUsage{Spots: authSlot{Reserved: 2}, Room: authSlot{Reserved: 2}})
+	}
+}
+
+// raceAgg runs two aggregate calls on one fence concurrently: a commit
+// where commits[i] is true, an abort otherwise.
+func (e *authEnv) raceAgg(f location.AggregateFence, commits ...bool) (location.ResultKind, location.ResultKind) {
+	e.c.Helper()
+	var kinds [2]location.ResultKind
+	var errs [2]error
+	call := func(i int) func() {
+		return func() {
+			if commits[i] {
+				kinds[i], errs[i] = e.c.S.CommitAggregate(e.c.Ctx, f)
+			} else {
+				kinds[i], errs[i] = e.c.S.AbortAggregate(e.c.Ctx, f)
+			}
+		}
+	}
+	authConcurrently(call(0), call(1))
+	require.NoError(e.c, errs[0])
+	require.NoError(e.c, errs[1])
+	return kinds[0], kinds[1]
+}
+
+// auth213 AUTH-213 Commit vs abort of an aggregate.
+func auth213(c *Case) {
+	e := newAuthEnv(c)
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, nb := e.raceDefaultNodes(rep)
+		_, req := e.racePrepared(rep, na, nb)
+		f := authAggFence(req.AggregateID, 1)
+		ck, ak := e.raceAgg(f, true, false)
+		switch {
+		case ck == location.KindCommitted:
+			require.Equal(c, location.KindStale, ak, "rep %d", rep)
+			e.requireU(na, authUsage{})
+			e.requireU(nb, authUsage{Spots: authSlot{Active: 2}, Room: authSlot{Active: 2}})
+		case ak == location.KindAborted:
+			require.Equal(c, location.KindStale, ck, "rep %d", rep)
+			e.requireU(na, authUsage{Spots: authSlot{Active: 2}, Room: authSlot{Active: 2}})
+			e.requireU(nb, authUsage{})
+		default:
+			require.Failf(c, "neither won", "rep %d: commit %s, abort %s", rep, ck, ak)
+		}
+	}
+}
+
+// auth214 AUTH-214 Aggregate commit vs participant CAS.
+func auth214(c *Case) {
+	e := newAuthEnv(c)
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, nb := e.raceDefaultNodes(rep)
+		S1, req := e.racePrepared(rep, na, nb)
+		f := authAggFence(req.AggregateID, 1)
+		var ck location.ResultKind
+		var p authCASOutcome
+		var ec error
+		authConcurrently(
+			func() { ck, ec = c.S.CommitAggregate(c.Ctx, f) },
+			func() {
+				p.res, p.err = c.S.CompareExchangeAuthority(c.Ctx, req.Participants[0].AuthorityKey, S1.StoreVersion, amPreserve("p"))
+			},
+		)
+		require.NoError(c, ec)
+		require.NoError(c, p.err)
+		switch ck {
+		case location.KindCommitted:
+			require.Equal(c, location.KindConflict, p.res.Kind, "rep %d", rep)
+		case location.KindStale:
+			require.Equal(c, location.KindStored, p.res.Kind, "rep %d", rep)
+		default:
+			require.Failf(c, "unexpected", "rep %d: commit %s, preserve %s", rep, ck, p.res.Kind)
+		}
+	}
+}
+
+// auth215 AUTH-215 Two aggregate commits.
+func auth215(c *Case) {
+	e := newAuthEnv(c)
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, nb := e.raceDefaultNodes(rep)
+		S1, req := e.racePrepared(rep, na, nb)
+		f := authAggFence(req.AggregateID, 1)
+		a, b := e.raceAgg(f, true, true)
+		require.ElementsMatch(c, []location.ResultKind{location.KindCommitted, location.KindAlreadyCommitted}, []location.ResultKind{a, b}, "rep %d", rep)
+		e.requireU(na, authUsage{})
+		e.requireU(nb, authUsage{Spots: authSlot{Active: 2}, Room: authSlot{Active: 2}})
+		g1 := e.read(req.Participants[0].AuthorityKey).Snapshot
+		require.Equal(c, nb.Owner(), g1.Owner)
+		require.Greater(c, g1.AuthorityOwnerGeneration, S1.AuthorityOwnerGeneration)
+		require.Equal(c, "agg-0", string(g1.Payload))
+	}
+}
+
+// auth216 AUTH-216 removeAllByOwner vs commit.
+func auth216(c *Case) {
+	e := newAuthEnv(c)
+	for rep := 0; rep < authRaceReps; rep++ {
+		na, _ := e.raceDefaultNodes(rep)
+		id := fmt.Sprintf("w5-%02d", rep)
+		R := e.RS(id, na.Target())
+		var removed int64
+		var cr location.CommitResult
+		var er, ec error
+		authConcurrently(
+			func() { removed, er = c.S.RemoveAllByOwner(c.Ctx, e.A) },
+			func() { cr, ec = c.S.Commit(c.Ctx, authCommitReq(id, R, na.Target())) },
+		)
+		require.NoError(c, er)
+		require.NoError(c, ec)
+		require.Positive(c, removed, "rep %d", rep)
+		require.Contains(c, []location.ResultKind{location.KindCommitted, location.KindStale}, cr.Kind, "rep %d", rep)
+		e.requireMissing(e.KS(id))
+		e.publish(na, location.IntentNewClaim)
+		require.True(c, e.U(na).zero(), "rep %d: U after removal: %+v", rep, e.U(na))
+	}
+}

@@ -1,0 +1,298 @@
+package conformance
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// Section K of the authority catalogue: reserve (04 §2.4).
+
+// authRequireUUIDv4 requires lower-case canonical UUID v4 text.
+func authRequireUUIDv4(c *Case, id string) {
+	c.Helper()
+	re := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	require.Regexp(c, re, id, "reservation id")
+}
+
+// requireReserveKind requires a reserve result of kind k with a current
+// equal to want (nil = missing) for the kinds that carry one.
+func (e *authEnv) requireReserveKind(res location.ReserveResult, k location.ResultKind, want *location.AuthoritySnapshot) {
+	e.c.Helper()
+	require.Equal(e.c, k, res.Kind, "reserve result: %s", authDescribeReserve(res))
+	switch k {
+	case location.KindAlreadyExists, location.KindTypeMismatch, location.KindConflict:
+		e.requireReadIs(res.Current, want, "reserve "+string(k)+".current")
+	}
+}
+
+// auth076 AUTH-076 Reserve a User Spot.
+func auth076(c *Case) {
+	e := newAuthEnv(c)
+	u := e.U(e.NA)
+	R := e.RS("c1", e.TA())
+	authRequireUUIDv4(c, R.ReservationID)
+	e.expectCreatingSpot(R, "c1")
+	u.Spots.Reserved++
+	u.Room.Reserved++
+	e.requireU(e.NA, u)
+	require.Zero(c, u.Spots.Active+u.Room.Active+u.Actors.Active)
+}
+
+// auth077 AUTH-077 Reserve an Actor.
+func auth077(c *Case) {
+	e := newAuthEnv(c)
+	u := e.U(e.NA)
+	R := e.RA("c2", e.TA())
+	authRequireUUIDv4(c, R.ReservationID)
+	require.Equal(c, location.PlacementAllocation{
+		State: location.AllocationReserved, ObjectKind: location.ObjectActor, StableType: "player",
+		Descriptor: e.NA.Key(), DescriptorLifecycleGeneration: 1, Capacity: authVA(),
+	}, R.Creating.Allocation)
+	u.Actors.Reserved++
+	e.requireU(e.NA, u)
+}
+
+// auth078 AUTH-078 Identity and text validation.
+func auth078(c *Case) {
+	e := newAuthEnv(c)
+	bad := map[string]func(r *location.ReserveRequest){
+		"global id empty":        func(r *location.ReserveRequest) { r.Key.GlobalID = "" },
+		"global id with NUL":     func(r *location.ReserveRequest) { r.Key.GlobalID = "a\x00b" },
+		"global id of 256 bytes": func(r *location.ReserveRequest) { r.Key.GlobalID = strings.Repeat("a", 256) },
+		"global id 128 × é":      func(r *location.ReserveRequest) { r.Key.GlobalID = strings.Repeat("é", 128) },
+		"stable type empty":      func(r *location.ReserveRequest) { r.Intent.StableType = "" },
+		"content reference empty": func(r *location.ReserveRequest) {
+			r.Intent.RequestContentReference = ""
+		},
+	}
+	for name, edit := range bad {
+		req := e.spotReq(location.ObjectUserSpot, "c78", e.TA(), "room")
+		edit(&req)
+		e.unchanged("reserve with "+name, func() {
+			_, err := c.S.Reserve(c.Ctx, req)
+			authRequireInvalid(c, err, "reserve with "+name)
+		})
+	}
+}
+
+// auth079 AUTH-079 Receipt, payload and capacity validation.
+func auth079(c *Case) {
+	e := newAuthEnv(c)
+	st := func(n int64) *location.SpotTypeDelta {
+		return &location.SpotTypeDelta{ObjectKind: location.ObjectUserSpot, StableType: "room", Count: n}
+	}
+	bad := map[string]func(r *location.ReserveRequest){
+		"digest of 31 bytes":          func(r *location.ReserveRequest) { r.Intent.RequestSHA256 = authDigest32(1)[:31] },
+		"digest of 33 bytes":          func(r *location.ReserveRequest) { r.Intent.RequestSHA256 = append(authDigest32(1), 1) },
+		"encoded size -1":             func(r *location.ReserveRequest) { r.Intent.RequestEncodedSize = -1 },
+		"encoded size 1 MiB + 1":      func(r *location.ReserveRequest) { r.Intent.RequestEncodedSize = authMiB + 1 },
+		"creating payload 1 MiB + 1":  func(r *location.ReserveRequest) { r.CreatingPayload = authBytes(authMiB+1, 'c') },
+		"capacity all zero":           func(r *location.ReserveRequest) { r.Capacity = location.CapacityVector{} },
+		"capacity actors -1":          func(r *location.ReserveRequest) { r.Capacity = location.CapacityVector{Actors: -1, Spots: 1} },
+		"capacity spot type count 0":  func(r *location.ReserveRequest) { r.Capacity = location.CapacityVector{Spots: 1, SpotType: st(0)} },
+		"capacity actors 2^31":        func(r *location.ReserveRequest) { r.Capacity = location.CapacityVector{Actors: 1 << 31} },
+		"capacity spot type count -1": func(r *location.ReserveRequest) { r.Capacity = location.CapacityVector{Spots: 1, SpotType: st(-1)} },
+	}
+	for name, edit := range bad {
+		req := e.spotReq(location.ObjectUserSpot, "c79", e.TA(), "room")
+		edit(&req)
+		e.unchanged("reserve with "+name, func() {
+			_, err := c.S.Reserve(c.Ctx, req)
+			authRequireInvalid(c, err, "reserve with "+name)
+		})
+	}
+	size := e.spotReq(location.ObjectUserSpot, "c79a", e.TA(), "room")
+	size.Intent.RequestEncodedSize = authMiB
+	e.requireReserved(e.reserve(size))
+	payload := e.spotReq(location.ObjectUserSpot, "c79b", e.TA(), "room")
+	payload.CreatingPayload = authBytes(authMiB, 'c')
+	R := e.requireReserved(e.reserve(payload))
+	require.Len(c, R.Creating.Payload, authMiB)
+}
+
+// auth080 AUTH-080 Entry-Spot identity claims.
+func auth080(c *Case) {
+	e := newAuthEnv(c, authWithNAEntrySpot("lobby"))
+	for _, kind := range []location.ObjectKind{location.ObjectUserSpot, location.ObjectInstanceSpot} {
+		req := e.spotReq(kind, "lobby", e.TA(), "room")
+		if kind == location.ObjectInstanceSpot {
+			req = e.spotReq(kind, "lobby", e.TA(), "shard")
+		}
+		e.unchanged("reserve of a claimed "+string(kind), func() {
+			e.requireReserveKind(e.reserve(req), location.KindConflict, nil)
+		})
+	}
+	e.RA("lobby", e.TA())
+}
+
+// auth081 AUTH-081 Already active.
+func auth081(c *Case) {
+	e := newAuthEnv(c)
+	S := e.AS("c3", e.TA())
+	e.unchanged("reserve of an active key", func() {
+		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c3", e.TA(), "room")), location.KindAlreadyExists, S)
+	})
+}
+
+// auth082 AUTH-082 Already reserved.
+func auth082(c *Case) {
+	e := newAuthEnv(c)
+	R := e.RS("c4", e.TA())
+	e.unchanged("reserve of a reserved key", func() {
+		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c4", e.TB(), "room")), location.KindConflict, R.Creating)
+	})
+}
+
+// auth083 AUTH-083 User Spot vs Instance Spot.
+func auth083(c *Case) {
+	e := newAuthEnv(c)
+	S := e.AS("c5", e.TA())
+	e.unchanged("reserve of an instance spot over a user spot", func() {
+		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectInstanceSpot, "c5", e.TA(), "shard")), location.KindTypeMismatch, S)
+	})
+}
+
+// auth084 AUTH-084 Stable type differs.
+func auth084(c *Case) {
+	e := newAuthEnv(c)
+	S := e.AS("c6", e.TA())
+	R := e.RS("c7", e.TA())
+	e.unchanged("reserve with another stable type", func() {
+		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c6", e.TA(), "hall")), location.KindTypeMismatch, S)
+		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c7", e.TA(), "hall")), location.KindTypeMismatch, R.Creating)
+	})
+}
+
+// auth085 AUTH-085 Target owner lease released.
+func auth085(c *Case) {
+	e := newAuthEnv(c)
+	e.release(e.A)
+	e.unchanged("reserve on a released owner", func() {
+		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c8", e.TA(), "room")), location.KindConflict, nil)
+	})
+}
+
+// auth086 AUTH-086 Target lifecycle mismatch.
+func auth086(c *Case) {
+	e := newAuthEnv(c)
+	T := e.TA()
+	T.NodeLifecycleGeneration = 2
+	e.unchanged("reserve with lifecycle 2", func() {
+		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c9", T, "room")), location.KindConflict, nil)
+	})
+}
+
+// auth087 AUTH-087 Target owner not the node's owner.
+func auth087(c *Case) {
+	e := newAuthEnv(c)
+	T := e.TA()
+	T.Owner = e.B
+	e.unchanged("reserve with another owner", func() {
+		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c10", T, "room")), location.KindConflict, nil)
+	})
+}
+
+// requireExhausted requires placementCapacityExhausted and no change.
+func (e *authEnv) requireExhausted(req location.ReserveRequest) {
+	e.c.Helper()
+	e.unchanged("reserve beyond capacity", func() {
+		e.requireReserveKind(e.reserve(req), location.KindPlacementCapacityExhausted, nil)
+	})
+}
+
+// auth088 AUTH-088 Overall spot limit.
+func auth088(c *Case) {
+	e := newAuthEnv(c, authWithNA(func(l *authLimits) { l.Spots = 1 }))
+	R := e.RS("c11", e.TA())
+	e.requireExhausted(e.spotReq(location.ObjectUserSpot, "c12", e.TA(), "room"))
+	require.Equal(c, location.KindAborted, e.abort(authAbortReq(location.ObjectUserSpot, "c11", R, e.TA())))
+	e.RS("c12", e.TA())
+}
+
+// auth089 AUTH-089 Per-type limit.
+func auth089(c *Case) {
+	e := newAuthEnv(c, authWithNA(func(l *authLimits) { l.Room = 1 }))
+	e.RS("c13", e.TA())
+	e.requireExhausted(e.spotReq(location.ObjectUserSpot, "c14", e.TA(), "room"))
+	e.RS("c15", e.TA(), "hall")
+}
+
+// auth090 AUTH-090 Type not offered.
+func auth090(c *Case) {
+	e := newAuthEnv(c)
+	e.requireExhausted(e.spotReq(location.ObjectUserSpot, "c90", e.TA(), "arena"))
+}
+
+// auth091 AUTH-091 Per-type limit 0 is unlimited.
+func auth091(c *Case) {
+	e := newAuthEnv(c, authWithNA(func(l *authLimits) { l.Room = 0; l.Spots = 2 }))
+	e.RS("c91a", e.TA())
+	e.RS("c91b", e.TA())
+	e.requireExhausted(e.spotReq(location.ObjectUserSpot, "c91c", e.TA(), "room"))
+}
+
+// auth092 AUTH-092 [quirk] Overall limit 0: D-18 is fixed (0 = unlimited),
+// so the ALT outcome, reserved, is expected.
+func auth092(c *Case) {
+	e := newAuthEnv(c, authWithNA(func(l *authLimits) { l.Actors = 0 }))
+	e.RA("c16", e.TA())
+}
+
+// auth093 AUTH-093 [quirk] Usage is per lifecycle (D-19 kept: the reference
+// outcome).
+func auth093(c *Case) {
+	e := newAuthEnv(c)
+	e.AS("c17", e.TA())
+	e.republish(e.NA, location.IntentTakeover, func(d *location.MeshNodeDescriptor) {
+		d.LifecycleGeneration = 2
+	})
+	require.Equal(c, authUsage{}, e.U(e.NA), "a restarted node starts from empty ledgers")
+	e.RS("c18", e.TA())
+	e.requireU(e.NA, authUsage{Spots: authSlot{Reserved: 1}, Room: authSlot{Reserved: 1}})
+}
+
+// auth094 AUTH-094 [hook] Exhaustion comes after capacity.
+func auth094(c *Case) {
+	e := newAuthEnv(c, authWithNA(func(l *authLimits) { l.Spots = 1 }))
+	counters := []string{"version", "object", "owner"}
+	set := func(which string, v int64) {
+		switch which {
+		case "version":
+			e.setCounters(authI64(v), nil, nil)
+		case "object":
+			e.setCounters(nil, authI64(v), nil)
+		default:
+			e.setCounters(nil, nil, authI64(v))
+		}
+	}
+	for i, which := range counters {
+		// (a) node empty, counter exhausted.
+		set(which, location.MaxGeneration)
+		e.unchanged("reserve with the "+which+" counter exhausted", func() {
+			e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "e1", e.TA(), "room")), location.KindGenerationExhausted, nil)
+		})
+		// (b) node full, counter exhausted: capacity is checked first.
+		set(which, 1<<62+int64(i)*1000)
+		R := e.RS("e0", e.TA())
+		set(which, location.MaxGeneration)
+		e.unchanged("reserve on a full node with the "+which+" counter exhausted", func() {
+			e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "e2", e.TA(), "room")), location.KindPlacementCapacityExhausted, nil)
+		})
+		require.Equal(c, location.KindAborted, e.abort(authAbortReq(location.ObjectUserSpot, "e0", R, e.TA())))
+		set(which, 1<<62+int64(i)*1000+500)
+	}
+}
+
+// auth095 AUTH-095 Claim beats an existing row (D-33 kept).
+func auth095(c *Case) {
+	e := newAuthEnv(c)
+	e.AS("lobby2", e.TA())
+	e.publishNode("node-c", e.B, authDefaultLimits(), "lobby2")
+	e.unchanged("reserve of a claimed key with a row", func() {
+		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectInstanceSpot, "lobby2", e.TA(), "shard")), location.KindConflict, nil)
+	})
+}

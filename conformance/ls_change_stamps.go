@@ -1,0 +1,313 @@
+package conformance
+
+import (
+	"errors"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// Catalogue section K: change stamps (LS-190 … LS-198). Mesh nodes bump the
+// Peer scope; client-server stamps key the channel as the mesh and
+// ignore ChannelName (A-06, reproduced); an empty mesh name bumps the
+// global counter once (A-39, fixed).
+
+// lsEveryStamp lists every scope kind for the global scope and the names.
+func lsEveryStamp(names ...string) []stampScope {
+	var out []stampScope
+	for _, k := range stampKinds() {
+		for _, m := range append([]string{""}, names...) {
+			out = append(out, stampScope{Kind: k, Mesh: m})
+		}
+	}
+	return out
+}
+
+// ls190 is LS-190.
+func ls190(l *lsCase) {
+	for _, k := range []location.LocationKind{location.LocationPeer, location.LocationSpot, location.LocationActor, location.LocationRoute, location.LocationClientServer} {
+		l.expectStamp(stampOf(k, ""), 0)
+		l.expectStamp(stampOf(k, lsMeshPlay), 0)
+	}
+	for _, k := range []location.ScopeKind{location.ScopeMeshNode, location.ScopeFanoutPublisher} {
+		l.expectStamp(stampScope{Kind: k}, 0)
+		l.expectStamp(stampScope{Kind: k, Mesh: lsMeshPlay}, 0)
+	}
+}
+
+// ls191 is LS-191.
+func ls191(l *lsCase) {
+	l.claim("a")
+	play, other, global := stampOf(location.LocationPeer, lsMeshPlay), stampOf(location.LocationPeer, "other"), stampOf(location.LocationPeer, "")
+	scopes := []stampScope{play, other, global}
+	s0 := l.readStamps(scopes...)
+	p := lsPEER("a", 0)
+	l.expectStored(l.putPeer(p, location.IntentNewClaim), numPositive(1), T0(), "peer play/node-1")
+	s1 := l.readStamps(scopes...)
+	p.NodeRID = lsRIDPtr("node-2")
+	l.expectStored(l.putPeer(p, location.IntentNewClaim), numPositive(1), T0(), "peer play/node-2")
+	s2 := l.readStamps(scopes...)
+	p = lsPEER("a", 0)
+	p.MeshName = "other"
+	l.expectStored(l.putPeer(p, location.IntentNewClaim), numPositive(1), T0(), "peer other/node-1")
+	s3 := l.readStamps(scopes...)
+	for _, step := range []struct {
+		before, after stampSet
+		play, other   int64
+	}{{s0, s1, 1, 0}, {s1, s2, 1, 0}, {s2, s3, 0, 1}} {
+		l.expectStampDelta(step.before, step.after, play, step.play)
+		l.expectStampDelta(step.before, step.after, other, step.other)
+		l.expectStampDelta(step.before, step.after, global, 1)
+	}
+	l.expectStamp(play, 2)
+	l.expectStamp(other, 1)
+	l.expectStamp(global, 3)
+}
+
+// ls192 is LS-192.
+func ls192(l *lsCase) {
+	lsCreateMN(l, nil)
+	l.expectStamp(stampOf(location.LocationPeer, lsMeshGame), 1)
+	l.expectStamp(stampScope{Kind: location.ScopeMeshNode, Mesh: lsMeshGame}, 0)
+}
+
+// ls193 is LS-193.
+func ls193(l *lsCase) {
+	a := l.claim("a")
+	b := l.claim("b")
+	l.expectStored(l.putMN(lsMN(a), location.IntentNewClaim), numPositive(1), T0(), "MN(a)")
+	l.expectStored(l.putCS(lsCS(a), location.IntentNewClaim), numPositive(1), T0(), "CS(a)")
+	l.expectStored(l.putFP(lsFP(a), location.IntentNewClaim), numPositive(1), T0(), "FP(a)")
+	pg := l.putPeer(lsPEER("a", 0), location.IntentNewClaim).Generation
+	l.expectStored(l.putSpot(lsSPOT("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "SPOT(a)")
+	l.expectStored(l.putActor(lsACTOR("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "ACTOR(a)")
+	rg := l.putRoute(lsROUTE("a", 0), location.IntentNewClaim).Generation
+	lsPrepared(l, lsXFER())
+
+	scopes := lsEveryStamp(lsMeshGame, lsMeshPlay, "orders", "events", "other")
+	before := l.readStamps(scopes...)
+	check := func(what string) {
+		l.Helper()
+		after := l.readStamps(scopes...)
+		for _, s := range scopes {
+			if before[s] != after[s] {
+				l.Fatalf("%s moved %s from %d to %d", what, s, before[s], after[s])
+			}
+		}
+	}
+
+	// IgnoredStale writes.
+	l.expectFailed(l.putMN(lsMN(b), location.IntentNewClaim), location.IgnoredStale, "MN(b) NewClaim")
+	l.expectFailed(l.putCS(lsCS(b), location.IntentNewClaim), location.IgnoredStale, "CS(b) NewClaim")
+	fp := lsFP(a)
+	fp.State = location.StateDraining
+	l.expectFailed(l.putFP(fp, location.IntentRenew), location.IgnoredStale, "FP(a) same revision, Draining")
+	l.expectFailed(l.putPeer(lsPEER("a", pg+1), location.IntentRenew), location.IgnoredStale, "PEER(a, g+1) Renew")
+	l.expectFailed(l.putSpot(lsSPOT("a", a.LeaseGeneration+1), location.IntentRenew), location.IgnoredStale, "SPOT(a, gen+1) Renew")
+	l.expectFailed(l.putActor(lsACTOR("a", a.LeaseGeneration+1), location.IntentRenew), location.IgnoredStale, "ACTOR(a, gen+1) Renew")
+	l.expectFailed(l.putRoute(lsROUTE("a", rg+4), location.IntentRenew), location.IgnoredStale, "ROUTE(a, g+4) Renew")
+	check("an IgnoredStale write")
+
+	// RejectedConflict writes.
+	ghost := lsToken("ghost", 1)
+	l.expectFailed(l.putMN(lsMN(ghost), location.IntentNewClaim), location.RejectedConflict, "MN(ghost)")
+	l.expectFailed(l.putCS(lsCS(ghost), location.IntentNewClaim), location.RejectedConflict, "CS(ghost)")
+	l.expectFailed(l.putFP(lsFP(ghost), location.IntentNewClaim), location.RejectedConflict, "FP(ghost)")
+	l.expectFailed(l.putPeer(lsPEER("b", 0), location.IntentNewClaim), location.RejectedConflict, "PEER(b) NewClaim")
+	l.expectFailed(l.putSpot(lsSPOT("b", b.LeaseGeneration), location.IntentNewClaim), location.RejectedConflict, "SPOT(b) NewClaim")
+	l.expectFailed(l.putActor(lsACTOR("b", b.LeaseGeneration), location.IntentNewClaim), location.RejectedConflict, "ACTOR(b) NewClaim")
+	l.expectFailed(l.putRoute(lsROUTE("b", 0), location.IntentNewClaim), location.RejectedConflict, "ROUTE(b) NewClaim")
+	check("a RejectedConflict write")
+
+	// Validation errors.
+	mn := lsMN(a)
+	mn.MeshName = ""
+	_, err := l.S.UpdateMeshNode(l.Ctx, mn, location.IntentNewClaim)
+	l.expectInputError(err, location.ClassType, "MN with an empty mesh")
+	cs := lsCS(a)
+	cs.ChannelName = ""
+	_, err = l.S.UpdateClientServer(l.Ctx, cs, location.IntentNewClaim)
+	l.expectInputError(err, location.ClassType, "CS with an empty channel")
+	fp = lsFP(a)
+	fp.Endpoint = ""
+	_, err = l.S.UpdateFanoutPublisher(l.Ctx, fp, location.IntentNewClaim)
+	l.expectInputError(err, location.ClassType, "FP with an empty endpoint")
+	peer := lsPEER("a", 0)
+	peer.Role = 0
+	_, err = l.S.UpdatePeer(l.Ctx, peer, location.IntentTakeover)
+	l.expectInputError(err, location.ClassRange, "PEER with role 0")
+	_, err = l.S.UpdateSpot(l.Ctx, lsSpotOn("a", a.LeaseGeneration, lsMeshPlay, ""), location.IntentTakeover)
+	l.expectInputError(err, location.ClassType, "SPOT with an empty id")
+	check("a validation error")
+
+	// Descriptor replays.
+	l.expectStored(l.putMN(lsMN(a), location.IntentRenew), numPositive(1), T0(), "MN(a) replay")
+	l.expectStored(l.putCS(lsCS(a), location.IntentRenew), numPositive(1), T0(), "CS(a) replay")
+	l.expectStored(l.putFP(lsFP(a), location.IntentRenew), numPositive(1), T0(), "FP(a) replay")
+	check("a descriptor replay")
+
+	// Failed removes.
+	wrong := lsToken("a", a.LeaseGeneration+1)
+	require.Equal(l, location.IgnoredStale, l.rmMN(lsKA(), wrong))
+	require.Equal(l, location.IgnoredStale, l.rmCS(lsCSKey(), wrong))
+	require.Equal(l, location.IgnoredStale, l.rmFP(lsFPKey(), wrong))
+	l.expectFailed(l.rmPeer(lsPK(), lsToken("a", pg+1)), location.IgnoredStale, "RemovePeer")
+	require.Equal(l, location.IgnoredStale, l.rmSpot(lsSpotKey(), wrong))
+	require.Equal(l, location.IgnoredStale, l.rmActor(lsActorKey(), wrong))
+	l.expectFailed(l.rmRoute(lsRouteKey(), lsToken("a", rg+1)), location.IgnoredStale, "RemoveRoute")
+	require.Equal(l, int64(0), l.removeAll(wrong))
+	check("a failed remove")
+
+	// Lists and resolves.
+	l.listMN(lsMeshGame)
+	l.listCS("orders")
+	l.listFP("events")
+	l.listPeers(location.PeerFilter{})
+	l.listSpots(location.SpotFilter{}, location.PageRequest{PageSize: 1})
+	l.listActors(location.ActorFilter{})
+	l.listRoutes(location.RouteFilter{})
+	l.resolveSpot(lsSpotKey())
+	l.resolveActor(lsActorKey())
+	l.resolveRoute(lsRouteKey())
+	l.resolveXfer(lsMeshGame, "actor-1")
+	check("a list or resolve")
+
+	// Lease operations.
+	c := l.claim("c")
+	l.readLease("c")
+	_, err = l.S.RenewOwnerLease(l.Ctx, c, lsTTL)
+	require.NoError(l, err)
+	_, err = l.S.ClaimOwnerLease(l.Ctx, "c", lsTTL)
+	require.NoError(l, err)
+	l.release("c")
+	check("a lease operation")
+
+	// Transfer operations.
+	ref := lsRef(lsXFER())
+	l.expectXferStatus(l.takeOver(ref, "recovery-b", lsTTL), location.TransferRejectedConflict, "early takeover")
+	lsMoved(l, trCommit, lsXFER(), "recovery-a", location.TransferCommitted)
+	lsMoved(l, trActivate, lsXFER(), "recovery-a", location.TransferActivated)
+	lsPrepared(l, lsXFER2())
+	lsMoved(l, trAbort, lsXFER2(), "recovery-a", location.TransferAborted)
+	check("a transfer operation")
+}
+
+// ls194 is LS-194.
+func ls194(l *lsCase) {
+	lsCreateRoute(l)
+	l.expectStamp(stampOf(location.LocationRoute, ""), 1)
+	l.expectStamp(stampOf(location.LocationRoute, lsMeshPlay), 0)
+}
+
+// ls195 is LS-195 (A-06 reproduced: ChannelName is ignored).
+func ls195(l *lsCase) {
+	a := l.claim("a")
+	orders, billing, global := stampOf(location.LocationClientServer, "orders"), stampOf(location.LocationClientServer, "billing"), stampOf(location.LocationClientServer, "")
+	scopes := []stampScope{orders, billing, global}
+	s0 := l.readStamps(scopes...)
+	l.expectStored(l.putCS(lsCS(a), location.IntentNewClaim), numPositive(1), T0(), "CS(a) on orders")
+	s1 := l.readStamps(scopes...)
+	d := lsCS(a)
+	d.ChannelName = "billing"
+	l.expectStored(l.putCS(d, location.IntentNewClaim), numPositive(1), T0(), "CS(a) on billing")
+	s2 := l.readStamps(scopes...)
+	l.expectStampDelta(s0, s1, orders, 1)
+	l.expectStampDelta(s0, s1, billing, 0)
+	l.expectStampDelta(s1, s2, orders, 0)
+	l.expectStampDelta(s1, s2, billing, 1)
+	l.expectStampDelta(s0, s1, global, 1)
+	l.expectStampDelta(s1, s2, global, 1)
+	l.expectStamp(orders, 1)
+	l.expectStamp(billing, 1)
+	l.expectStamp(global, 2)
+	byChannel, err := l.S.GetChangeStamp(l.Ctx, location.ChangeStampScope{Kind: location.LocationClientServer.Scope(), ChannelName: lsStrPtr("orders")})
+	require.NoError(l, err)
+	require.Equal(l, l.readStamp(global), byChannel, "ChannelName is ignored: the global client-server counter")
+}
+
+// ls196 is LS-196.
+func ls196(l *lsCase) {
+	st, ok := l.S.(location.MeshNodeChangeStamper)
+	if !ok {
+		l.Fatalf("the harness declares MeshNodeChangeStamp, but the store does not implement location.MeshNodeChangeStamper: the store claims more than it does")
+	}
+	read := func(mesh string) int64 {
+		l.Helper()
+		v, ok, err := st.GetMeshNodeChangeStamp(l.Ctx, mesh)
+		if errors.Is(err, location.ErrUnsupported) || (err == nil && !ok) {
+			l.Fatalf("the harness declares MeshNodeChangeStamp, but GetMeshNodeChangeStamp(%q) answers (ok %v, %v): the store claims more than it does", mesh, ok, err)
+		}
+		require.NoError(l, err)
+		return v
+	}
+	s0 := read(lsMeshGame)
+	g := lsCreateMN(l, nil)
+	s1 := read(lsMeshGame)
+	require.Greater(l, s1, s0, "create moves the stamp")
+	l.expectStored(l.putMN(lsMN(l.tok("a")), location.IntentRenew), numEqual(g), T0(), "replay")
+	require.Equal(l, s1, read(lsMeshGame), "a replay leaves the stamp")
+	d := lsMN(l.tok("a"))
+	d.DescriptorRevision = 4
+	l.expectStored(l.putMN(d, location.IntentRenew), numEqual(g), T0(), "revision update")
+	s2 := read(lsMeshGame)
+	require.Greater(l, s2, s1, "a revision update moves the stamp")
+	require.Equal(l, location.Stored, l.rmMN(lsKA(), l.tok("a")))
+	s3 := read(lsMeshGame)
+	require.Greater(l, s3, s2, "a remove moves the stamp")
+	t := lsMN(l.tok("a"))
+	t.MeshName, t.RID = "test", lsRID("node-z")
+	l.expectStored(l.putMN(t, location.IntentNewClaim), numPositive(1), T0(), "MN in mesh test")
+	require.Equal(l, s3, read(lsMeshGame), "another mesh's write leaves game's stamp")
+}
+
+// ls197 is LS-197 (A-39 fixed: one bump).
+func ls197(l *lsCase) {
+	a := l.claim("a")
+	s := lsSpotOn("a", a.LeaseGeneration, "", "spot-1")
+	l.expectStored(l.putSpot(s, location.IntentNewClaim), numPositive(1), T0(), "SPOT(a) with an empty mesh name")
+	l.expectStamp(stampOf(location.LocationSpot, ""), 1)
+}
+
+// ls198 is LS-198.
+func ls198(l *lsCase) {
+	a := l.claim("a")
+	g := lsCreateMN(l, nil)
+	pg := lsCreatePeer(l)
+	lsCreateSpot(l)
+	l.expectStored(l.putActor(lsACTOR("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "ACTOR(a)")
+	scopes := []stampScope{
+		stampOf(location.LocationPeer, lsMeshPlay), stampOf(location.LocationPeer, lsMeshGame), stampOf(location.LocationPeer, ""),
+		stampOf(location.LocationSpot, lsMeshPlay), stampOf(location.LocationSpot, ""),
+		stampOf(location.LocationActor, lsMeshPlay), stampOf(location.LocationActor, ""),
+	}
+	step := func(what string, write func(), deltas map[stampScope]int64) {
+		l.Helper()
+		before := l.readStamps(scopes...)
+		write()
+		after := l.readStamps(scopes...)
+		l.Logf("%s", what)
+		for _, s := range scopes {
+			l.expectStampDelta(before, after, s, deltas[s])
+		}
+	}
+	step("peer Renew", func() {
+		l.expectStored(l.putPeer(lsPEER("a", pg), location.IntentRenew), numEqual(pg), T0(), "PEER(a) Renew")
+	}, map[stampScope]int64{stampOf(location.LocationPeer, lsMeshPlay): 1, stampOf(location.LocationPeer, ""): 1})
+	step("spot Renew", func() {
+		l.expectStored(l.putSpot(lsSPOT("a", a.LeaseGeneration), location.IntentRenew), numPositive(1), T0(), "SPOT(a) Renew")
+	}, map[stampScope]int64{stampOf(location.LocationSpot, lsMeshPlay): 1, stampOf(location.LocationSpot, ""): 1})
+	step("actor Renew", func() {
+		l.expectStored(l.putActor(lsACTOR("a", a.LeaseGeneration), location.IntentRenew), numPositive(1), T0(), "ACTOR(a) Renew")
+	}, map[stampScope]int64{stampOf(location.LocationActor, lsMeshPlay): 1, stampOf(location.LocationActor, ""): 1})
+	step("descriptor revision update", func() {
+		d := lsMN(a)
+		d.DescriptorRevision = 4
+		l.expectStored(l.putMN(d, location.IntentRenew), numEqual(g), T0(), "MN(a) revision 4")
+	}, map[stampScope]int64{stampOf(location.LocationPeer, lsMeshGame): 1, stampOf(location.LocationPeer, ""): 1})
+	step("descriptor replay", func() {
+		d := lsMN(a)
+		d.DescriptorRevision = 4
+		l.expectStored(l.putMN(d, location.IntentRenew), numEqual(g), T0(), "MN(a) revision 4 replay")
+	}, nil)
+}

@@ -1,0 +1,156 @@
+package conformance
+
+import (
+	"bytes"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// Catalogue section B, second part: entry-spot identity claims of mesh
+// nodes (LS-060 … LS-069). A-03 is fixed (00-decisions): a claim whose
+// holder's exact owner lease is not live counts as free. A-02 is fixed: a
+// same-owner Takeover with an unchanged entry spot keeps the claim.
+
+// lsMNEOn is MNE(x) moved to rid r (other fields as MNE).
+func lsMNEOn(owner location.OwnerToken, r string) location.MeshNodeDescriptor {
+	d := lsMNE(owner)
+	d.RID = lsRID(r)
+	return d
+}
+
+// lsEntryConflictSetup is LS-060's setup: claim(a), claim(b), MNE(a) on K_A.
+func lsEntryConflictSetup(l *lsCase) location.MeshNodeDescriptor {
+	l.Helper()
+	a := l.claim("a")
+	l.claim("b")
+	l.expectStored(l.putMN(lsMNE(a), location.IntentNewClaim), numPositive(1), l.now(), "MNE(a)")
+	d := lsMNEOn(l.tok("b"), "node-b")
+	d.LifecycleGeneration = 8
+	d.Endpoint = "tcp://10.0.0.2:7300"
+	return d
+}
+
+// ls060 is LS-060.
+func ls060(l *lsCase) {
+	other := lsEntryConflictSetup(l)
+	l.expectFailed(l.putMN(other, location.IntentNewClaim), location.RejectedConflict, "MNE(b, node-b) claims entry-1 held by a")
+	require.Len(l, l.listMN(lsMeshGame), 1)
+	l.expectStamp(stampOf(location.LocationPeer, lsMeshGame), 1)
+}
+
+// ls061 is LS-061.
+func ls061(l *lsCase) {
+	other := lsEntryConflictSetup(l)
+	l.expectFailed(l.putMN(other, location.IntentNewClaim), location.RejectedConflict, "MNE(b, node-b) while a holds entry-1")
+	require.Equal(l, location.Stored, l.rmMN(lsKA(), l.tok("a")), "RemoveMeshNode(K_A, tok(a))")
+	l.expectStored(l.putMN(other, location.IntentNewClaim), numPositive(1), l.now(), "MNE(b, node-b) after the remove")
+}
+
+// lsDeadEntryHolder is the setup of LS-062/LS-063: claim(a), MNE(a),
+// expire(a). It returns the descriptor's generation.
+func lsDeadEntryHolder(l *lsCase) int64 {
+	l.Helper()
+	a := l.claim("a")
+	res := l.putMN(lsMNE(a), location.IntentNewClaim)
+	l.expectStored(res, numPositive(1), l.now(), "MNE(a)")
+	l.expire("a")
+	return res.Generation
+}
+
+// ls062 is LS-062 (A-03 fixed: the dead owner's claim is free).
+func ls062(l *lsCase) {
+	g := lsDeadEntryHolder(l)
+	b := l.claim("b")
+	l.expectStored(l.putMN(lsMNE(b), location.IntentNewClaim), numAbove(2, g), l.now(), "MNE(b) on K_A after a's lease expired")
+	require.Equal(l, "b", l.oneMN(lsMeshGame).OwnerID)
+}
+
+// ls063 is LS-063.
+func ls063(l *lsCase) {
+	g := lsDeadEntryHolder(l)
+	b := l.claim("b")
+	c := l.claim("c")
+	l.expectStored(l.putMN(lsMN(b), location.IntentNewClaim), numAbove(2, g), l.now(), "MN(b) without entry spot on K_A")
+	l.expectStored(l.putMN(lsMNEOn(c, "node-c"), location.IntentNewClaim), numPositive(1), l.now(), "MNE(c, node-c)")
+}
+
+// ls064 is LS-064.
+func ls064(l *lsCase) {
+	_, g := lsRestartedOwner(l, lsMNE)
+	b := l.claim("b")
+	l.expectStored(l.putMN(lsMNE(l.tok("a")), location.IntentNewClaim), numAbove(2, g), l.now(), "MNE(a, g2) NewClaim on K_A")
+	l.expectFailed(l.putMN(lsMNEOn(b, "node-b"), location.IntentNewClaim), location.RejectedConflict, "MNE(b, node-b) while restarted a holds entry-1")
+}
+
+// ls065 is LS-065 (A-02 fixed: the claim survives).
+func ls065(l *lsCase) {
+	a := l.claim("a")
+	b := l.claim("b")
+	res := l.putMN(lsMNE(a), location.IntentNewClaim)
+	l.expectStored(res, numPositive(1), l.now(), "MNE(a)")
+	l.expectStored(l.putMN(lsMNE(a), location.IntentTakeover), numAbove(2, res.Generation), l.now(), "MNE(a) same-owner Takeover")
+	l.expectFailed(l.putMN(lsMNEOn(b, "node-b"), location.IntentNewClaim), location.RejectedConflict, "MNE(b, node-b): a still holds entry-1")
+}
+
+// ls066 is LS-066.
+func ls066(l *lsCase) {
+	_, g := lsRestartedOwner(l, lsMNE)
+	b := l.claim("b")
+	c := l.claim("c")
+	d := lsMN(l.tok("a"))
+	d.LifecycleGeneration = 8
+	d.EntrySpotID = lsStrPtr("entry-2")
+	l.expectStored(l.putMN(d, location.IntentNewClaim), numAbove(2, g), l.now(), "MN(a, lifecycle 8, entry-2, g2) NewClaim on K_A")
+	l.expectStored(l.putMN(lsMNEOn(b, "node-b"), location.IntentNewClaim), numPositive(1), l.now(), "MNE(b, node-b) takes the released entry-1")
+	e2 := lsMN(c)
+	e2.RID = lsRID("node-c")
+	e2.EntrySpotID = lsStrPtr("entry-2")
+	l.expectFailed(l.putMN(e2, location.IntentNewClaim), location.RejectedConflict, "MN(c, node-c, entry-2) while a holds entry-2")
+}
+
+// ls067 is LS-067.
+func ls067(l *lsCase) {
+	a := l.claim("a")
+	l.expectStored(l.putMN(lsMNE(a), location.IntentNewClaim), numPositive(1), l.now(), "MNE(a)")
+	l.expectFailed(l.putMN(lsMNEOn(a, "node-b"), location.IntentNewClaim), location.RejectedConflict, "MNE(a, node-b): entry-1 is claimed by K_A")
+}
+
+// ls068 is LS-068.
+func ls068(l *lsCase) {
+	a := l.claim("a")
+	b := l.claim("b")
+	l.expectStored(l.putMN(lsMNE(a), location.IntentNewClaim), numPositive(1), l.now(), "MNE(a)")
+	require.Equal(l, int64(1), l.removeAll(a), "RemoveAllByOwner(tok(a))")
+	l.expectStored(l.putMN(lsMNEOn(b, "node-b"), location.IntentNewClaim), numPositive(1), l.now(), "MNE(b, node-b) after the sweep")
+}
+
+// ls069 is LS-069 (cross-suite).
+func ls069(l *lsCase) {
+	a := l.claim("a")
+	b := l.claim("b")
+	l.expectStored(l.putMN(lsMNE(a), location.IntentNewClaim), numPositive(1), l.now(), "MNE(a)")
+	nb := lsMN(b)
+	nb.RID = lsRID("node-b")
+	l.expectStored(l.putMN(nb, location.IntentNewClaim), numPositive(1), l.now(), "MN(b, node-b)")
+	req := location.ReserveRequest{
+		Key: location.ObjectCreationKey{Kind: location.ObjectUserSpot, GlobalID: "entry-1"},
+		Intent: location.CreationIntent{
+			StableType: "lobby", RequestContentReference: "req:entry-1",
+			RequestSHA256: bytes.Repeat([]byte{1}, 32), RequestEncodedSize: 10,
+		},
+		Target:          location.CreationTarget{MeshName: lsMeshGame, NodeRID: lsRID("node-b"), NodeLifecycleGeneration: 7, Owner: b},
+		CreatingPayload: []byte("creating"),
+		Capacity:        location.CapacityVector{Spots: 1},
+	}
+	res, err := l.S.Reserve(l.Ctx, req)
+	require.NoError(l, err)
+	require.Equal(l, location.KindConflict, res.Kind, "reserve of the claimed entry spot id")
+	require.NotNil(l, res.Current, "conflict carries the current read")
+	require.Equal(l, location.KindMissing, res.Current.Kind, "conflict{current: missing}")
+	require.Equal(l, location.Stored, l.rmMN(lsKA(), a), "RemoveMeshNode(K_A, tok(a))")
+	res, err = l.S.Reserve(l.Ctx, req)
+	require.NoError(l, err)
+	require.Equal(l, location.KindReserved, res.Kind, "reserve after the claim was released")
+}

@@ -1,0 +1,165 @@
+package conformance
+
+import (
+	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// Catalogue section D: fanout publishers (LS-090 … LS-097). Fanout writes
+// bump no stamp (A-07); the list hides owners without a live lease, judged
+// by owner id (A-16, reproduced).
+
+// lsFPKey is the key of FP(x).
+func lsFPKey() location.FanoutPublisherKey {
+	return location.FanoutPublisherKey{ChannelName: "events", PublisherRID: lsRID("pub-a")}
+}
+
+// lsFPOn is FP(x) with publisher rid r.
+func lsFPOn(owner location.OwnerToken, r string) location.FanoutPublisherDescriptor {
+	d := lsFP(owner)
+	d.PublisherRID = lsRID(r)
+	return d
+}
+
+// lsCreateFP claims a (unless claimed) and stores FP(a); it returns the
+// generation.
+func lsCreateFP(l *lsCase) int64 {
+	l.Helper()
+	if _, ok := l.tokens["a"]; !ok {
+		l.claim("a")
+	}
+	res := l.putFP(lsFP(l.tok("a")), location.IntentNewClaim)
+	l.expectStored(res, numPositive(1), l.now(), "FP(a) NewClaim")
+	return res.Generation
+}
+
+// lsEveryStampZero requires every stamp kind, global and for the names, to
+// read 0.
+func lsEveryStampZero(l *lsCase, names ...string) {
+	l.Helper()
+	for _, k := range stampKinds() {
+		for _, m := range append([]string{""}, names...) {
+			l.expectStamp(stampScope{Kind: k, Mesh: m}, 0)
+		}
+	}
+}
+
+// ls090 is LS-090.
+func ls090(l *lsCase) {
+	lsCreateFP(l)
+	want := lsFP(l.tok("a"))
+	want.UpdatedAt = T0()
+	l.expectSameRow([]location.FanoutPublisherDescriptor{want}, l.listFP("events"), "ListFanoutPublishers(events)")
+	lsEveryStampZero(l, "events")
+}
+
+// ls091 is LS-091.
+func ls091(l *lsCase) {
+	g := lsCreateFP(l)
+	a := l.tok("a")
+	stale := []struct {
+		what string
+		edit func(*location.FanoutPublisherDescriptor)
+	}{
+		{"state Draining at the same revision", func(d *location.FanoutPublisherDescriptor) { d.State = location.StateDraining }},
+		{"revision 2 with another endpoint", func(d *location.FanoutPublisherDescriptor) {
+			d.DescriptorRevision, d.Endpoint = 2, "tcp://10.0.0.2:9501"
+		}},
+		{"lifecycle 8, revision 2", func(d *location.FanoutPublisherDescriptor) {
+			d.LifecycleGeneration, d.DescriptorRevision = 8, 2
+		}},
+	}
+	for _, s := range stale {
+		d := lsFP(a)
+		s.edit(&d)
+		l.expectFailed(l.putFP(d, location.IntentRenew), location.IgnoredStale, "FP(a) %s", s.what)
+	}
+	d := lsFP(a)
+	d.DescriptorRevision, d.State = 2, location.StateDraining
+	l.expectStored(l.putFP(d, location.IntentRenew), numEqual(g), l.now(), "FP(a) revision 2, Draining")
+	rows := l.listFP("events")
+	require.Len(l, rows, 1)
+	require.Equal(l, int64(2), rows[0].DescriptorRevision)
+	require.Equal(l, location.StateDraining, rows[0].State)
+}
+
+// ls092 is LS-092.
+func ls092(l *lsCase) {
+	a := l.claim("a")
+	invalid := []struct {
+		what  string
+		edit  func(*location.FanoutPublisherDescriptor)
+		class location.ErrorClass
+	}{
+		{`endpoint ""`, func(d *location.FanoutPublisherDescriptor) { d.Endpoint = "" }, location.ClassType},
+		{`securityIdentity ""`, func(d *location.FanoutPublisherDescriptor) { d.SecurityIdentity = "" }, location.ClassType},
+		{`publisherRid ""`, func(d *location.FanoutPublisherDescriptor) { d.PublisherRID = "" }, location.ClassType},
+		{"lifecycleGeneration 0", func(d *location.FanoutPublisherDescriptor) { d.LifecycleGeneration = 0 }, location.ClassRange},
+	}
+	for _, v := range invalid {
+		d := lsFP(a)
+		v.edit(&d)
+		before := l.snap()
+		_, err := l.S.UpdateFanoutPublisher(l.Ctx, d, location.IntentNewClaim)
+		l.expectInputError(err, v.class, "FP(a) with %s", v.what)
+		l.noEffect(before, "FP(a) with %s", v.what)
+	}
+}
+
+// ls093 is LS-093 (A-16 reproduced: liveness by owner id).
+func ls093(l *lsCase) {
+	lsCreateFP(l)
+	b := l.claim("b")
+	l.expectStored(l.putFP(lsFPOn(b, "pub-b"), location.IntentNewClaim), numPositive(1), l.now(), "FP(b, pub-b)")
+	l.expire("b")
+	require.Equal(l, []string{"pub-a"}, lsFPRIDs(l.listFP("events")), "b's lease expired")
+	l.claim("b")
+	require.Equal(l, []string{"pub-a", "pub-b"}, lsFPRIDs(l.listFP("events")), "b holds a new lease: its old row is listed again")
+}
+
+// ls094 is LS-094.
+func ls094(l *lsCase) {
+	g := lsCreateFP(l)
+	l.release("a")
+	require.Empty(l, l.listFP("events"), "a released owner's publisher is hidden")
+	b := l.claim("b")
+	l.expectStored(l.putFP(lsFP(b), location.IntentNewClaim), numAbove(2, g), l.now(), "FP(b) NewClaim on the hidden row's key")
+}
+
+// ls095 is LS-095.
+func ls095(l *lsCase) {
+	a := l.claim("a")
+	b := l.claim("b")
+	for _, d := range []location.FanoutPublisherDescriptor{lsFPOn(a, "pub-a"), lsFPOn(b, "pub-b"), lsFPOn(a, "pub-c")} {
+		l.expectStored(l.putFP(d, location.IntentNewClaim), numPositive(1), l.now(), "FP %s", d.PublisherRID)
+	}
+	l.expire("b")
+	p, err := l.S.ListFanoutPublishers(l.Ctx, "events", location.PageRequest{PageSize: 1})
+	require.NoError(l, err)
+	require.Equal(l, []string{"pub-a"}, lsFPRIDs(p.Items), "first page")
+	l.expectToken(p.ContinuationToken, "1", "first page")
+	p, err = l.S.ListFanoutPublishers(l.Ctx, "events", location.PageRequest{PageSize: 1, ContinuationToken: p.ContinuationToken})
+	require.NoError(l, err)
+	require.Equal(l, []string{"pub-c"}, lsFPRIDs(p.Items), "second page")
+	l.expectToken(p.ContinuationToken, "", "second page")
+}
+
+// ls096 is LS-096.
+func ls096(l *lsCase) {
+	lsCreateFP(l)
+	a := l.tok("a")
+	require.Equal(l, location.IgnoredStale, l.rmFP(lsFPKey(), lsToken("a", a.LeaseGeneration+1)), "remove with gen(a)+1")
+	require.Equal(l, location.Stored, l.rmFP(lsFPKey(), a), "remove with tok(a)")
+	require.Empty(l, l.listFP("events"))
+	lsEveryStampZero(l, "events")
+}
+
+// ls097 is LS-097.
+func ls097(l *lsCase) {
+	a := l.claim("a")
+	before := l.snap()
+	l.expectFailed(l.putFP(lsFP(lsToken("ghost", 1)), location.IntentNewClaim), location.RejectedConflict, "FP(ghost)")
+	l.expectFailed(l.putFP(lsFP(lsToken("a", a.LeaseGeneration+1)), location.IntentNewClaim), location.RejectedConflict, "FP(a, gen(a)+1)")
+	l.noEffect(before, "fanout writes without a matching lease")
+}

@@ -1,0 +1,713 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// This file holds the fixtures of the location catalogue (§3): the row
+// builders MN, MNE, CS, FP, PEER, SPOT, ACTOR, ROUTE and XFER, and lsCase,
+// the per-scenario state (claimed tokens, names used) with the claim,
+// expire, write and read helpers every LS scenario uses.
+
+// Fixture constants of the location catalogue.
+const (
+	lsTTL      = 30 * time.Second // claim(x) TTL
+	lsMeshGame = "game"
+	lsMeshPlay = "play"
+	lsXferID   = "01234567-89ab-cdef-0123-456789abcdef"
+	lsXfer2ID  = "11111111-1111-1111-1111-111111111111"
+)
+
+// lsAt returns T0 + d.
+func lsAt(d time.Duration) time.Time { return T0().Add(d) }
+
+// lsRID returns a routing id.
+func lsRID(s string) location.RoutingID { return location.RoutingID(s) }
+
+// lsRIDPtr returns a pointer to a routing id.
+func lsRIDPtr(s string) *location.RoutingID { r := location.RoutingID(s); return &r }
+
+// lsStrPtr returns a pointer to s.
+func lsStrPtr(s string) *string { return &s }
+
+// lsMN is MN(x): the catalogue's mesh-node descriptor of mesh game, rid
+// node-a, owned by the token.
+func lsMN(owner location.OwnerToken) location.MeshNodeDescriptor {
+	return location.MeshNodeDescriptor{
+		MeshName:            lsMeshGame,
+		RID:                 lsRID("node-a"),
+		LifecycleGeneration: 7,
+		DescriptorRevision:  3,
+		Endpoint:            "tcp://10.0.0.1:7300",
+		ObjectRole:          location.RoleServer,
+		PlacementWeight:     100,
+		PopulationCapacity: location.Population{
+			Actors: location.PopulationCapacity{Limit: 100},
+			Spots:  location.PopulationCapacity{Limit: 100},
+			SpotTypes: []location.SpotTypeCapacity{{
+				ObjectKind: location.ObjectInstanceSpot, StableType: "room",
+				PopulationCapacity: location.PopulationCapacity{Limit: 100},
+			}},
+		},
+		ActivationConcurrency: location.ActivationConcurrency{Limit: 100},
+		ChannelWeights:        map[string]int64{"orders": 100, "world": 50},
+		ApplicationVersion:    1,
+		SpotTypes:             []string{"room"},
+		ObjectCapabilities: []location.ObjectCapability{{
+			ObjectKind: location.ObjectInstanceSpot, StableType: "room",
+			Policy: location.PolicyRecreate, HasSnapshotAdapter: false, Limit: 100,
+		}},
+		State:            location.StateServing,
+		SecurityIdentity: "cluster-a",
+		OwnerID:          owner.OwnerID,
+		LeaseGeneration:  owner.LeaseGeneration,
+		UpdatedAt:        location.Epoch(),
+	}
+}
+
+// lsMNE is MNE(x): MN(x) with entry spot entry-1.
+func lsMNE(owner location.OwnerToken) location.MeshNodeDescriptor {
+	d := lsMN(owner)
+	d.EntrySpotID = lsStrPtr("entry-1")
+	return d
+}
+
+// lsKA is K_A, the key of MN(x).
+func lsKA() location.MeshNodeKey {
+	return location.MeshNodeKey{MeshName: lsMeshGame, RID: lsRID("node-a")}
+}
+
+// lsCS is CS(x): the client-server descriptor of channel orders, srv-a.
+func lsCS(owner location.OwnerToken) location.ClientServerDescriptor {
+	return location.ClientServerDescriptor{
+		ChannelName:         "orders",
+		ServerRID:           lsRID("srv-a"),
+		LifecycleGeneration: 1,
+		DescriptorRevision:  1,
+		Endpoint:            "tcp://10.0.0.1:7400",
+		Weight:              100,
+		State:               location.StateServing,
+		SecurityIdentity:    "cluster-a",
+		OwnerID:             owner.OwnerID,
+		LeaseGeneration:     owner.LeaseGeneration,
+		UpdatedAt:           location.Epoch(),
+	}
+}
+
+// lsFP is FP(x): the fanout publisher of channel events, pub-a.
+func lsFP(owner location.OwnerToken) location.FanoutPublisherDescriptor {
+	return location.FanoutPublisherDescriptor{
+		ChannelName:         "events",
+		PublisherRID:        lsRID("pub-a"),
+		LifecycleGeneration: 7,
+		DescriptorRevision:  1,
+		Endpoint:            "tcp://10.0.0.1:9501",
+		State:               location.StateServing,
+		SecurityIdentity:    "cluster-a",
+		OwnerID:             owner.OwnerID,
+		LeaseGeneration:     owner.LeaseGeneration,
+		UpdatedAt:           location.Epoch(),
+	}
+}
+
+// lsPEER is PEER(x, g): a RouteMesh router peer of mesh play on node-1.
+func lsPEER(owner string, g int64) location.PeerLocation {
+	return location.PeerLocation{
+		AutoConnectType: location.AutoConnectRouteMesh,
+		MeshName:        lsMeshPlay,
+		NodeRID:         lsRIDPtr("node-1"),
+		Role:            location.PeerRoleRouter,
+		Endpoint:        "tcp://127.0.0.1:5001",
+		Weight:          100,
+		Draining:        false,
+		Value:           7,
+		Metadata:        map[string]string{"route-endpoint": "tcp://127.0.0.1:6001"},
+		Capabilities:    []string{"router"},
+		OwnerID:         owner,
+		Generation:      g,
+		UpdatedAt:       location.Epoch(),
+	}
+}
+
+// lsPK is PK, the key of PEER(x).
+func lsPK() location.PeerKey {
+	return location.PeerKey{
+		AutoConnectType: location.AutoConnectRouteMesh, MeshName: lsMeshPlay,
+		Role: location.PeerRoleRouter, NodeRID: lsRIDPtr("node-1"),
+	}
+}
+
+// lsSPOT is SPOT(x, lg): spot-1 of mesh play.
+func lsSPOT(owner string, lg int64) location.SpotLocation {
+	return location.SpotLocation{
+		MeshName:            lsMeshPlay,
+		SpotID:              "spot-1",
+		SpotGeneration:      1,
+		SpotType:            "game",
+		OwnerNodeRID:        lsRID("node-1"),
+		OwnerNodeGeneration: 1,
+		SpotKind:            location.SpotUser,
+		OwnerID:             owner,
+		LeaseGeneration:     lg,
+		UpdatedAt:           location.Epoch(),
+	}
+}
+
+// lsSpotKey is the key of SPOT(x).
+func lsSpotKey() location.SpotKey { return location.SpotKey{MeshName: lsMeshPlay, SpotID: "spot-1"} }
+
+// lsACTOR is ACTOR(x, lg): actor-1 of mesh play.
+func lsACTOR(owner string, lg int64) location.ActorLocation {
+	return location.ActorLocation{
+		MeshName:            lsMeshPlay,
+		ActorID:             "actor-1",
+		ActorType:           "player",
+		ActorRef:            location.ActorRef{ActorID: "actor-1", ObjectGeneration: 1, MeshName: lsMeshPlay, NodeRID: lsRID("node-1")},
+		OwnerNodeRID:        lsRID("node-1"),
+		OwnerNodeGeneration: 1,
+		SpotKind:            location.SpotEntry,
+		SpotID:              "node-1",
+		SpotGeneration:      1,
+		MembershipEpoch:     1,
+		OwnerID:             owner,
+		LeaseGeneration:     lg,
+		UpdatedAt:           location.Epoch(),
+	}
+}
+
+// lsActorKey is the key of ACTOR(x).
+func lsActorKey() location.ActorKey {
+	return location.ActorKey{MeshName: lsMeshPlay, ActorID: "actor-1"}
+}
+
+// lsROUTE is ROUTE(x, g): the ActorSession route route-1.
+func lsROUTE(owner string, g int64) location.RouteLocation {
+	return location.RouteLocation{
+		RouteKind:    location.RouteActorSession,
+		RouteKey:     "route-1",
+		OwnerNodeRID: lsRID("node-1"),
+		OwnerID:      owner,
+		Generation:   g,
+		Value:        []byte{1, 2, 3, 4},
+		UpdatedAt:    location.Epoch(),
+	}
+}
+
+// lsRouteKey is the key of ROUTE(x).
+func lsRouteKey() location.RouteKey {
+	return location.RouteKey{RouteKind: location.RouteActorSession, RouteKey: "route-1"}
+}
+
+// lsXFER is XFER: a transfer of game/actor-1 from node-a to node-b.
+func lsXFER() location.ActorTransferPrepareRequest {
+	return location.ActorTransferPrepareRequest{
+		MeshName:                lsMeshGame,
+		ActorID:                 "actor-1",
+		TransferID:              lsXferID,
+		Source:                  location.ActorRef{ActorID: "actor-1", ObjectGeneration: 11, MeshName: lsMeshGame, NodeRID: lsRID("node-a")},
+		Target:                  location.ActorRef{ActorID: "actor-1", ObjectGeneration: 11, MeshName: lsMeshGame, NodeRID: lsRID("node-b")},
+		ExpectedActorGeneration: 11,
+		ExpectedMembershipEpoch: 4,
+		Participants:            []location.RoutingID{lsRID("node-a"), lsRID("node-b")},
+		RecoveryOwnerID:         "recovery-a",
+		RecoveryLeaseTTL:        30 * time.Second,
+	}
+}
+
+// lsXFER2 is XFER2: XFER with the second transfer id.
+func lsXFER2() location.ActorTransferPrepareRequest {
+	r := lsXFER()
+	r.TransferID = lsXfer2ID
+	return r
+}
+
+// lsRef returns the transfer reference of a prepare request.
+func lsRef(r location.ActorTransferPrepareRequest) location.ActorTransferRef {
+	return location.ActorTransferRef{MeshName: r.MeshName, ActorID: r.ActorID, TransferID: r.TransferID}
+}
+
+// lsCase is one LS scenario's run: the Case, the tokens claimed so far and
+// the names the scenario used (for "no effect" snapshots).
+type lsCase struct {
+	*Case
+	tokens map[string]location.OwnerToken
+	u      universe
+}
+
+// lsRun adapts an LS scenario body to Scenario.Run.
+func lsRun(body func(l *lsCase)) func(c *Case) {
+	return func(c *Case) {
+		body(&lsCase{
+			Case:   c,
+			tokens: map[string]location.OwnerToken{},
+			u: universe{
+				Meshes:   []string{lsMeshGame, lsMeshPlay, "other", "test", "m1", "m2"},
+				Channels: []string{"orders", "orders-2", "billing", "events"},
+				Owners:   []string{"ghost", "nobody", "recovery-a", "recovery-b"},
+				Slots: []location.ActorKey{
+					{MeshName: lsMeshGame, ActorID: "actor-1"}, {MeshName: lsMeshGame, ActorID: "actor-2"},
+					{MeshName: "other", ActorID: "actor-1"}, {MeshName: lsMeshGame, ActorID: "actor-9"},
+				},
+			},
+		})
+	}
+}
+
+// useOwner adds an owner id to the snapshot universe.
+func (l *lsCase) useOwner(id string) {
+	if !slices.Contains(l.u.Owners, id) {
+		l.u.Owners = append(l.u.Owners, id)
+	}
+}
+
+// useMesh adds a mesh (or channel) name to the snapshot universe.
+func (l *lsCase) useMesh(name string) {
+	if !slices.Contains(l.u.Meshes, name) {
+		l.u.Meshes = append(l.u.Meshes, name)
+	}
+}
+
+// snap takes a "no effect" snapshot of everything the scenario used.
+func (l *lsCase) snap() snapshot {
+	l.Helper()
+	return l.takeSnapshot(l.u)
+}
+
+// noEffect requires the store to read as it did at before.
+func (l *lsCase) noEffect(before snapshot, what string, args ...any) {
+	l.Helper()
+	l.expectNoEffect(before, what, args...)
+}
+
+// now is the fixture clock's time at millisecond precision.
+func (l *lsCase) now() time.Time { return location.Millis(l.F.Clock.Now()) }
+
+// setClock moves the fixture clock to T0 + d.
+func (l *lsCase) setClock(d time.Duration) { l.F.Clock.Set(lsAt(d)) }
+
+// claim is claim(x): ClaimOwnerLease(x, 30 s) must answer claimed; the
+// token is remembered as tok(x).
+func (l *lsCase) claim(id string) location.OwnerToken {
+	l.Helper()
+	res, err := l.S.ClaimOwnerLease(l.Ctx, id, lsTTL)
+	require.NoErrorf(l, err, "claim(%q)", id)
+	require.Equalf(l, location.KindClaimed, res.Kind, "claim(%q)", id)
+	require.Equalf(l, id, res.Token.OwnerID, "claim(%q): token owner", id)
+	require.Positivef(l, res.Token.LeaseGeneration, "claim(%q): lease generation", id)
+	l.tokens[id] = res.Token
+	l.useOwner(id)
+	return res.Token
+}
+
+// tok is tok(x), the token of x's latest claim.
+func (l *lsCase) tok(id string) location.OwnerToken {
+	l.Helper()
+	t, ok := l.tokens[id]
+	require.Truef(l, ok, "tok(%q): %q was never claimed in this scenario", id, id)
+	return t
+}
+
+// gen is gen(x), the lease generation of x's latest claim.
+func (l *lsCase) gen(id string) int64 { l.Helper(); return l.tok(id).LeaseGeneration }
+
+// genOr is gen(x) when x was claimed, else def (for owners that never held
+// a lease, such as ghost).
+func (l *lsCase) genOr(id string, def int64) int64 {
+	if t, ok := l.tokens[id]; ok {
+		return t.LeaseGeneration
+	}
+	return def
+}
+
+// lsToken returns an arbitrary owner token.
+func lsToken(id string, g int64) location.OwnerToken {
+	return location.OwnerToken{OwnerID: id, LeaseGeneration: g}
+}
+
+// expire is expire(x): the harness makes x's current lease not live.
+func (l *lsCase) expire(id string) {
+	l.Helper()
+	require.NotNil(l, l.F.ExpireOwnerLease, "the harness must provide Fixture.ExpireOwnerLease")
+	err := l.F.ExpireOwnerLease(l.Ctx, id)
+	if errors.Is(err, location.ErrUnsupported) {
+		l.Fatalf("expire(%q): Fixture.ExpireOwnerLease answered ErrUnsupported, but every harness must support it: %v", id, err)
+	}
+	require.NoErrorf(l, err, "expire(%q)", id)
+}
+
+// release releases tok(x) and requires released.
+func (l *lsCase) release(id string) {
+	l.Helper()
+	k, err := l.S.ReleaseOwnerLease(l.Ctx, l.tok(id))
+	require.NoErrorf(l, err, "release(tok(%q))", id)
+	require.Equalf(l, location.KindReleased, k, "release(tok(%q))", id)
+}
+
+// readLease reads x's owner lease.
+func (l *lsCase) readLease(id string) location.OwnerLeaseReadResult {
+	l.Helper()
+	r, err := l.S.ReadOwnerLease(l.Ctx, id)
+	require.NoErrorf(l, err, "ReadOwnerLease(%q)", id)
+	return r
+}
+
+// expectLeaseFound requires x's lease to be found with the token and expiry.
+func (l *lsCase) expectLeaseFound(id string, t location.OwnerToken, expiresAt time.Time) {
+	l.Helper()
+	r := l.readLease(id)
+	require.Equalf(l, location.KindFound, r.Kind, "read(%q)", id)
+	require.Equalf(l, t, r.Token, "read(%q): token", id)
+	require.Truef(l, expiresAt.Equal(r.LeaseExpiresAt), "read(%q): leaseExpiresAt %s, want %s", id, fmtTime(r.LeaseExpiresAt), fmtTime(expiresAt))
+	require.Truef(l, l.now().Equal(r.StoreNow), "read(%q): storeNow %s, want %s", id, fmtTime(r.StoreNow), fmtTime(l.now()))
+}
+
+// expectLeaseMissing requires x's lease to read as missing.
+func (l *lsCase) expectLeaseMissing(id string) {
+	l.Helper()
+	require.Equalf(l, location.KindMissing, l.readLease(id).Kind, "read(%q)", id)
+}
+
+// Writes. Each helper requires a nil error and returns the result.
+
+func (l *lsCase) putMN(d location.MeshNodeDescriptor, in location.WriteIntent) location.WriteResult {
+	l.Helper()
+	l.useMesh(d.MeshName)
+	res, err := l.S.UpdateMeshNode(l.Ctx, d, in)
+	require.NoErrorf(l, err, "UpdateMeshNode(%s/%s, %s)", d.MeshName, d.RID, in)
+	return res
+}
+
+func (l *lsCase) putCS(d location.ClientServerDescriptor, in location.WriteIntent) location.WriteResult {
+	l.Helper()
+	res, err := l.S.UpdateClientServer(l.Ctx, d, in)
+	require.NoErrorf(l, err, "UpdateClientServer(%s/%s, %s)", d.ChannelName, d.ServerRID, in)
+	return res
+}
+
+func (l *lsCase) putFP(d location.FanoutPublisherDescriptor, in location.WriteIntent) location.WriteResult {
+	l.Helper()
+	res, err := l.S.UpdateFanoutPublisher(l.Ctx, d, in)
+	require.NoErrorf(l, err, "UpdateFanoutPublisher(%s/%s, %s)", d.ChannelName, d.PublisherRID, in)
+	return res
+}
+
+func (l *lsCase) putPeer(p location.PeerLocation, in location.WriteIntent) location.WriteResult {
+	l.Helper()
+	res, err := l.S.UpdatePeer(l.Ctx, p, in)
+	require.NoErrorf(l, err, "UpdatePeer(%s, %s)", peerOrderKey(p), in)
+	return res
+}
+
+func (l *lsCase) putSpot(s location.SpotLocation, in location.WriteIntent) location.WriteResult {
+	l.Helper()
+	res, err := l.S.UpdateSpot(l.Ctx, s, in)
+	require.NoErrorf(l, err, "UpdateSpot(%s/%s, %s)", s.MeshName, s.SpotID, in)
+	return res
+}
+
+func (l *lsCase) putActor(a location.ActorLocation, in location.WriteIntent) location.WriteResult {
+	l.Helper()
+	res, err := l.S.UpdateActor(l.Ctx, a, in)
+	require.NoErrorf(l, err, "UpdateActor(%s/%s, %s)", a.MeshName, a.ActorID, in)
+	return res
+}
+
+func (l *lsCase) putRoute(r location.RouteLocation, in location.WriteIntent) location.WriteResult {
+	l.Helper()
+	res, err := l.S.UpdateRoute(l.Ctx, r, in)
+	require.NoErrorf(l, err, "UpdateRoute(%d/%s, %s)", r.RouteKind, r.RouteKey, in)
+	return res
+}
+
+// Removes.
+
+func (l *lsCase) rmMN(k location.MeshNodeKey, t location.OwnerToken) location.WriteStatus {
+	l.Helper()
+	st, err := l.S.RemoveMeshNode(l.Ctx, k, t)
+	require.NoErrorf(l, err, "RemoveMeshNode(%s/%s, %+v)", k.MeshName, k.RID, t)
+	return st
+}
+
+func (l *lsCase) rmCS(k location.ClientServerKey, t location.OwnerToken) location.WriteStatus {
+	l.Helper()
+	st, err := l.S.RemoveClientServer(l.Ctx, k, t)
+	require.NoErrorf(l, err, "RemoveClientServer(%s/%s, %+v)", k.ChannelName, k.ServerRID, t)
+	return st
+}
+
+func (l *lsCase) rmFP(k location.FanoutPublisherKey, t location.OwnerToken) location.WriteStatus {
+	l.Helper()
+	st, err := l.S.RemoveFanoutPublisher(l.Ctx, k, t)
+	require.NoErrorf(l, err, "RemoveFanoutPublisher(%s/%s, %+v)", k.ChannelName, k.PublisherRID, t)
+	return st
+}
+
+func (l *lsCase) rmPeer(k location.PeerKey, t location.OwnerToken) location.WriteResult {
+	l.Helper()
+	res, err := l.S.RemovePeer(l.Ctx, k, t)
+	require.NoErrorf(l, err, "RemovePeer(%+v, %+v)", k, t)
+	return res
+}
+
+func (l *lsCase) rmSpot(k location.SpotKey, t location.OwnerToken) location.WriteStatus {
+	l.Helper()
+	st, err := l.S.RemoveSpot(l.Ctx, k, t)
+	require.NoErrorf(l, err, "RemoveSpot(%s/%s, %+v)", k.MeshName, k.SpotID, t)
+	return st
+}
+
+func (l *lsCase) rmActor(k location.ActorKey, t location.OwnerToken) location.WriteStatus {
+	l.Helper()
+	st, err := l.S.RemoveActor(l.Ctx, k, t)
+	require.NoErrorf(l, err, "RemoveActor(%s/%s, %+v)", k.MeshName, k.ActorID, t)
+	return st
+}
+
+func (l *lsCase) rmRoute(k location.RouteKey, t location.OwnerToken) location.WriteResult {
+	l.Helper()
+	res, err := l.S.RemoveRoute(l.Ctx, k, t)
+	require.NoErrorf(l, err, "RemoveRoute(%d/%s, %+v)", k.RouteKind, k.RouteKey, t)
+	return res
+}
+
+func (l *lsCase) removeAll(t location.OwnerToken) int64 {
+	l.Helper()
+	n, err := l.S.RemoveAllByOwner(l.Ctx, t)
+	require.NoErrorf(l, err, "RemoveAllByOwner(%+v)", t)
+	return n
+}
+
+// Reads.
+
+func (l *lsCase) listMN(mesh string) []location.MeshNodeDescriptor {
+	l.Helper()
+	p, err := l.S.ListMeshNodes(l.Ctx, mesh, location.PageRequest{})
+	require.NoErrorf(l, err, "ListMeshNodes(%q)", mesh)
+	require.Emptyf(l, p.ContinuationToken, "ListMeshNodes(%q) without a page request returns everything", mesh)
+	return p.Items
+}
+
+// oneMN requires the mesh to list exactly one descriptor and returns it.
+func (l *lsCase) oneMN(mesh string) location.MeshNodeDescriptor {
+	l.Helper()
+	items := l.listMN(mesh)
+	require.Lenf(l, items, 1, "ListMeshNodes(%q)", mesh)
+	return items[0]
+}
+
+func (l *lsCase) listCS(channel string) []location.ClientServerDescriptor {
+	l.Helper()
+	p, err := l.S.ListClientServers(l.Ctx, channel, location.PageRequest{})
+	require.NoErrorf(l, err, "ListClientServers(%q)", channel)
+	require.Emptyf(l, p.ContinuationToken, "ListClientServers(%q) without a page request returns everything", channel)
+	return p.Items
+}
+
+func (l *lsCase) listFP(channel string) []location.FanoutPublisherDescriptor {
+	l.Helper()
+	p, err := l.S.ListFanoutPublishers(l.Ctx, channel, location.PageRequest{})
+	require.NoErrorf(l, err, "ListFanoutPublishers(%q)", channel)
+	require.Emptyf(l, p.ContinuationToken, "ListFanoutPublishers(%q) without a page request returns everything", channel)
+	return p.Items
+}
+
+func (l *lsCase) listPeers(f location.PeerFilter) []location.PeerLocation {
+	l.Helper()
+	rows, err := l.S.ListPeers(l.Ctx, f)
+	require.NoError(l, err, "ListPeers")
+	return rows
+}
+
+func (l *lsCase) listSpots(f location.SpotFilter, p location.PageRequest) location.Page[location.SpotLocation] {
+	l.Helper()
+	page, err := l.S.ListSpots(l.Ctx, f, p)
+	require.NoError(l, err, "ListSpots")
+	return page
+}
+
+func (l *lsCase) listActors(f location.ActorFilter) []location.ActorLocation {
+	l.Helper()
+	page, err := l.S.ListActors(l.Ctx, f, location.PageRequest{})
+	require.NoError(l, err, "ListActors")
+	require.Empty(l, page.ContinuationToken, "ListActors without a page request returns everything")
+	return page.Items
+}
+
+func (l *lsCase) listRoutes(f location.RouteFilter) []location.RouteLocation {
+	l.Helper()
+	page, err := l.S.ListRoutes(l.Ctx, f, location.PageRequest{})
+	require.NoError(l, err, "ListRoutes")
+	require.Empty(l, page.ContinuationToken, "ListRoutes without a page request returns everything")
+	return page.Items
+}
+
+func (l *lsCase) resolveSpot(k location.SpotKey) *location.SpotLocation {
+	l.Helper()
+	s, err := l.S.ResolveSpot(l.Ctx, k)
+	require.NoErrorf(l, err, "ResolveSpot(%s/%s)", k.MeshName, k.SpotID)
+	return s
+}
+
+func (l *lsCase) resolveActor(k location.ActorKey) *location.ActorLocation {
+	l.Helper()
+	a, err := l.S.ResolveActor(l.Ctx, k)
+	require.NoErrorf(l, err, "ResolveActor(%s/%s)", k.MeshName, k.ActorID)
+	return a
+}
+
+func (l *lsCase) resolveRoute(k location.RouteKey) *location.RouteLocation {
+	l.Helper()
+	r, err := l.S.ResolveRoute(l.Ctx, k)
+	require.NoErrorf(l, err, "ResolveRoute(%d/%s)", k.RouteKind, k.RouteKey)
+	return r
+}
+
+// Transfers.
+
+func (l *lsCase) prepare(r location.ActorTransferPrepareRequest) location.ActorTransferWriteResult {
+	l.Helper()
+	res, err := l.S.PrepareActorTransfer(l.Ctx, r)
+	require.NoErrorf(l, err, "PrepareActorTransfer(%s/%s %s)", r.MeshName, r.ActorID, r.TransferID)
+	return res
+}
+
+// lsTransition names commit, activate and abort.
+type lsTransition int
+
+const (
+	trCommit lsTransition = iota + 1
+	trActivate
+	trAbort
+)
+
+func (t lsTransition) String() string {
+	switch t {
+	case trCommit:
+		return "commit"
+	case trActivate:
+		return "activate"
+	default:
+		return "abort"
+	}
+}
+
+// lsTransitions lists commit, activate and abort.
+func lsTransitions() []lsTransition { return []lsTransition{trCommit, trActivate, trAbort} }
+
+// moveErr runs a transfer transition and returns its error.
+func (l *lsCase) moveErr(t lsTransition, ref location.ActorTransferRef, owner string) (location.ActorTransferWriteResult, error) {
+	switch t {
+	case trCommit:
+		return l.S.CommitActorTransfer(l.Ctx, ref, owner)
+	case trActivate:
+		return l.S.ActivateActorTransfer(l.Ctx, ref, owner)
+	default:
+		return l.S.AbortActorTransfer(l.Ctx, ref, owner)
+	}
+}
+
+// move runs a transfer transition and requires a nil error.
+func (l *lsCase) move(t lsTransition, ref location.ActorTransferRef, owner string) location.ActorTransferWriteResult {
+	l.Helper()
+	res, err := l.moveErr(t, ref, owner)
+	require.NoErrorf(l, err, "%s(%s/%s %s, %q)", t, ref.MeshName, ref.ActorID, ref.TransferID, owner)
+	return res
+}
+
+func (l *lsCase) takeOver(ref location.ActorTransferRef, successor string, ttl time.Duration) location.ActorTransferWriteResult {
+	l.Helper()
+	res, err := l.S.TakeOverActorTransfer(l.Ctx, ref, successor, ttl)
+	require.NoErrorf(l, err, "TakeOverActorTransfer(%s/%s %s, %q)", ref.MeshName, ref.ActorID, ref.TransferID, successor)
+	return res
+}
+
+func (l *lsCase) resolveXfer(mesh, actor string) *location.ActorTransferRecord {
+	l.Helper()
+	r, err := l.S.ResolveActorTransfer(l.Ctx, mesh, actor)
+	require.NoErrorf(l, err, "ResolveActorTransfer(%q, %q)", mesh, actor)
+	return r
+}
+
+// expectXferStatus checks a transfer write's status; a record is present
+// exactly when the status is stored.
+func (l *lsCase) expectXferStatus(res location.ActorTransferWriteResult, want location.TransferWriteStatus, what string, args ...any) {
+	l.Helper()
+	label := fmt.Sprintf(what, args...)
+	require.Equalf(l, want, res.Status, "%s: status", label)
+	if want == location.TransferStored {
+		require.NotNilf(l, res.Record, "%s: a stored transfer write carries the record", label)
+	} else {
+		require.Nilf(l, res.Record, "%s: only a stored transfer write carries a record", label)
+	}
+}
+
+// lsXferRecord is the record a prepare of r at `at` stores.
+func lsXferRecord(r location.ActorTransferPrepareRequest, at time.Time) location.ActorTransferRecord {
+	return location.ActorTransferRecord{
+		MeshName:                r.MeshName,
+		ActorID:                 r.ActorID,
+		TransferID:              r.TransferID,
+		Source:                  r.Source,
+		Target:                  r.Target,
+		ExpectedActorGeneration: r.ExpectedActorGeneration,
+		ExpectedMembershipEpoch: r.ExpectedMembershipEpoch,
+		Participants:            slices.Clone(r.Participants),
+		State:                   location.TransferPrepared,
+		RecoveryOwnerID:         r.RecoveryOwnerID,
+		RecoveryLeaseExpiresAt:  at.Add(r.RecoveryLeaseTTL),
+		UpdatedAt:               at,
+	}
+}
+
+// Small list helpers.
+
+// lsSpotIDs returns the spot ids of rows, in order.
+func lsSpotIDs(rows []location.SpotLocation) []string {
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r.SpotID)
+	}
+	return out
+}
+
+// lsMeshSpotIDs returns mesh/spotId of rows, in order.
+func lsMeshSpotIDs(rows []location.SpotLocation) []string {
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r.MeshName+"/"+r.SpotID)
+	}
+	return out
+}
+
+// lsMNRIDs returns the rids of descriptors, in order.
+func lsMNRIDs(rows []location.MeshNodeDescriptor) []string {
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, string(r.RID))
+	}
+	return out
+}
+
+// lsFPRIDs returns the publisher rids of descriptors, in order.
+func lsFPRIDs(rows []location.FanoutPublisherDescriptor) []string {
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, string(r.PublisherRID))
+	}
+	return out
+}
+
+// lsSorted returns a sorted copy.
+func lsSorted(in []string) []string {
+	out := slices.Clone(in)
+	sort.Strings(out)
+	return out
+}

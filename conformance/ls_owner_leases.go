@@ -1,0 +1,304 @@
+package conformance
+
+import (
+	"errors"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// Catalogue section A: owner leases (LS-001 … LS-022).
+
+// ls001 is LS-001.
+func ls001(l *lsCase) {
+	res, err := l.S.ClaimOwnerLease(l.Ctx, "owner-a", 30000*time.Millisecond)
+	require.NoError(l, err)
+	require.Equal(l, location.KindClaimed, res.Kind)
+	require.Equal(l, "owner-a", res.Token.OwnerID)
+	l.expectNum(res.Token.LeaseGeneration, numPositive(1), "leaseGeneration")
+	l.expectTime(res.LeaseExpiresAt, lsAt(30*time.Second), "leaseExpiresAt")
+	l.expectTime(res.StoreNow, T0(), "storeNow")
+	l.expectLeaseFound("owner-a", res.Token, lsAt(30*time.Second))
+}
+
+// ls002 is LS-002.
+func ls002(l *lsCase) {
+	a := l.claim("a")
+	l.expectNum(a.LeaseGeneration, numPositive(1), "gen(a)")
+	b := l.claim("b")
+	c := l.claim("c")
+	l.expectNum(b.LeaseGeneration, numAbove(2, a.LeaseGeneration), "gen(b)")
+	l.expectNum(c.LeaseGeneration, numAbove(3, b.LeaseGeneration), "gen(c)")
+}
+
+// ls003 is LS-003.
+func ls003(l *lsCase) {
+	a := l.claim("a")
+	res, err := l.S.ClaimOwnerLease(l.Ctx, "a", 60000*time.Millisecond)
+	require.NoError(l, err)
+	require.Equal(l, location.KindConflict, res.Kind, "re-claiming a live lease")
+	l.expectLeaseFound("a", a, lsAt(30*time.Second))
+	b := l.claim("b")
+	l.expectNum(b.LeaseGeneration, numAbove(2, a.LeaseGeneration), "gen(b): the conflict consumed no generation")
+}
+
+// ls004 is LS-004.
+func ls004(l *lsCase) {
+	l.claim("a")
+	b := l.claim("b")
+	l.expire("a")
+	res, err := l.S.ClaimOwnerLease(l.Ctx, "a", lsTTL)
+	require.NoError(l, err)
+	require.Equal(l, location.KindClaimed, res.Kind, "claim after expiry")
+	l.expectNum(res.Token.LeaseGeneration, numAbove(3, b.LeaseGeneration), "new gen(a)")
+	l.expectTime(res.LeaseExpiresAt, l.now().Add(lsTTL), "expiry = now + 30 s")
+	l.expectTime(res.StoreNow, l.now(), "storeNow")
+}
+
+// ls005 is LS-005.
+func ls005(l *lsCase) {
+	old := l.claim("a")
+	l.release("a")
+	again := l.claim("a")
+	require.Greater(l, again.LeaseGeneration, old.LeaseGeneration, "a new generation is greater than the old one")
+}
+
+// ls006 is LS-006.
+func ls006(l *lsCase) {
+	cases := []struct {
+		owner string
+		ttl   time.Duration
+		class location.ErrorClass
+		what  string
+	}{
+		{"", lsTTL, location.ClassType, `ownerId ""`},
+		{"   ", lsTTL, location.ClassType, `ownerId "   "`},
+		{"a", 0, location.ClassRange, "ttl 0 ms"},
+		{"a", -5 * time.Millisecond, location.ClassRange, "ttl -5 ms"},
+		// 2^53 ms does not fit a time.Duration (the bound is vacuous in
+		// Go); a TTL that truncates to 0 whole milliseconds is the Go
+		// counterpart of an unusable TTL.
+		{"a", 999 * time.Microsecond, location.ClassRange, "ttl 0.999 ms (0 whole ms)"},
+	}
+	l.useOwner("a")
+	for _, tc := range cases {
+		before := l.snap()
+		_, err := l.S.ClaimOwnerLease(l.Ctx, tc.owner, tc.ttl)
+		l.expectInputError(err, tc.class, "claim with %s", tc.what)
+		l.noEffect(before, "claim with %s", tc.what)
+	}
+	a := l.claim("a")
+	l.expectNum(a.LeaseGeneration, numPositive(1), "gen(a) after the rejected claims")
+}
+
+// ls007 is LS-007.
+func ls007(l *lsCase) {
+	require.NotNil(l, l.F.SetOwnerLeaseCounter, "the harness declares OwnerLeaseCounterHook but Fixture.SetOwnerLeaseCounter is nil")
+	err := l.F.SetOwnerLeaseCounter(location.MaxGeneration)
+	if errors.Is(err, location.ErrUnsupported) {
+		l.Fatalf("the harness declares OwnerLeaseCounterHook, but SetOwnerLeaseCounter answered ErrUnsupported: the store claims more than it does")
+	}
+	require.NoError(l, err)
+	for i := 1; i <= 2; i++ {
+		res, err := l.S.ClaimOwnerLease(l.Ctx, "a", lsTTL)
+		require.NoError(l, err)
+		require.Equalf(l, location.KindGenerationExhausted, res.Kind, "claim #%d", i)
+		l.expectLeaseMissing("a")
+	}
+}
+
+// ls008 is LS-008.
+func ls008(l *lsCase) { l.expectLeaseMissing("nobody") }
+
+// ls009 is LS-009.
+func ls009(l *lsCase) {
+	l.claim("a")
+	l.expire("a")
+	l.expectLeaseMissing("a")
+	l.claim("a")
+}
+
+// ls010 is LS-010.
+func ls010(l *lsCase) {
+	_, err := l.S.ReadOwnerLease(l.Ctx, "  ")
+	l.expectInputError(err, location.ClassType, `read("  ")`)
+}
+
+// ls011 is LS-011.
+func ls011(l *lsCase) {
+	a := l.claim("a")
+	l.setClock(10 * time.Second)
+	res, err := l.S.RenewOwnerLease(l.Ctx, a, 60000*time.Millisecond)
+	require.NoError(l, err)
+	require.Equal(l, location.KindRenewed, res.Kind)
+	l.expectTime(res.LeaseExpiresAt, lsAt(70*time.Second), "leaseExpiresAt")
+	l.expectTime(res.StoreNow, lsAt(10*time.Second), "storeNow")
+	l.expectLeaseFound("a", a, lsAt(70*time.Second))
+}
+
+// ls012 is LS-012.
+func ls012(l *lsCase) {
+	a := l.claim("a")
+	res, err := l.S.RenewOwnerLease(l.Ctx, a, 1000*time.Millisecond)
+	require.NoError(l, err)
+	require.Equal(l, location.KindRenewed, res.Kind)
+	l.expectTime(res.LeaseExpiresAt, lsAt(time.Second), "leaseExpiresAt")
+	l.expectLeaseFound("a", a, lsAt(time.Second))
+}
+
+// ls013 is LS-013.
+func ls013(l *lsCase) {
+	a := l.claim("a")
+	res, err := l.S.RenewOwnerLease(l.Ctx, lsToken("a", a.LeaseGeneration+1), lsTTL)
+	require.NoError(l, err)
+	require.Equal(l, location.KindStale, res.Kind)
+	l.expectLeaseFound("a", a, lsAt(30*time.Second))
+}
+
+// ls014 is LS-014.
+func ls014(l *lsCase) {
+	a := l.claim("a")
+	l.expire("a")
+	res, err := l.S.RenewOwnerLease(l.Ctx, a, lsTTL)
+	require.NoError(l, err)
+	require.Equal(l, location.KindStale, res.Kind)
+	l.expectLeaseMissing("a")
+}
+
+// ls015 is LS-015.
+func ls015(l *lsCase) {
+	res, err := l.S.RenewOwnerLease(l.Ctx, lsToken("nobody", 1), lsTTL)
+	require.NoError(l, err)
+	require.Equal(l, location.KindStale, res.Kind)
+}
+
+// ls016 is LS-016.
+func ls016(l *lsCase) {
+	a := l.claim("a")
+	before := l.snap()
+	_, err := l.S.RenewOwnerLease(l.Ctx, lsToken("  ", 1), lsTTL)
+	l.expectInputError(err, location.ClassType, `renew({"  ", 1})`)
+	_, err = l.S.RenewOwnerLease(l.Ctx, a, 0)
+	l.expectInputError(err, location.ClassRange, "renew(tok(a), 0)")
+	l.noEffect(before, "rejected renews")
+}
+
+// ls017 is LS-017.
+func ls017(l *lsCase) {
+	a := l.claim("a")
+	l.release("a")
+	l.expectLeaseMissing("a")
+	res, err := l.S.RenewOwnerLease(l.Ctx, a, lsTTL)
+	require.NoError(l, err)
+	require.Equal(l, location.KindStale, res.Kind, "renew after release")
+}
+
+// ls018 is LS-018.
+func ls018(l *lsCase) {
+	a := l.claim("a")
+	release := func(t location.OwnerToken) location.ResultKind {
+		l.Helper()
+		k, err := l.S.ReleaseOwnerLease(l.Ctx, t)
+		require.NoError(l, err)
+		return k
+	}
+	require.Equal(l, location.KindStale, release(lsToken("a", a.LeaseGeneration+1)), "release with gen(a)+1")
+	l.expectLeaseFound("a", a, lsAt(30*time.Second))
+	require.Equal(l, location.KindStale, release(lsToken("nobody", 1)), "release of an unknown owner")
+	require.Equal(l, location.KindReleased, release(a), "first release")
+	require.Equal(l, location.KindStale, release(a), "second release")
+}
+
+// ls019 is LS-019 (A-20 reproduced).
+func ls019(l *lsCase) {
+	a := l.claim("a")
+	l.expire("a")
+	k, err := l.S.ReleaseOwnerLease(l.Ctx, a)
+	require.NoError(l, err)
+	require.Equal(l, location.KindReleased, k, "release of an expired lease that no read dropped")
+
+	b := l.claim("b")
+	l.expire("b")
+	l.expectLeaseMissing("b")
+	k, err = l.S.ReleaseOwnerLease(l.Ctx, b)
+	require.NoError(l, err)
+	require.Equal(l, location.KindStale, k, "release of an expired lease after a read dropped it")
+}
+
+// lsReleaseKeepsRows is the common setup of LS-020 … LS-022: a's spot and
+// peer rows, then a's lease released. It returns the first generations of
+// the spot and peer keys.
+func lsReleaseKeepsRows(l *lsCase) (spotGen, peerGen int64) {
+	l.Helper()
+	a := l.claim("a")
+	sres := l.putSpot(lsSPOT("a", a.LeaseGeneration), location.IntentNewClaim)
+	l.expectStored(sres, numPositive(1), T0(), "SPOT(a)")
+	pres := l.putPeer(lsPEER("a", 0), location.IntentNewClaim)
+	l.expectStored(pres, numPositive(1), T0(), "PEER(a)")
+	scopes := lsAllStampScopes(lsMeshPlay, lsMeshGame)
+	before := l.readStamps(scopes...)
+	l.release("a")
+	after := l.readStamps(scopes...)
+	for _, s := range scopes {
+		l.expectStampDelta(before, after, s, 0)
+	}
+	spot := l.resolveSpot(lsSpotKey())
+	require.NotNil(l, spot, "the released owner's spot row stays")
+	require.Equal(l, "a", spot.OwnerID)
+	peers := l.listPeers(location.PeerFilter{})
+	require.Len(l, peers, 1, "the released owner's peer row stays")
+	require.Equal(l, "a", peers[0].OwnerID)
+	return sres.Generation, pres.Generation
+}
+
+// ls020 is LS-020.
+func ls020(l *lsCase) { lsReleaseKeepsRows(l) }
+
+// lsReleasedRowsClaimed continues LS-020 with LS-021.
+func lsReleasedRowsClaimed(l *lsCase) {
+	l.Helper()
+	spotGen, peerGen := lsReleaseKeepsRows(l)
+	b := l.claim("b")
+	l.expectStored(l.putSpot(lsSPOT("b", b.LeaseGeneration), location.IntentNewClaim), numAbove(2, spotGen), T0(), "SPOT(b) NewClaim")
+	l.expectStored(l.putPeer(lsPEER("b", 0), location.IntentNewClaim), numAbove(2, peerGen), T0(), "PEER(b) NewClaim")
+	spot := l.resolveSpot(lsSpotKey())
+	require.NotNil(l, spot)
+	require.Equal(l, "b", spot.OwnerID)
+	require.Equal(l, b.LeaseGeneration, spot.LeaseGeneration)
+	peers := l.listPeers(location.PeerFilter{})
+	require.Len(l, peers, 1)
+	require.Equal(l, "b", peers[0].OwnerID)
+}
+
+// ls021 is LS-021.
+func ls021(l *lsCase) { lsReleasedRowsClaimed(l) }
+
+// ls022 is LS-022.
+func ls022(l *lsCase) {
+	lsReleasedRowsClaimed(l)
+	spotBefore := l.resolveSpot(lsSpotKey())
+	peersBefore := l.listPeers(location.PeerFilter{})
+	a := l.claim("a")
+	l.expectNum(a.LeaseGeneration, numAbove(3, l.gen("b")), "gen(a) re-claimed")
+	l.expectSameRow(spotBefore, l.resolveSpot(lsSpotKey()), "b's spot row is untouched by the claim")
+	l.expectSameRow(peersBefore, l.listPeers(location.PeerFilter{}), "b's peer row is untouched by the claim")
+}
+
+// lsAllStampScopes lists the global scope of every location kind and, for
+// each mesh given, its per-mesh scope.
+func lsAllStampScopes(meshes ...string) []stampScope {
+	kinds := []location.LocationKind{
+		location.LocationPeer, location.LocationSpot, location.LocationActor,
+		location.LocationRoute, location.LocationClientServer,
+	}
+	var out []stampScope
+	for _, k := range kinds {
+		out = append(out, stampOf(k, ""))
+		for _, m := range meshes {
+			out = append(out, stampOf(k, m))
+		}
+	}
+	return out
+}

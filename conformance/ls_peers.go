@@ -1,0 +1,300 @@
+package conformance
+
+import (
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// Catalogue section E: peers (LS-100 … LS-118). Peer writes check no
+// writer lease (A-11, reproduced); a Renew with generation 0 keeps the row
+// generation (A-01, fixed).
+
+// lsCreatePeer claims a (unless claimed) and stores PEER(a); it returns the
+// generation.
+func lsCreatePeer(l *lsCase) int64 {
+	l.Helper()
+	if _, ok := l.tokens["a"]; !ok {
+		l.claim("a")
+	}
+	res := l.putPeer(lsPEER("a", 0), location.IntentNewClaim)
+	l.expectStored(res, numPositive(1), l.now(), "PEER(a) NewClaim")
+	return res.Generation
+}
+
+// lsOnePeer requires ListPeers({}) to hold exactly one row and returns it.
+func lsOnePeer(l *lsCase) location.PeerLocation {
+	l.Helper()
+	rows := l.listPeers(location.PeerFilter{})
+	require.Len(l, rows, 1, "ListPeers({})")
+	return rows[0]
+}
+
+// ls100 is LS-100.
+func ls100(l *lsCase) {
+	g := lsCreatePeer(l)
+	want := lsPEER("a", g)
+	want.UpdatedAt = T0()
+	l.expectSameRow([]location.PeerLocation{want}, l.listPeers(location.PeerFilter{MeshName: lsStrPtr(lsMeshPlay)}), "ListPeers({play})")
+	l.expectStamp(stampOf(location.LocationPeer, lsMeshPlay), 1)
+	l.expectStamp(stampOf(location.LocationPeer, ""), 1)
+}
+
+// ls101 is LS-101.
+func ls101(l *lsCase) {
+	l.expectStored(l.putPeer(lsPEER("ghost", 0), location.IntentNewClaim), numPositive(1), T0(), "PEER(ghost) NewClaim")
+}
+
+// ls102 is LS-102.
+func ls102(l *lsCase) {
+	lsCreatePeer(l)
+	l.claim("b")
+	before := l.snap()
+	l.expectFailed(l.putPeer(lsPEER("b", 0), location.IntentNewClaim), location.RejectedConflict, "PEER(b) NewClaim over live a")
+	l.noEffect(before, "rejected NewClaim")
+}
+
+// ls103 is LS-103 (A-13: claims are not idempotent).
+func ls103(l *lsCase) {
+	lsCreatePeer(l)
+	before := l.snap()
+	l.expectFailed(l.putPeer(lsPEER("a", 0), location.IntentNewClaim), location.RejectedConflict, "PEER(a) NewClaim over its own live row")
+	l.noEffect(before, "rejected NewClaim")
+}
+
+// ls104 is LS-104.
+func ls104(l *lsCase) {
+	g := lsCreatePeer(l)
+	l.claim("b")
+	l.expire("a")
+	res := l.putPeer(lsPEER("b", 0), location.IntentNewClaim)
+	l.expectStored(res, numAbove(2, g), l.now(), "PEER(b) NewClaim over dead a")
+	row := lsOnePeer(l)
+	require.Equal(l, "b", row.OwnerID)
+	require.Equal(l, res.Generation, row.Generation, "the row generation is the returned one")
+}
+
+// ls105 is LS-105.
+func ls105(l *lsCase) {
+	res := l.putPeer(lsPEER("ghost", 0), location.IntentNewClaim)
+	l.expectStored(res, numPositive(1), T0(), "PEER(ghost)")
+	l.claim("b")
+	l.expectStored(l.putPeer(lsPEER("b", 0), location.IntentNewClaim), numAbove(2, res.Generation), T0(), "PEER(b) NewClaim over ghost's row")
+}
+
+// ls106 is LS-106.
+func ls106(l *lsCase) {
+	g := lsCreatePeer(l)
+	l.claim("b")
+	res := l.putPeer(lsPEER("b", 0), location.IntentTakeover)
+	l.expectStored(res, numAbove(2, g), l.now(), "PEER(b) Takeover")
+	l.expectStored(l.putPeer(lsPEER("ghost", 0), location.IntentTakeover), numAbove(3, res.Generation), l.now(), "PEER(ghost) Takeover")
+}
+
+// ls107 is LS-107.
+func ls107(l *lsCase) {
+	g := lsCreatePeer(l)
+	s := stampOf(location.LocationPeer, lsMeshPlay)
+	before := l.readStamps(s)
+	l.setClock(5 * time.Second)
+	p := lsPEER("a", g)
+	p.Draining = true
+	l.expectStored(l.putPeer(p, location.IntentRenew), numEqual(g), lsAt(5*time.Second), "PEER(a, g) Renew")
+	row := lsOnePeer(l)
+	require.True(l, row.Draining)
+	require.Equal(l, g, row.Generation)
+	l.expectTime(row.UpdatedAt, lsAt(5*time.Second), "listed updatedAt")
+	l.expectStampDelta(before, l.readStamps(s), s, 1)
+	l.expectStamp(s, 2)
+}
+
+// ls108 is LS-108.
+func ls108(l *lsCase) {
+	g := lsCreatePeer(l)
+	l.claim("b")
+	before := l.snap()
+	absent := lsPEER("a", g)
+	absent.NodeRID = lsRIDPtr("node-9")
+	for _, c := range []struct {
+		what string
+		p    location.PeerLocation
+	}{
+		{"generation g+1", lsPEER("a", g+1)},
+		{"owner b", lsPEER("b", g)},
+		{"absent key node-9", absent},
+	} {
+		l.expectFailed(l.putPeer(c.p, location.IntentRenew), location.IgnoredStale, "Renew with %s", c.what)
+	}
+	l.noEffect(before, "rejected renews")
+}
+
+// ls109 is LS-109 (A-01 fixed: the row keeps its generation).
+func ls109(l *lsCase) {
+	g := lsCreatePeer(l)
+	l.expectStored(l.putPeer(lsPEER("a", 0), location.IntentRenew), numEqual(g), l.now(), "PEER(a, 0) Renew")
+	require.Equal(l, g, lsOnePeer(l).Generation, "the listed row keeps generation g")
+	l.expectStored(l.rmPeer(lsPK(), lsToken("a", g)), numEqual(g), l.now(), "RemovePeer(PK, {a, g})")
+	require.Empty(l, l.listPeers(location.PeerFilter{}))
+}
+
+// ls110 is LS-110 (A-19: with a nodeRid the endpoint is not identity).
+func ls110(l *lsCase) {
+	g := lsCreatePeer(l)
+	l.claim("b")
+	p := lsPEER("a", g)
+	p.Endpoint = "tcp://127.0.0.1:5999"
+	l.expectStored(l.putPeer(p, location.IntentRenew), numEqual(g), l.now(), "PEER(a, g) with a new endpoint")
+	row := lsOnePeer(l)
+	require.Equal(l, "tcp://127.0.0.1:5999", row.Endpoint)
+	q := lsPEER("b", 0)
+	q.Endpoint = "tcp://127.0.0.1:5999"
+	l.expectFailed(l.putPeer(q, location.IntentNewClaim), location.RejectedConflict, "PEER(b) NewClaim on the same identity")
+	k := lsPK()
+	k.Endpoint = lsStrPtr("tcp://other")
+	l.expectStored(l.rmPeer(k, lsToken("a", g)), numEqual(g), l.now(), "RemovePeer with another endpoint")
+	require.Empty(l, l.listPeers(location.PeerFilter{}))
+}
+
+// ls111 is LS-111.
+func ls111(l *lsCase) {
+	l.claim("a")
+	const e1, e2 = "tcp://127.0.0.1:5001", "tcp://127.0.0.1:5002"
+	gens := map[string]int64{}
+	for _, e := range []string{e1, e2} {
+		p := lsPEER("a", 0)
+		p.NodeRID, p.Endpoint = nil, e
+		res := l.putPeer(p, location.IntentNewClaim)
+		l.expectStored(res, numPositive(1), l.now(), "PEER(a) at %s", e)
+		gens[e] = res.Generation
+	}
+	require.Len(l, l.listPeers(location.PeerFilter{}), 2)
+	k := location.PeerKey{AutoConnectType: location.AutoConnectRouteMesh, MeshName: lsMeshPlay, Role: location.PeerRoleRouter, Endpoint: lsStrPtr(e1)}
+	l.expectStored(l.rmPeer(k, lsToken("a", gens[e1])), numEqual(gens[e1]), l.now(), "RemovePeer(e1)")
+	rows := l.listPeers(location.PeerFilter{})
+	require.Len(l, rows, 1)
+	require.Equal(l, e2, rows[0].Endpoint)
+}
+
+// ls112 is LS-112.
+func ls112(l *lsCase) {
+	l.claim("a")
+	before := l.snap()
+	for _, c := range []struct {
+		what string
+		edit func(*location.PeerLocation)
+	}{
+		{"autoConnectType 0", func(p *location.PeerLocation) { p.AutoConnectType = 0 }},
+		{"role 0", func(p *location.PeerLocation) { p.Role = 0 }},
+		{"role 1", func(p *location.PeerLocation) { p.Role = 1 }},
+		{"role 7", func(p *location.PeerLocation) { p.Role = 7 }},
+	} {
+		p := lsPEER("a", 0)
+		c.edit(&p)
+		_, err := l.S.UpdatePeer(l.Ctx, p, location.IntentNewClaim)
+		l.expectInputError(err, location.ClassRange, "UpdatePeer with %s", c.what)
+	}
+	k := lsPK()
+	k.Role = 0
+	_, err := l.S.RemovePeer(l.Ctx, k, lsToken("a", 1))
+	l.expectInputError(err, location.ClassRange, "RemovePeer with role 0")
+	l.noEffect(before, "rejected peer keys")
+}
+
+// ls113 is LS-113.
+func ls113(l *lsCase) {
+	g := lsCreatePeer(l)
+	s := stampOf(location.LocationPeer, lsMeshPlay)
+	before := l.readStamps(s)
+	l.expectStored(l.rmPeer(lsPK(), lsToken("a", g)), numEqual(g), l.now(), "RemovePeer(PK, {a, g})")
+	require.Empty(l, l.listPeers(location.PeerFilter{}))
+	l.expectStampDelta(before, l.readStamps(s), s, 1)
+	l.expectStamp(s, 2)
+}
+
+// ls114 is LS-114.
+func ls114(l *lsCase) {
+	g1 := lsCreatePeer(l)
+	res := l.putPeer(lsPEER("a", 0), location.IntentTakeover)
+	l.expectStored(res, numAbove(2, g1), l.now(), "PEER(a) Takeover")
+	g2 := res.Generation
+	l.expectFailed(l.rmPeer(lsPK(), lsToken("a", g1)), location.IgnoredStale, "RemovePeer with g1")
+	l.expectFailed(l.rmPeer(lsPK(), lsToken("b", g2)), location.IgnoredStale, "RemovePeer as b")
+	l.expectStored(l.rmPeer(lsPK(), lsToken("a", g2)), numEqual(g2), l.now(), "RemovePeer with g2")
+}
+
+// ls115 is LS-115.
+func ls115(l *lsCase) {
+	g := lsCreatePeer(l)
+	l.expire("a")
+	l.expectStored(l.rmPeer(lsPK(), lsToken("a", g)), numEqual(g), l.now(), "RemovePeer by a dead owner")
+}
+
+// ls116 is LS-116.
+func ls116(l *lsCase) {
+	g := lsCreatePeer(l)
+	l.expectStored(l.rmPeer(lsPK(), lsToken("a", g)), numEqual(g), l.now(), "RemovePeer")
+	l.expectStored(l.putPeer(lsPEER("a", 0), location.IntentNewClaim), numAbove(2, g), l.now(), "PEER(a) re-created")
+}
+
+// ls117 is LS-117.
+func ls117(l *lsCase) {
+	const e3 = "tcp://127.0.0.1:5003"
+	mk := func(t location.AutoConnectType, mesh string, role location.PeerRole, node string, endpoint string) location.PeerLocation {
+		p := lsPEER("a", 0)
+		p.AutoConnectType, p.MeshName, p.Role, p.Endpoint = t, mesh, role, endpoint
+		p.NodeRID = nil
+		if node != "" {
+			p.NodeRID = lsRIDPtr(node)
+		}
+		return p
+	}
+	rows := map[string]location.PeerLocation{
+		"P1": mk(location.AutoConnectRouteMesh, lsMeshPlay, location.PeerRoleRouter, "node-1", "tcp://127.0.0.1:5001"),
+		"P2": mk(location.AutoConnectRouteMesh, lsMeshPlay, location.PeerRoleDealer, "node-2", "tcp://127.0.0.1:5002"),
+		"P3": mk(location.AutoConnectFanout, lsMeshPlay, location.PeerRolePub, "", e3),
+		"P4": mk(location.AutoConnectRouteMesh, "other", location.PeerRoleRouter, "node-1", "tcp://127.0.0.1:5004"),
+	}
+	for _, name := range []string{"P1", "P2", "P3", "P4"} {
+		l.expectStored(l.putPeer(rows[name], location.IntentNewClaim), numPositive(1), l.now(), "%s", name)
+	}
+	names := func(got []location.PeerLocation) []string {
+		var out []string
+		for _, p := range got {
+			for name, want := range rows {
+				if peerOrderKey(want) == peerOrderKey(p) {
+					out = append(out, name)
+				}
+			}
+		}
+		return out
+	}
+	tF := location.AutoConnectFanout
+	router := location.PeerRoleRouter
+	for _, c := range []struct {
+		what string
+		f    location.PeerFilter
+		want []string
+	}{
+		{"{}", location.PeerFilter{}, []string{"P1", "P2", "P3", "P4"}},
+		{"{MeshName play}", location.PeerFilter{MeshName: lsStrPtr(lsMeshPlay)}, []string{"P1", "P2", "P3"}},
+		{"{Role Router}", location.PeerFilter{Role: &router}, []string{"P1", "P4"}},
+		{"{AutoConnectType Fanout}", location.PeerFilter{AutoConnectType: &tF}, []string{"P3"}},
+		{"{NodeRID node-1}", location.PeerFilter{NodeRID: lsRIDPtr("node-1")}, []string{"P1", "P4"}},
+		{"{Endpoint e3}", location.PeerFilter{Endpoint: lsStrPtr(e3)}, []string{"P3"}},
+		{"{MeshName play, Role Router}", location.PeerFilter{MeshName: lsStrPtr(lsMeshPlay), Role: &router}, []string{"P1"}},
+		{"{NodeRID node-9}", location.PeerFilter{NodeRID: lsRIDPtr("node-9")}, nil},
+	} {
+		require.ElementsMatchf(l, c.want, names(l.listPeers(c.f)), "ListPeers(%s)", c.what)
+	}
+}
+
+// ls118 is LS-118.
+func ls118(l *lsCase) {
+	g := lsCreatePeer(l)
+	l.expire("a")
+	row := lsOnePeer(l)
+	require.Equal(l, "a", row.OwnerID)
+	require.Equal(l, g, row.Generation)
+}

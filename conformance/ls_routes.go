@@ -1,0 +1,147 @@
+package conformance
+
+import (
+	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// Catalogue section H: routes (LS-150 … LS-158). Routes follow the peer
+// rules and bump only the global Route stamp.
+
+// lsCreateRoute claims a (unless claimed) and stores ROUTE(a); it returns
+// the generation.
+func lsCreateRoute(l *lsCase) int64 {
+	l.Helper()
+	if _, ok := l.tokens["a"]; !ok {
+		l.claim("a")
+	}
+	res := l.putRoute(lsROUTE("a", 0), location.IntentNewClaim)
+	l.expectStored(res, numPositive(1), l.now(), "ROUTE(a) NewClaim")
+	return res.Generation
+}
+
+// ls150 is LS-150.
+func ls150(l *lsCase) {
+	g := lsCreateRoute(l)
+	r := l.resolveRoute(lsRouteKey())
+	require.NotNil(l, r)
+	require.Equal(l, []byte{1, 2, 3, 4}, r.Value)
+	require.Equal(l, g, r.Generation)
+	want := lsROUTE("a", g)
+	want.UpdatedAt = T0()
+	l.expectSameRow(&want, r, "ResolveRoute(ActorSession, route-1)")
+	l.expectStamp(stampOf(location.LocationRoute, ""), 1)
+	l.expectStamp(stampOf(location.LocationRoute, lsMeshPlay), 0)
+	l.expectStamp(stampOf(location.LocationPeer, ""), 0)
+}
+
+// ls151 is LS-151.
+func ls151(l *lsCase) {
+	g := lsCreateRoute(l)
+	l.claim("b")
+	l.expectFailed(l.putRoute(lsROUTE("b", 0), location.IntentNewClaim), location.RejectedConflict, "ROUTE(b) NewClaim")
+	l.expectStored(l.putRoute(lsROUTE("b", 0), location.IntentTakeover), numAbove(2, g), l.now(), "ROUTE(b) Takeover")
+	require.Equal(l, "b", l.resolveRoute(lsRouteKey()).OwnerID)
+}
+
+// ls152 is LS-152.
+func ls152(l *lsCase) {
+	g := lsCreateRoute(l)
+	l.expectStored(l.putRoute(lsROUTE("a", g), location.IntentRenew), numEqual(g), l.now(), "ROUTE(a, g) Renew")
+	l.expectFailed(l.putRoute(lsROUTE("a", g+4), location.IntentRenew), location.IgnoredStale, "ROUTE(a, g+4) Renew")
+	l.expectFailed(l.putRoute(lsROUTE("b", g), location.IntentRenew), location.IgnoredStale, "ROUTE(b, g) Renew")
+}
+
+// ls153 is LS-153.
+func ls153(l *lsCase) {
+	g := lsCreateRoute(l)
+	s := stampOf(location.LocationRoute, "")
+	before := l.readStamps(s)
+	l.expectFailed(l.rmRoute(lsRouteKey(), lsToken("a", g+1)), location.IgnoredStale, "RemoveRoute with g+1")
+	l.expectFailed(l.rmRoute(location.RouteKey{RouteKind: location.RouteActorSession, RouteKey: "route-9"}, lsToken("a", g)), location.IgnoredStale, "RemoveRoute of route-9")
+	l.expectStampDelta(before, l.readStamps(s), s, 0)
+	l.expectStored(l.rmRoute(lsRouteKey(), lsToken("a", g)), numEqual(g), l.now(), "RemoveRoute with g")
+	l.expectStampDelta(before, l.readStamps(s), s, 1)
+	require.Nil(l, l.resolveRoute(lsRouteKey()))
+}
+
+// ls154 is LS-154.
+func ls154(l *lsCase) {
+	l.claim("a")
+	l.claim("b")
+	g := lsCreateRoute(l)
+	l.expectStored(l.rmRoute(lsRouteKey(), lsToken("a", g)), numEqual(g), l.now(), "RemoveRoute(key, {a, g})")
+	l.expectStored(l.putRoute(lsROUTE("b", 0), location.IntentNewClaim), numAbove(2, g), l.now(), "ROUTE(b) NewClaim after the remove")
+}
+
+// ls155 is LS-155.
+func ls155(l *lsCase) {
+	lsCreateRoute(l)
+	r := lsROUTE("a", 0)
+	r.RouteKind = location.RouteSpotName
+	l.expectStored(l.putRoute(r, location.IntentNewClaim), numPositive(1), l.now(), "ROUTE(a) as SpotName")
+	require.Len(l, l.listRoutes(location.RouteFilter{}), 2)
+}
+
+// ls156 is LS-156.
+func ls156(l *lsCase) {
+	mk := func(kind location.RouteKind, key, node, owner string) location.RouteLocation {
+		r := lsROUTE(owner, 0)
+		r.RouteKind, r.RouteKey, r.OwnerNodeRID = kind, key, lsRID(node)
+		return r
+	}
+	for _, r := range []location.RouteLocation{
+		mk(location.RouteActorSession, "r1", "node-1", "a"),
+		mk(location.RouteSpotName, "r2", "node-2", "a"),
+		mk(location.RouteActorSession, "r3", "node-2", "b"),
+	} {
+		l.expectStored(l.putRoute(r, location.IntentNewClaim), numPositive(1), l.now(), "route %s", r.RouteKey)
+	}
+	keys := func(rows []location.RouteLocation) []string {
+		var out []string
+		for _, r := range rows {
+			out = append(out, r.RouteKey)
+		}
+		return out
+	}
+	session := location.RouteActorSession
+	for _, c := range []struct {
+		what string
+		f    location.RouteFilter
+		want []string
+	}{
+		{"{RouteKind ActorSession}", location.RouteFilter{RouteKind: &session}, []string{"r1", "r3"}},
+		{"{OwnerNodeRID node-2}", location.RouteFilter{OwnerNodeRID: lsRIDPtr("node-2")}, []string{"r2", "r3"}},
+		{"{OwnerID a}", location.RouteFilter{OwnerID: lsStrPtr("a")}, []string{"r1", "r2"}},
+		{"{}", location.RouteFilter{}, []string{"r1", "r2", "r3"}},
+	} {
+		require.ElementsMatchf(l, c.want, keys(l.listRoutes(c.f)), "ListRoutes(%s)", c.what)
+	}
+}
+
+// ls157 is LS-157 (A-40 fixed: values are copied in and out).
+func ls157(l *lsCase) {
+	l.claim("a")
+	r := lsROUTE("a", 0)
+	v := r.Value
+	l.expectStored(l.putRoute(r, location.IntentNewClaim), numPositive(1), l.now(), "ROUTE(a)")
+	v[0] = 99
+	got := l.resolveRoute(lsRouteKey())
+	require.Equal(l, []byte{1, 2, 3, 4}, got.Value, "the caller's slice was copied in")
+	got.Value[1] = 98
+	require.Equal(l, []byte{1, 2, 3, 4}, l.resolveRoute(lsRouteKey()).Value, "the returned slice is a copy")
+	rows := l.listRoutes(location.RouteFilter{})
+	require.Len(l, rows, 1)
+	rows[0].Value[2] = 97
+	require.Equal(l, []byte{1, 2, 3, 4}, l.resolveRoute(lsRouteKey()).Value, "listed values are copies")
+}
+
+// ls158 is LS-158.
+func ls158(l *lsCase) {
+	lsCreateRoute(l)
+	l.expire("a")
+	r := l.resolveRoute(lsRouteKey())
+	require.NotNil(l, r, "a dead owner's route resolves")
+	require.Equal(l, "a", r.OwnerID)
+}

@@ -1,0 +1,282 @@
+package conformance
+
+import (
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// Catalogue section J: actor transfers (LS-170 … LS-189). A-26 (re-prepare
+// ignores content) and A-27 (an expired recovery owner keeps its rights) are
+// reproduced.
+
+// lsPrepared prepares r and requires a stored prepared record.
+func lsPrepared(l *lsCase, r location.ActorTransferPrepareRequest) location.ActorTransferRecord {
+	l.Helper()
+	res := l.prepare(r)
+	l.expectXferStatus(res, location.TransferStored, "prepare %s", r.TransferID)
+	l.expectSameRow(lsXferRecord(r, l.now()), *res.Record, "prepared record")
+	return *res.Record
+}
+
+// lsMoved runs a transition and requires a stored record in the state.
+func lsMoved(l *lsCase, t lsTransition, r location.ActorTransferPrepareRequest, owner string, state location.TransferState) location.ActorTransferRecord {
+	l.Helper()
+	res := l.move(t, lsRef(r), owner)
+	l.expectXferStatus(res, location.TransferStored, "%s %s", t, r.TransferID)
+	require.Equalf(l, state, res.Record.State, "%s %s: state", t, r.TransferID)
+	l.expectTime(res.Record.UpdatedAt, l.now(), "%s %s: updatedAt", t, r.TransferID)
+	return *res.Record
+}
+
+// ls170 is LS-170.
+func ls170(l *lsCase) {
+	rec := lsPrepared(l, lsXFER())
+	require.Equal(l, location.TransferPrepared, rec.State)
+	require.Equal(l, "recovery-a", rec.RecoveryOwnerID)
+	l.expectTime(rec.RecoveryLeaseExpiresAt, lsAt(30*time.Second), "recoveryLeaseExpiresAt")
+	l.expectTime(rec.UpdatedAt, T0(), "updatedAt")
+	require.Equal(l, []location.RoutingID{"node-a", "node-b"}, rec.Participants)
+	l.expectSameRow(&rec, l.resolveXfer(lsMeshGame, "actor-1"), "ResolveActorTransfer(game, actor-1)")
+}
+
+// ls171 is LS-171.
+func ls171(l *lsCase) {
+	for _, c := range []struct {
+		what  string
+		edit  func(*location.ActorTransferPrepareRequest)
+		class location.ErrorClass
+	}{
+		{`meshName "  "`, func(r *location.ActorTransferPrepareRequest) { r.MeshName = "  " }, location.ClassType},
+		{`actorId ""`, func(r *location.ActorTransferPrepareRequest) { r.ActorID = "" }, location.ClassType},
+		{"upper-case transferId", func(r *location.ActorTransferPrepareRequest) { r.TransferID = "01234567-89AB-CDEF-0123-456789ABCDEF" }, location.ClassType},
+		{"transferId not-a-uuid", func(r *location.ActorTransferPrepareRequest) { r.TransferID = "not-a-uuid" }, location.ClassType},
+		{"transferId in braces", func(r *location.ActorTransferPrepareRequest) { r.TransferID = "{" + lsXferID + "}" }, location.ClassType},
+		{`recoveryOwnerId " "`, func(r *location.ActorTransferPrepareRequest) { r.RecoveryOwnerID = " " }, location.ClassType},
+		{"TTL 0", func(r *location.ActorTransferPrepareRequest) { r.RecoveryLeaseTTL = 0 }, location.ClassType},
+		{"TTL -1 ms", func(r *location.ActorTransferPrepareRequest) { r.RecoveryLeaseTTL = -time.Millisecond }, location.ClassType},
+		{"expectedActorGeneration 0", func(r *location.ActorTransferPrepareRequest) { r.ExpectedActorGeneration = 0 }, location.ClassRange},
+		{"expectedMembershipEpoch 0", func(r *location.ActorTransferPrepareRequest) { r.ExpectedMembershipEpoch = 0 }, location.ClassRange},
+		{"no participants", func(r *location.ActorTransferPrepareRequest) { r.Participants = nil }, location.ClassType},
+	} {
+		r := lsXFER()
+		c.edit(&r)
+		_, err := l.S.PrepareActorTransfer(l.Ctx, r)
+		l.expectInputError(err, c.class, "prepare with %s", c.what)
+		require.Nilf(l, l.resolveXfer(lsMeshGame, "actor-1"), "prepare with %s: nothing stored", c.what)
+	}
+}
+
+// ls172 is LS-172 (A-26 reproduced).
+func ls172(l *lsCase) {
+	rec := lsPrepared(l, lsXFER())
+	l.setClock(time.Second)
+	r := lsXFER()
+	r.RecoveryOwnerID = "recovery-z"
+	r.Participants = []location.RoutingID{"node-z"}
+	res := l.prepare(r)
+	l.expectXferStatus(res, location.TransferStored, "re-prepare with other content")
+	l.expectSameRow(rec, *res.Record, "the original record")
+	l.expectSameRow(&rec, l.resolveXfer(lsMeshGame, "actor-1"), "resolve")
+}
+
+// ls173 is LS-173.
+func ls173(l *lsCase) {
+	rec := lsPrepared(l, lsXFER())
+	l.expectXferStatus(l.prepare(lsXFER2()), location.TransferRejectedConflict, "prepare XFER2 while XFER is active")
+	l.expectSameRow(&rec, l.resolveXfer(lsMeshGame, "actor-1"), "resolve")
+}
+
+// ls174 is LS-174.
+func ls174(l *lsCase) {
+	lsPrepared(l, lsXFER())
+	lsMoved(l, trCommit, lsXFER(), "recovery-a", location.TransferCommitted)
+	l.expectXferStatus(l.prepare(lsXFER()), location.TransferRejectedConflict, "re-prepare a committed transfer")
+}
+
+// ls175 is LS-175.
+func ls175(l *lsCase) {
+	lsPrepared(l, lsXFER())
+	ref := lsRef(lsXFER())
+	l.expectXferStatus(l.move(trCommit, ref, "wrong"), location.TransferRejectedConflict, "commit by the wrong recovery owner")
+	l.setClock(time.Second)
+	rec := lsMoved(l, trCommit, lsXFER(), "recovery-a", location.TransferCommitted)
+	l.expectTime(rec.UpdatedAt, lsAt(time.Second), "updatedAt")
+	l.expectTime(rec.RecoveryLeaseExpiresAt, lsAt(30*time.Second), "recoveryLeaseExpiresAt unchanged")
+	l.expectSameRow(&rec, l.resolveXfer(lsMeshGame, "actor-1"), "resolve shows committed")
+	l.expectXferStatus(l.move(trCommit, ref, "recovery-a"), location.TransferInvalidState, "commit again")
+}
+
+// lsActivated prepares, commits and activates XFER.
+func lsActivated(l *lsCase) {
+	l.Helper()
+	lsPrepared(l, lsXFER())
+	ref := lsRef(lsXFER())
+	l.expectXferStatus(l.move(trActivate, ref, "recovery-a"), location.TransferInvalidState, "activate a prepared transfer")
+	lsMoved(l, trCommit, lsXFER(), "recovery-a", location.TransferCommitted)
+	lsMoved(l, trActivate, lsXFER(), "recovery-a", location.TransferActivated)
+	require.Nil(l, l.resolveXfer(lsMeshGame, "actor-1"), "an activated transfer is not active")
+	for _, t := range lsTransitions() {
+		l.expectXferStatus(l.move(t, ref, "recovery-a"), location.TransferNotFound, "%s after activation", t)
+	}
+}
+
+// ls176 is LS-176.
+func ls176(l *lsCase) { lsActivated(l) }
+
+// ls177 is LS-177.
+func ls177(l *lsCase) {
+	lsPrepared(l, lsXFER())
+	lsMoved(l, trAbort, lsXFER(), "recovery-a", location.TransferAborted)
+	require.Nil(l, l.resolveXfer(lsMeshGame, "actor-1"))
+	lsPrepared(l, lsXFER2())
+	lsMoved(l, trCommit, lsXFER2(), "recovery-a", location.TransferCommitted)
+	l.expectXferStatus(l.move(trAbort, lsRef(lsXFER2()), "recovery-a"), location.TransferInvalidState, "abort a committed transfer")
+}
+
+// ls178 is LS-178.
+func ls178(l *lsCase) {
+	lsActivated(l)
+	rec := lsPrepared(l, lsXFER2())
+	l.expectSameRow(&rec, l.resolveXfer(lsMeshGame, "actor-1"), "resolve returns XFER2")
+}
+
+// ls179 is LS-179.
+func ls179(l *lsCase) {
+	lsPrepared(l, lsXFER())
+	lsMoved(l, trAbort, lsXFER(), "recovery-a", location.TransferAborted)
+	l.setClock(time.Second)
+	rec := lsPrepared(l, lsXFER())
+	l.expectTime(rec.UpdatedAt, lsAt(time.Second), "a fresh record")
+	l.expectSameRow(&rec, l.resolveXfer(lsMeshGame, "actor-1"), "resolve")
+}
+
+// ls180 is LS-180.
+func ls180(l *lsCase) {
+	lsPrepared(l, lsXFER())
+	for _, t := range lsTransitions() {
+		l.expectXferStatus(l.move(t, lsRef(lsXFER2()), "recovery-a"), location.TransferNotFound, "%s of XFER2's id", t)
+		ref := lsRef(lsXFER())
+		ref.ActorID = "actor-9"
+		l.expectXferStatus(l.move(t, ref, "recovery-a"), location.TransferNotFound, "%s on (game, actor-9)", t)
+	}
+	l.expectXferStatus(l.takeOver(lsRef(lsXFER2()), "recovery-b", lsTTL), location.TransferNotFound, "takeover of an unknown id")
+}
+
+// lsTakenOver is LS-181: XFER prepared at T0, taken over by recovery-b at
+// T0+30 s.
+func lsTakenOver(l *lsCase) {
+	l.Helper()
+	lsPrepared(l, lsXFER())
+	ref := lsRef(lsXFER())
+	l.setClock(29999 * time.Millisecond)
+	l.expectXferStatus(l.takeOver(ref, "recovery-b", 30000*time.Millisecond), location.TransferRejectedConflict, "takeover before expiry")
+	l.setClock(30 * time.Second)
+	res := l.takeOver(ref, "recovery-b", 30000*time.Millisecond)
+	l.expectXferStatus(res, location.TransferStored, "takeover at expiry")
+	want := lsXferRecord(lsXFER(), T0())
+	want.RecoveryOwnerID = "recovery-b"
+	want.RecoveryLeaseExpiresAt = lsAt(60 * time.Second)
+	want.UpdatedAt = lsAt(30 * time.Second)
+	l.expectSameRow(want, *res.Record, "taken-over record")
+}
+
+// ls181 is LS-181.
+func ls181(l *lsCase) { lsTakenOver(l) }
+
+// ls182 is LS-182.
+func ls182(l *lsCase) {
+	lsTakenOver(l)
+	l.expectXferStatus(l.move(trCommit, lsRef(lsXFER()), "recovery-a"), location.TransferRejectedConflict, "commit by the former recovery owner")
+	lsMoved(l, trCommit, lsXFER(), "recovery-b", location.TransferCommitted)
+}
+
+// ls183 is LS-183.
+func ls183(l *lsCase) {
+	lsPrepared(l, lsXFER())
+	lsMoved(l, trCommit, lsXFER(), "recovery-a", location.TransferCommitted)
+	l.setClock(30 * time.Second)
+	res := l.takeOver(lsRef(lsXFER()), "recovery-b", lsTTL)
+	l.expectXferStatus(res, location.TransferStored, "takeover of a committed transfer")
+	require.Equal(l, location.TransferCommitted, res.Record.State)
+	require.Equal(l, "recovery-b", res.Record.RecoveryOwnerID)
+}
+
+// ls184 is LS-184.
+func ls184(l *lsCase) {
+	lsPrepared(l, lsXFER())
+	lsMoved(l, trCommit, lsXFER(), "recovery-a", location.TransferCommitted)
+	lsMoved(l, trActivate, lsXFER(), "recovery-a", location.TransferActivated)
+	l.expectXferStatus(l.takeOver(lsRef(lsXFER()), "recovery-b", lsTTL), location.TransferInvalidState, "takeover of an activated transfer")
+	lsPrepared(l, lsXFER2())
+	lsMoved(l, trAbort, lsXFER2(), "recovery-a", location.TransferAborted)
+	l.expectXferStatus(l.takeOver(lsRef(lsXFER2()), "recovery-b", lsTTL), location.TransferInvalidState, "takeover of an aborted transfer")
+}
+
+// ls185 is LS-185.
+func ls185(l *lsCase) {
+	lsPrepared(l, lsXFER())
+	before := l.snap()
+	for _, c := range []struct {
+		what      string
+		edit      func(*location.ActorTransferRef)
+		successor string
+		ttl       time.Duration
+	}{
+		{`successor " "`, nil, " ", lsTTL},
+		{"TTL 0", nil, "recovery-b", 0},
+		{"upper-case transferId", func(r *location.ActorTransferRef) { r.TransferID = "01234567-89AB-CDEF-0123-456789ABCDEF" }, "recovery-b", lsTTL},
+		{`meshName ""`, func(r *location.ActorTransferRef) { r.MeshName = "" }, "recovery-b", lsTTL},
+	} {
+		ref := lsRef(lsXFER())
+		if c.edit != nil {
+			c.edit(&ref)
+		}
+		_, err := l.S.TakeOverActorTransfer(l.Ctx, ref, c.successor, c.ttl)
+		l.expectInputError(err, location.ClassType, "takeover with %s", c.what)
+	}
+	l.noEffect(before, "rejected takeovers")
+}
+
+// ls186 is LS-186 (A-27 reproduced).
+func ls186(l *lsCase) {
+	lsPrepared(l, lsXFER())
+	l.setClock(31 * time.Second)
+	lsMoved(l, trCommit, lsXFER(), "recovery-a", location.TransferCommitted)
+}
+
+// ls187 is LS-187.
+func ls187(l *lsCase) {
+	lsPrepared(l, lsXFER())
+	l.setClock(31 * time.Second)
+	res := l.takeOver(lsRef(lsXFER()), "recovery-a", 10000*time.Millisecond)
+	l.expectXferStatus(res, location.TransferStored, "self-takeover after expiry")
+	l.expectTime(res.Record.RecoveryLeaseExpiresAt, lsAt(41*time.Second), "recoveryLeaseExpiresAt")
+}
+
+// ls188 is LS-188.
+func ls188(l *lsCase) {
+	lsPrepared(l, lsXFER())
+	r := lsXFER2()
+	r.ActorID = "actor-2"
+	lsPrepared(l, r)
+	r = lsXFER2()
+	r.MeshName = "other"
+	lsPrepared(l, r)
+}
+
+// ls189 is LS-189.
+func ls189(l *lsCase) {
+	lsPrepared(l, lsXFER())
+	ref := lsRef(lsXFER())
+	ref.TransferID = "01234567-89AB-CDEF-0123-456789ABCDEF"
+	_, err := l.S.CommitActorTransfer(l.Ctx, ref, "recovery-a")
+	l.expectInputError(err, location.ClassType, "commit with an upper-case transferId")
+	ref = lsRef(lsXFER())
+	ref.MeshName = ""
+	_, err = l.S.CommitActorTransfer(l.Ctx, ref, "recovery-a")
+	l.expectInputError(err, location.ClassType, `commit with meshName ""`)
+	l.expectXferStatus(l.move(trCommit, lsRef(lsXFER()), ""), location.TransferRejectedConflict, `commit with recoveryOwnerId ""`)
+}

@@ -1,0 +1,170 @@
+package etcdstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/zlink-systems/zlink-etcd/keys"
+	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/rules"
+	"github.com/zlink-systems/zlink-etcd/txn"
+)
+
+// Authority records (04; 05): one key per record under the authority table,
+// the authority key raw and last, so that a listing prefix is a key range.
+// A record's store version is its key's ModRevision (decision E-4).
+
+// authKey returns the etcd key of an authority record.
+func (s *Store) authKey(key location.AuthorityKey) string {
+	return s.tableKey(rules.TableAuthority, string(key))
+}
+
+// ReadAuthority returns the record under key, or missing. It implements
+// location.AuthorityStore.
+func (s *Store) ReadAuthority(ctx context.Context, key location.AuthorityKey) (location.AuthorityReadResult, error) {
+	return decide(ctx, s, "ReadAuthority", func() error { return location.ValidateCanonicalAuthorityKey(key) },
+		[]string{s.authKey(key)},
+		func(tx *rules.Tx) (location.AuthorityReadResult, error) { return rules.ReadAuthority(tx, key), nil })
+}
+
+// CompareExchangeAuthority applies m to the record under key when its
+// version is expected (rules.CompareExchangeAuthority), in one guarded
+// transaction. It implements location.AuthorityStore.
+func (s *Store) CompareExchangeAuthority(ctx context.Context, key location.AuthorityKey, expected location.StoreVersion, m location.AuthorityMutation) (location.CompareExchangeResult, error) {
+	prefetch := []string{s.authKey(key)}
+	if m.RelocationFence != nil {
+		prefetch = append(prefetch, s.tableKey(rules.TableRelocations, string(*m.RelocationFence)))
+	}
+	return decide(ctx, s, "CompareExchangeAuthority", func() error { return location.ValidateCompareExchange(key, m) }, prefetch,
+		func(tx *rules.Tx) (location.CompareExchangeResult, error) {
+			return rules.CompareExchangeAuthority(tx, key, expected, m)
+		})
+}
+
+// Authority scan pages (decision E-10): byte order of the key, read at the
+// first page's revision. A cursor carries that revision, a digest of the
+// prefix and the last returned key; a cursor that cannot be decoded, belongs
+// to another prefix, or whose revision was compacted answers scanExpired.
+// A page stops early (with a cursor) once it holds maxPageBytes of values.
+
+// maxPageBytes bounds the values of one authority page (framework spec 21:
+// 4 MiB); at least one record is always returned.
+const maxPageBytes = 4 << 20
+
+// authorityBatch is how many records one range request of a scan reads.
+const authorityBatch = 64
+
+// scanCursorVersion tags the current cursor format.
+const scanCursorVersion = 1
+
+// scanCursor is a decoded authority cursor.
+type scanCursor struct {
+	revision int64
+	digest   [8]byte
+	lastKey  string
+}
+
+func prefixDigest(prefix string) [8]byte {
+	h := sha256.Sum256([]byte(prefix))
+	return [8]byte(h[:8])
+}
+
+// encode returns the cursor as opaque URL-safe text: version, revision
+// (uvarint), prefix digest, last key.
+func (c scanCursor) encode() string {
+	b := []byte{scanCursorVersion}
+	b = binary.AppendUvarint(b, uint64(c.revision))
+	b = append(b, c.digest[:]...)
+	b = append(b, c.lastKey...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decodeScanCursor parses a cursor made by encode.
+func decodeScanCursor(text string) (scanCursor, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(text)
+	if err != nil || len(b) < 1 || b[0] != scanCursorVersion {
+		return scanCursor{}, false
+	}
+	rev, n := binary.Uvarint(b[1:])
+	if n <= 0 || rev == 0 || rev > uint64(location.MaxGeneration) || len(b) < 1+n+8+1 {
+		return scanCursor{}, false
+	}
+	c := scanCursor{revision: int64(rev), lastKey: string(b[1+n+8:])}
+	copy(c.digest[:], b[1+n:1+n+8])
+	return c, true
+}
+
+// ListAuthorities lists the records whose key starts with prefix, in byte
+// order, limit per page. It implements location.AuthorityStore.
+func (s *Store) ListAuthorities(ctx context.Context, prefix, cursor string, limit int) (location.AuthorityScanResult, error) {
+	const op = "ListAuthorities"
+	if err := checkContext(ctx, op); err != nil {
+		return location.AuthorityScanResult{}, err
+	}
+	if err := location.ValidateListAuthorities(prefix, cursor, limit); err != nil {
+		return location.AuthorityScanResult{}, fmt.Errorf("etcdstore: %s: %w", op, err)
+	}
+	now := s.now()
+	expired := location.AuthorityScanResult{Kind: location.KindScanExpired}
+	table := s.layout.TablePrefix(string(rules.TableAuthority))
+	start, rev := table+prefix, int64(0)
+	if cursor != "" {
+		c, ok := decodeScanCursor(cursor)
+		if !ok || c.digest != prefixDigest(prefix) || !strings.HasPrefix(c.lastKey, prefix) {
+			return expired, nil
+		}
+		start, rev = table+c.lastKey+"\x00", c.revision
+	}
+	end := keys.PrefixEnd(table + prefix)
+	page := location.AuthorityScanResult{Kind: location.KindPage, Items: []location.AuthorityEntry{}}
+	size := 0
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(int64(min(limit+1-len(page.Items), authorityBatch)))}
+		if rev > 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := s.kv.Get(ctx, start, opts...)
+		if err != nil {
+			if rev > 0 && (txn.IsCompacted(err) || isFutureRevision(err)) {
+				return expired, nil
+			}
+			return location.AuthorityScanResult{}, txn.Unavailable("etcdstore: "+op, err)
+		}
+		s.engine.NoteRevision(resp.Header.Revision)
+		if rev == 0 {
+			rev = resp.Header.Revision
+		}
+		for _, kv := range resp.Kvs {
+			full := len(page.Items) == limit || len(page.Items) > 0 && size >= maxPageBytes
+			if full {
+				last := page.Items[len(page.Items)-1].Key
+				page.NextCursor = scanCursor{revision: rev, digest: prefixDigest(prefix), lastKey: string(last)}.encode()
+				return page, nil
+			}
+			o := txn.Observation{Key: string(kv.Key), Present: true, Value: kv.Value, ModRevision: kv.ModRevision, Revision: rev}
+			rec, err := decodeRecord(rules.TableAuthority, o)
+			if err != nil {
+				return location.AuthorityScanResult{}, fmt.Errorf("etcdstore: %s: %w", op, err)
+			}
+			row, ok := rec.Value.(rules.AuthorityRow)
+			if !ok {
+				return location.AuthorityScanResult{}, fmt.Errorf("etcdstore: %s: %w: %s holds %T", op, location.ErrInternal, o.Key, rec.Value)
+			}
+			page.Items = append(page.Items, location.AuthorityEntry{
+				Key:      location.AuthorityKey(strings.TrimPrefix(o.Key, table)),
+				Snapshot: rules.AuthoritySnapshotOf(row, now),
+			})
+			size += len(kv.Value)
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return page, nil
+		}
+		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}

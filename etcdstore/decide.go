@@ -1,0 +1,109 @@
+package etcdstore
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/rules"
+	"github.com/zlink-systems/zlink-etcd/txn"
+)
+
+// decide runs one operation (architecture.md, "How a write flows"):
+//
+//  1. the context: an ended context is returned, wrapped, before anything;
+//  2. validate (may be nil): bad input, before anything is read;
+//  3. the rules decision over a source built on the engine's View, run as
+//     often as the engine needs (misses, failed guards), always with the
+//     same time and reservation ids;
+//  4. its plan as one guarded transaction (txn.Run); a decision that plans
+//     nothing answers from its read (or after verifying a cached view).
+//
+// prefetch names the keys the decision is expected to read. After a commit,
+// the store versions the decision issued become the commit's revision.
+func decide[R any](ctx context.Context, s *Store, op string, validate func() error, prefetch []string, run func(tx *rules.Tx) (R, error)) (R, error) {
+	var v func(time.Time) error
+	if validate != nil {
+		v = func(time.Time) error { return validate() }
+	}
+	return decideAt(ctx, s, op, v, prefetch, run)
+}
+
+// decideAt is decide for inputs whose validation depends on the operation's
+// time.
+func decideAt[R any](ctx context.Context, s *Store, op string, validate func(now time.Time) error, prefetch []string, run func(tx *rules.Tx) (R, error)) (R, error) {
+	var zero R
+	if err := checkContext(ctx, op); err != nil {
+		return zero, err
+	}
+	c := &call{now: s.now()}
+	if validate != nil {
+		if err := validate(c.now); err != nil {
+			return zero, fmt.Errorf("etcdstore: %s: %w", op, err)
+		}
+	}
+	res, out, err := txn.Run(ctx, s.engine, op, prefetch, func(v *txn.View) (R, txn.Commit, error) {
+		src := s.newSource(v, c)
+		tx := rules.NewTx(src)
+		r, err := run(tx)
+		if err == nil {
+			err = src.err
+		}
+		if err != nil {
+			return zero, txn.Commit{}, err
+		}
+		commit, err := s.commitOf(v, tx.Plan(), c.now)
+		return r, commit, err
+	})
+	if err != nil {
+		return zero, fmt.Errorf("etcdstore: %s: %w", op, err)
+	}
+	if out.Written {
+		replaceVersions(&res, versionOf(out.Revision))
+	}
+	return res, nil
+}
+
+// replaceVersions replaces every pendingVersion inside *res (through
+// structs, pointers, slices and interfaces) by v.
+func replaceVersions[R any](res *R, v location.StoreVersion) {
+	walkVersions(reflect.ValueOf(res).Elem(), v)
+}
+
+func walkVersions(val reflect.Value, v location.StoreVersion) {
+	switch val.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !val.IsNil() {
+			walkVersions(val.Elem(), v)
+		}
+	case reflect.Struct:
+		for i := range val.NumField() {
+			if f := val.Field(i); f.CanSet() {
+				walkVersions(f, v)
+			}
+		}
+	case reflect.Slice:
+		for i := range val.Len() {
+			walkVersions(val.Index(i), v)
+		}
+	case reflect.String:
+		if val.Type() == reflect.TypeFor[location.StoreVersion]() && val.CanSet() &&
+			location.StoreVersion(val.String()) == pendingVersion {
+			val.SetString(string(v))
+		}
+	}
+}
+
+// ownerKeys returns the owner keys of the given owner ids, for prefetching.
+func (s *Store) ownerKeys(ownerIDs ...string) []string {
+	out := make([]string, 0, len(ownerIDs))
+	for _, id := range ownerIDs {
+		out = append(out, s.layout.OwnerKey(id))
+	}
+	return out
+}
+
+// tableKey returns the etcd key of a row.
+func (s *Store) tableKey(t rules.Table, key string) string { return s.layout.TableKey(string(t), key) }

@@ -1,0 +1,110 @@
+package etcdstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/rules"
+	"github.com/zlink-systems/zlink-etcd/txn"
+)
+
+// snapshot is a read-only rules.Source over keys read at one revision, for
+// the parts of lists that the rules compute (mesh-node capacity projection,
+// owner liveness). A key it does not hold is recorded as a miss; readAt
+// fetches the misses at the same revision and runs again.
+type snapshot struct {
+	s      *Store
+	now    time.Time
+	rev    int64
+	obs    map[string]txn.Observation
+	misses []string
+	err    error
+}
+
+func (sn *snapshot) lookup(key string) (txn.Observation, bool) {
+	o, ok := sn.obs[key]
+	if !ok {
+		sn.misses = append(sn.misses, key)
+	}
+	return o, ok && o.Present
+}
+
+func (sn *snapshot) Now() time.Time { return sn.now }
+
+func (sn *snapshot) Get(t rules.Table, key string) (rules.Record, bool) {
+	o, ok := sn.lookup(sn.s.tableKey(t, key))
+	if !ok {
+		return rules.Record{}, false
+	}
+	rec, err := decodeRecord(t, o)
+	if err != nil {
+		if sn.err == nil {
+			sn.err = err
+		}
+		return rules.Record{}, false
+	}
+	return rec, true
+}
+
+func (sn *snapshot) LiveLease(ownerID string) (int64, bool) {
+	o, ok := sn.lookup(sn.s.layout.OwnerKey(ownerID))
+	return o.CreateRevision, ok
+}
+
+func (sn *snapshot) NextGeneration(rules.Table, string) int64          { return sn.rev + 1 }
+func (sn *snapshot) CanIssue(int64, int64, int64) bool                 { return false }
+func (sn *snapshot) IssueVersion() location.StoreVersion               { return pendingVersion }
+func (sn *snapshot) IssueObjectGeneration(location.AuthorityKey) int64 { return sn.rev + 1 }
+func (sn *snapshot) IssueOwnerGeneration(location.AuthorityKey) int64  { return sn.rev + 1 }
+func (sn *snapshot) NewReservationID() string                          { return newUUID() }
+
+// maxSnapshotRounds bounds how often one read asks for keys it has not seen.
+const maxSnapshotRounds = 16
+
+// readAt runs a read-only computation over the store as of revision rev:
+// prefetched keys and any key the computation asks for are read at rev.
+// The computation must not plan writes.
+func readAt[R any](ctx context.Context, s *Store, op string, rev int64, now time.Time, prefetch []string, run func(tx *rules.Tx) (R, error)) (R, error) {
+	var zero R
+	sn := &snapshot{s: s, now: now, rev: rev, obs: map[string]txn.Observation{}}
+	fetch := prefetch
+	for range maxSnapshotRounds {
+		if len(fetch) > 0 {
+			got, err := s.engine.ReadKeys(ctx, fetch, rev)
+			if err != nil {
+				return zero, readError(op, err)
+			}
+			for k, o := range got.Keys {
+				sn.obs[k] = o
+			}
+		}
+		sn.misses, sn.err = nil, nil
+		tx := rules.NewTx(sn)
+		res, err := run(tx)
+		if err == nil {
+			err = sn.err
+		}
+		if err != nil {
+			return zero, fmt.Errorf("etcdstore: %s: %w", op, err)
+		}
+		if len(sn.misses) == 0 {
+			if !tx.Plan().Empty() {
+				return zero, fmt.Errorf("etcdstore: %s: %w: a read planned writes", op, location.ErrInternal)
+			}
+			return res, nil
+		}
+		fetch = sn.misses
+	}
+	return zero, fmt.Errorf("etcdstore: %s: %w: the read kept asking for keys it had not read", op, location.ErrInternal)
+}
+
+// readError wraps an etcd read error: a compacted revision becomes
+// location.ErrScanExpired, anything else location.ErrUnavailable.
+func readError(op string, err error) error {
+	if txn.IsCompacted(err) {
+		return fmt.Errorf("etcdstore: %s: %w: %w", op, location.ErrScanExpired, err)
+	}
+	return txn.Unavailable("etcdstore: "+op, err)
+}

@@ -1,0 +1,109 @@
+package etcdstore
+
+import (
+	"crypto/rand"
+	"fmt"
+	"time"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/rules"
+	"github.com/zlink-systems/zlink-etcd/txn"
+)
+
+// pendingVersion is the store version a decision issues before its commit
+// has a revision; writeDecision replaces it in the result by the commit's
+// revision (decision E-4: a record's version is its ModRevision). It cannot
+// be a real version (those are decimal).
+const pendingVersion location.StoreVersion = "pending-version"
+
+// call is what stays the same across the runs of one operation's decision:
+// its time and the reservation ids it issued.
+type call struct {
+	now            time.Time
+	reservationIDs []string
+}
+
+// source is the rules.Source of one run of a decision: the engine's View,
+// read through the store's key layout and value codec.
+//
+//   - LiveLease is the owner key's existence; its generation the key's
+//     CreateRevision (decision E-2), re-asserted at commit (GuardCreate).
+//   - NextGeneration and the authority generations are the revision the key
+//     was observed at, plus one (decisions E-3, E-4).
+//   - Versions are issued as pendingVersion; CanIssue is always true
+//     (revisions do not run out).
+type source struct {
+	s    *Store
+	v    *txn.View
+	call *call
+	ids  int   // reservation ids issued by this run
+	err  error // the first undecodable value met
+}
+
+func (s *Store) newSource(v *txn.View, c *call) *source { return &source{s: s, v: v, call: c} }
+
+// Now is the operation's time.
+func (src *source) Now() time.Time { return src.call.now }
+
+// Get reads (t, key) through the view.
+func (src *source) Get(t rules.Table, key string) (rules.Record, bool) {
+	o, ok := src.v.Get(src.s.layout.TableKey(string(t), key))
+	if !ok {
+		return rules.Record{}, false
+	}
+	rec, err := decodeRecord(t, o)
+	if err != nil {
+		if src.err == nil {
+			src.err = err
+		}
+		return rules.Record{}, false
+	}
+	return rec, true
+}
+
+// LiveLease reports whether ownerID's owner key exists, and its generation.
+func (src *source) LiveLease(ownerID string) (int64, bool) {
+	return src.v.Owner(src.s.layout.OwnerKey(ownerID))
+}
+
+// NextGeneration is the key's observation revision + 1.
+func (src *source) NextGeneration(t rules.Table, key string) int64 {
+	return src.v.Revision(src.s.layout.TableKey(string(t), key)) + 1
+}
+
+// CanIssue is always true: etcd revisions do not run out in practice.
+func (src *source) CanIssue(int64, int64, int64) bool { return true }
+
+// IssueVersion returns the placeholder that the commit revision replaces.
+func (src *source) IssueVersion() location.StoreVersion { return pendingVersion }
+
+// IssueObjectGeneration is the authority key's observation revision + 1.
+func (src *source) IssueObjectGeneration(key location.AuthorityKey) int64 {
+	return src.NextGeneration(rules.TableAuthority, string(key))
+}
+
+// IssueOwnerGeneration is the authority key's observation revision + 1.
+func (src *source) IssueOwnerGeneration(key location.AuthorityKey) int64 {
+	return src.NextGeneration(rules.TableAuthority, string(key))
+}
+
+// NewReservationID returns a fresh UUID v4; the i-th id of every run of one
+// operation is the same, so that a retried decision reserves under the id
+// its first run chose (and a lost response can be resolved by it).
+func (src *source) NewReservationID() string {
+	if src.ids == len(src.call.reservationIDs) {
+		src.call.reservationIDs = append(src.call.reservationIDs, newUUID())
+	}
+	id := src.call.reservationIDs[src.ids]
+	src.ids++
+	return id
+}
+
+// newUUID returns a random lower-case UUID v4 text.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails on supported platforms
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

@@ -1,0 +1,142 @@
+package etcdstore
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/zlink-systems/zlink-etcd/keys"
+	"github.com/zlink-systems/zlink-etcd/leasemap"
+	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/txn"
+)
+
+// Options configure a Store. The zero value is usable.
+type Options struct {
+	// Root is the key prefix of every key of the store; it must end with
+	// '/' and should name the format version. "" means keys.DefaultRoot
+	// ("/zlink/v1/").
+	Root string
+	// Clock is the store clock (storeNow, updatedAt, reported expiries,
+	// transfer recovery leases); nil means location.SystemClock.
+	Clock location.Clock
+	// MaxTxnOps and MaxRequestBytes are the cluster's transaction limits
+	// (etcd's --max-txn-ops and --max-request-bytes); 0 means etcd's defaults
+	// (128, 1.5 MiB). An operation that does not fit is refused with an
+	// error wrapping location.ErrTooLarge before anything is written.
+	MaxTxnOps, MaxRequestBytes int
+	// MaxAttempts bounds the transactions one operation sends when
+	// concurrent writers keep changing what it read; 0 means
+	// txn.DefaultMaxAttempts. Exhausting it is an error wrapping
+	// txn.ErrContention (nothing written).
+	MaxAttempts int
+	// ResolveTimeout bounds the re-reads that resolve a lost response; 0
+	// means txn.DefaultResolveTimeout.
+	ResolveTimeout time.Duration
+	// CacheSize is the number of recently seen keys kept to start
+	// steady-state writes without a read; 0 means txn.DefaultCacheSize, a
+	// negative value disables the cache.
+	CacheSize int
+	// MinLeaseSeconds raises every owner lease's etcd TTL to at least this
+	// many seconds without changing the reported expiry (tests whose manual
+	// clock must not race real expiry); 0 keeps ceil(ttl/1 s).
+	MinLeaseSeconds int64
+	// Logger receives the store's logs; nil discards them.
+	Logger *slog.Logger
+
+	// kv and lease, when set, replace the client's (tests count requests).
+	kv    clientv3.KV
+	lease clientv3.Lease
+}
+
+// Store is location.Store on etcd. Safe for concurrent use.
+type Store struct {
+	client  *clientv3.Client
+	kv      clientv3.KV
+	watcher clientv3.Watcher
+	layout  keys.Layout
+	clock   location.Clock
+	engine  *txn.Engine
+	leases  *leasemap.Map
+	log     *slog.Logger
+	// ownsClient: Close closes the client (Dial made it).
+	ownsClient bool
+}
+
+// New returns a store over client. The client stays the caller's: Close
+// does not close it.
+func New(client *clientv3.Client, opts Options) (*Store, error) {
+	if client == nil {
+		return nil, fmt.Errorf("etcdstore: %w: nil client", location.ErrInvalidArgument)
+	}
+	layout, err := keys.NewLayout(opts.Root)
+	if err != nil {
+		return nil, fmt.Errorf("etcdstore: root prefix: %w", err)
+	}
+	for _, t := range storedTables() {
+		if err := keys.ValidTable(string(t)); err != nil {
+			return nil, fmt.Errorf("etcdstore: %w: table %q: %w", location.ErrInternal, t, err)
+		}
+	}
+	s := &Store{client: client, kv: client.KV, watcher: client.Watcher, layout: layout, clock: opts.Clock, log: opts.Logger}
+	lease := client.Lease
+	if opts.kv != nil {
+		s.kv = opts.kv
+	}
+	if opts.lease != nil {
+		lease = opts.lease
+	}
+	if s.clock == nil {
+		s.clock = location.SystemClock
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.engine = txn.New(s.kv, s.watcher, txn.Options{
+		Limits:         txn.Limits{MaxTxnOps: opts.MaxTxnOps, MaxRequestBytes: opts.MaxRequestBytes},
+		MaxAttempts:    opts.MaxAttempts,
+		ResolveTimeout: opts.ResolveTimeout,
+		CacheSize:      opts.CacheSize,
+		MarkerKey:      layout.MarkerKey("deletes"),
+		Logger:         s.log,
+	})
+	s.leases = leasemap.New(s.kv, lease, layout, leasemap.Options{
+		Clock:           s.clock,
+		MinLeaseSeconds: opts.MinLeaseSeconds,
+		MaxAttempts:     opts.MaxAttempts,
+		ResolveTimeout:  opts.ResolveTimeout,
+		Observe:         s.engine.Remember,
+		Logger:          s.log,
+	})
+	return s, nil
+}
+
+// Close releases what the store owns: the client, when Dial made it.
+func (s *Store) Close() error {
+	if s.ownsClient {
+		if err := s.client.Close(); err != nil {
+			return fmt.Errorf("etcdstore: close client: %w", err)
+		}
+	}
+	return nil
+}
+
+// Layout returns the store's key layout.
+func (s *Store) Layout() keys.Layout { return s.layout }
+
+// Leases returns the store's owner-lease map (for Hold and tests).
+func (s *Store) Leases() *leasemap.Map { return s.leases }
+
+// now reads the clock once, at millisecond precision.
+func (s *Store) now() time.Time { return location.Millis(s.clock()) }
+
+// checkContext returns the wrapped error of a context that already ended.
+func checkContext(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("etcdstore: %s: %w", op, err)
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package leasemap
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/zlink-systems/zlink-etcd/clock"
+	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/keys"
+	"github.com/zlink-systems/zlink-etcd/txn"
+)
+
+func TestMain(m *testing.M) { os.Exit(embedetcd.RunShared(m)) }
+
+// t0 is the catalogue's start time.
+func t0() time.Time { return time.Date(2026, 7, 3, 0, 0, 0, 0, time.UTC) }
+
+// fixture is one map over a fresh prefix of the shared member.
+type fixture struct {
+	client *clientv3.Client
+	rec    *txn.Recorder
+	flaky  *flakyKV
+	clock  *clock.Manual
+	layout keys.Layout
+	m      *Map
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	c := embedetcd.Connect(t)
+	layout, err := keys.NewLayout(embedetcd.UniquePrefix(t))
+	require.NoError(t, err)
+	f := &fixture{client: c, clock: clock.NewManual(t0()), layout: layout}
+	f.flaky = &flakyKV{KV: c.KV}
+	f.rec = txn.NewRecorder(f.flaky)
+	f.m = New(f.rec, f.rec.Lease(c.Lease), layout, Options{Clock: f.clock.Now})
+	return f
+}
+
+// ownerKV reads the owner key directly.
+func (f *fixture) ownerKV(t *testing.T, ownerID string) *clientv3.GetResponse {
+	t.Helper()
+	got, err := f.client.Get(t.Context(), f.layout.OwnerKey(ownerID))
+	require.NoError(t, err)
+	return got
+}
+
+// flakyKV fails the next Txn commits with a "request timed out" error, after
+// sending them (applied) or without sending them (not applied).
+type flakyKV struct {
+	clientv3.KV
+	mu          sync.Mutex
+	failApplied int
+	failLost    int
+}
+
+func (f *flakyKV) failNext(applied, lost int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failApplied, f.failLost = applied, lost
+}
+
+// take returns what to do with the next commit.
+func (f *flakyKV) take() (fail, send bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.failApplied > 0:
+		f.failApplied--
+		return true, true
+	case f.failLost > 0:
+		f.failLost--
+		return true, false
+	}
+	return false, true
+}
+
+func (f *flakyKV) Txn(ctx context.Context) clientv3.Txn { return &flakyTxn{Txn: f.KV.Txn(ctx), f: f} }
+
+type flakyTxn struct {
+	clientv3.Txn
+	f *flakyKV
+}
+
+func (t *flakyTxn) If(cs ...clientv3.Cmp) clientv3.Txn   { t.Txn = t.Txn.If(cs...); return t }
+func (t *flakyTxn) Then(ops ...clientv3.Op) clientv3.Txn { t.Txn = t.Txn.Then(ops...); return t }
+func (t *flakyTxn) Else(ops ...clientv3.Op) clientv3.Txn { t.Txn = t.Txn.Else(ops...); return t }
+
+func (t *flakyTxn) Commit() (*clientv3.TxnResponse, error) {
+	fail, send := t.f.take()
+	if !fail {
+		return t.Txn.Commit()
+	}
+	if send {
+		if _, err := t.Txn.Commit(); err != nil {
+			return nil, err
+		}
+	}
+	return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
+}
+
+// contextCanceled returns a context that has already ended.
+func contextCanceled(t *testing.T) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	return ctx, cancel
+}

@@ -1,0 +1,207 @@
+package leasemap
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/txn"
+)
+
+// Renew extends the token's lease to now + ttl (03 §1.4; 03b E-04): stale
+// when the owner key is gone or belongs to another generation. With the
+// same TTL in whole seconds the etcd lease is kept alive (KeepAliveOnce) and
+// the value rewritten in one guarded transaction, both sent in parallel;
+// with a different TTL the key moves to a new etcd lease in one guarded
+// transaction and the old lease is revoked. The generation never changes.
+// A shorter TTL is allowed and may move the reported expiry earlier.
+func (m *Map) Renew(ctx context.Context, t location.OwnerToken, ttl time.Duration) (location.OwnerLeaseRenewResult, error) {
+	const op = "renew owner lease"
+	if err := ctxError(op, ctx); err != nil {
+		return location.OwnerLeaseRenewResult{}, err
+	}
+	if err := location.ValidateOwnerID(t.OwnerID); err != nil {
+		return location.OwnerLeaseRenewResult{}, fmt.Errorf("leasemap: %s: %w", op, err)
+	}
+	ms, err := location.ValidateLeaseTTL(ttl)
+	if err != nil {
+		return location.OwnerLeaseRenewResult{}, fmt.Errorf("leasemap: %s: %w", op, err)
+	}
+	stale := location.OwnerLeaseRenewResult{Kind: location.KindStale}
+	if t.LeaseGeneration <= 0 {
+		return stale, nil
+	}
+	now := m.now()
+	r := renewal{m: m, key: m.layout.OwnerKey(t.OwnerID), token: t, ms: ms, secs: m.leaseSeconds(ms), now: now}
+	info, ok := m.lookup(t.OwnerID, t.LeaseGeneration)
+	if !ok {
+		got, err := m.kv.Get(ctx, r.key)
+		if err != nil {
+			return location.OwnerLeaseRenewResult{}, txn.Unavailable("leasemap: "+op, err)
+		}
+		m.seenKV(r.key, got)
+		if info, ok, err = r.current(got.Kvs); err != nil {
+			return location.OwnerLeaseRenewResult{}, fmt.Errorf("leasemap: %s: %w", op, err)
+		} else if !ok {
+			return stale, nil
+		}
+	}
+	for range m.maxAtt {
+		var done bool
+		if info.seconds == r.secs {
+			info, done, err = r.keepAlive(ctx, info)
+		} else {
+			info, done, err = r.move(ctx, info)
+		}
+		if err != nil {
+			return location.OwnerLeaseRenewResult{}, fmt.Errorf("leasemap: %s: %w", op, err)
+		}
+		if done {
+			if info.generation == 0 {
+				return stale, nil
+			}
+			m.remember(t.OwnerID, info)
+			return location.OwnerLeaseRenewResult{
+				Kind:           location.KindRenewed,
+				LeaseExpiresAt: now.Add(time.Duration(ms) * time.Millisecond),
+				StoreNow:       now,
+			}, nil
+		}
+	}
+	return location.OwnerLeaseRenewResult{}, fmt.Errorf("leasemap: %s: %w (%w)", op, txn.ErrContention, location.ErrUnavailable)
+}
+
+// renewal is one Renew call.
+type renewal struct {
+	m     *Map
+	key   string
+	token location.OwnerToken
+	ms    int64
+	secs  int64
+	now   time.Time
+}
+
+// current interprets the owner key as read: ok is false (stale) when it is
+// absent or of another generation.
+func (r *renewal) current(kvs []*mvccKV) (leaseInfo, bool, error) {
+	if len(kvs) == 0 || kvs[0].CreateRevision != r.token.LeaseGeneration {
+		r.m.forget(r.token.OwnerID)
+		return leaseInfo{}, false, nil
+	}
+	rec, err := decodeRecord(kvs[0].Value)
+	if err != nil {
+		return leaseInfo{}, false, err
+	}
+	return leaseInfo{generation: kvs[0].CreateRevision, leaseID: clientv3.LeaseID(kvs[0].Lease), seconds: rec.LeaseSeconds}, true, nil
+}
+
+// value encodes the renewed value on lease id.
+func (r *renewal) value(id clientv3.LeaseID, nonce string) (string, error) {
+	return encodeRecord(Record{OwnerID: r.token.OwnerID, TTLMs: r.ms, ExpiresAtMs: r.now.UnixMilli() + r.ms,
+		LeaseID: leaseIDText(id), LeaseSeconds: r.secs, Nonce: nonce})
+}
+
+// guarded sends the transaction that rewrites the owner key on lease id
+// when the key still has the token's generation and is on lease from. It
+// returns whether it was applied and, when it was not, the key as it is.
+// A lost response is resolved by re-reading the key for the nonce.
+func (r *renewal) guarded(ctx context.Context, from, id clientv3.LeaseID) (applied bool, now []*mvccKV, err error) {
+	nonce := txn.NewNonce()
+	val, err := r.value(id, nonce)
+	if err != nil {
+		return false, nil, err
+	}
+	resp, err := r.m.kv.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(r.key), "=", r.token.LeaseGeneration),
+			clientv3.Compare(clientv3.LeaseValue(r.key), "=", from)).
+		Then(clientv3.OpPut(r.key, val, clientv3.WithLease(id))).
+		Else(clientv3.OpGet(r.key)).
+		Commit()
+	if err == nil {
+		if resp.Succeeded {
+			rev := resp.Header.Revision
+			r.m.seen(txn.Observation{Key: r.key, Present: true, Value: []byte(val), ModRevision: rev,
+				CreateRevision: r.token.LeaseGeneration, Lease: int64(id), Revision: rev})
+			return true, nil, nil
+		}
+		return false, resp.Responses[0].GetResponseRange().GetKvs(), nil
+	}
+	if !txn.IsAmbiguous(err) {
+		return false, nil, txn.Unavailable("write", err)
+	}
+	rctx, cancel := r.m.resolveContext(ctx)
+	defer cancel()
+	got, gerr := r.m.kv.Get(rctx, r.key)
+	if gerr != nil {
+		return false, nil, fmt.Errorf("%w: %w", txn.ErrOutcomeUnknown, err)
+	}
+	r.m.seenKV(r.key, got)
+	if len(got.Kvs) > 0 && hasAnyNonce(got.Kvs[0].Value, []string{nonce}) {
+		return true, nil, nil
+	}
+	return false, got.Kvs, nil
+}
+
+// keepAlive renews on the same etcd lease: KeepAliveOnce and the guarded
+// value rewrite in parallel. done with a zero generation means stale.
+func (r *renewal) keepAlive(ctx context.Context, info leaseInfo) (leaseInfo, bool, error) {
+	var (
+		wg    sync.WaitGroup
+		ka    *clientv3.LeaseKeepAliveResponse
+		kaErr error
+	)
+	wg.Go(func() { ka, kaErr = r.m.lease.KeepAliveOnce(ctx, info.leaseID) })
+	applied, now, err := r.guarded(ctx, info.leaseID, info.leaseID)
+	wg.Wait()
+	if err != nil {
+		return info, false, err
+	}
+	if !applied {
+		next, ok, err := r.current(now)
+		if err != nil || !ok {
+			return leaseInfo{}, true, err
+		}
+		return next, false, nil // moved to another lease meanwhile: again
+	}
+	if kaErr != nil && !txn.IsLeaseNotFound(kaErr) {
+		// The value is renewed; the etcd lease must be too.
+		ka, kaErr = r.m.lease.KeepAliveOnce(ctx, info.leaseID)
+	}
+	switch {
+	case txn.IsLeaseNotFound(kaErr) || kaErr == nil && ka.TTL <= 0:
+		r.m.forget(r.token.OwnerID)
+		return leaseInfo{}, true, nil // the lease ended: its key is gone
+	case kaErr != nil:
+		return info, false, txn.Unavailable("keep alive", kaErr)
+	}
+	return info, true, nil
+}
+
+// move renews on a new etcd lease of the new TTL.
+func (r *renewal) move(ctx context.Context, info leaseInfo) (leaseInfo, bool, error) {
+	grant, err := r.m.lease.Grant(ctx, r.secs)
+	if err != nil {
+		return info, false, txn.Unavailable("grant", err)
+	}
+	applied, now, err := r.guarded(ctx, info.leaseID, grant.ID)
+	if err != nil {
+		if !isUnknown(err) {
+			r.m.revoke(ctx, grant.ID)
+		}
+		return info, false, err
+	}
+	if !applied {
+		r.m.revoke(ctx, grant.ID)
+		next, ok, err := r.current(now)
+		if err != nil || !ok {
+			return leaseInfo{}, true, err
+		}
+		return next, false, nil
+	}
+	r.m.revoke(ctx, info.leaseID)
+	return leaseInfo{generation: info.generation, leaseID: grant.ID, seconds: r.secs}, true, nil
+}

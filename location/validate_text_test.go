@@ -1,0 +1,161 @@
+package location_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// vWant is the expected outcome of one validation: accepted (zero value) or
+// an InputError of a class and code.
+type vWant struct {
+	class location.ErrorClass
+	code  string
+}
+
+// vOK expects the input to be accepted.
+func vOK() vWant { return vWant{} }
+
+// vType expects a Type error with code.
+func vType(code string) vWant { return vWant{class: location.ClassType, code: code} }
+
+// vRange expects a Range error with code.
+func vRange(code string) vWant { return vWant{class: location.ClassRange, code: code} }
+
+// vCheck asserts that err is the expected outcome.
+func vCheck(t *testing.T, err error, want vWant) {
+	t.Helper()
+	if want.code == "" {
+		require.NoError(t, err)
+		return
+	}
+	require.Error(t, err)
+	require.ErrorIs(t, err, location.ErrInvalidArgument)
+	ie, ok := location.AsInputError(err)
+	require.True(t, ok, "error %v is not an *InputError", err)
+	require.Equal(t, want.code, ie.Code, "message: %s", ie.Message)
+	require.Equal(t, want.class, ie.Class, "message: %s", ie.Message)
+	require.NotEmpty(t, ie.Message)
+}
+
+func TestIsDText(t *testing.T) {
+	cases := []struct {
+		name string
+		in   string
+		want bool
+	}{
+		{"one byte", "a", true},
+		{"255 bytes", strings.Repeat("x", 255), true},
+		{"255 bytes multibyte", strings.Repeat("€", 85), true},
+		{"whitespace only is fine", "   ", true},
+		{"empty", "", false},
+		{"256 bytes", strings.Repeat("x", 256), false},
+		{"NUL", "a\x00b", false},
+		{"invalid UTF-8", "a\xffb", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { require.Equal(t, tc.want, location.IsDText(tc.in)) })
+	}
+}
+
+func TestIsTrimText(t *testing.T) {
+	cases := []struct {
+		name string
+		in   string
+		want bool
+	}{
+		{"plain", "owner-a", true},
+		{"padded", "  owner-a  ", true},
+		{"NUL is text", "\x00", true},
+		{"NEL is not JavaScript white space", "\u0085", true},
+		{"long", strings.Repeat("o", 10000), true},
+		{"empty", "", false},
+		{"spaces", "   ", false},
+		{"tabs and newlines", "\t\r\n\v\f", false},
+		{"no-break space and BOM", "\u00a0\ufeff", false},
+		{"Unicode space separators", "\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000", false},
+		{"invalid UTF-8", "\xff", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { require.Equal(t, tc.want, location.IsTrimText(tc.in)) })
+	}
+}
+
+func TestIsSpotIDBytes(t *testing.T) {
+	cases := []struct {
+		name string
+		in   string
+		want bool
+	}{
+		{"one byte", "s", true},
+		{"255 bytes", strings.Repeat("s", 255), true},
+		{"255 bytes multibyte", strings.Repeat("€", 85), true},
+		{"NUL allowed", "a\x00b", true},
+		{"empty", "", false},
+		{"256 bytes", strings.Repeat("s", 256), false},
+		{"invalid UTF-8", "\xc3", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { require.Equal(t, tc.want, location.IsSpotIDBytes(tc.in)) })
+	}
+}
+
+func TestIsUUIDLower(t *testing.T) {
+	cases := []struct {
+		name string
+		in   string
+		want bool
+	}{
+		{"canonical", "01234567-89ab-cdef-0123-456789abcdef", true},
+		{"nil UUID (no version check)", "00000000-0000-0000-0000-000000000000", true},
+		{"upper case", "01234567-89AB-CDEF-0123-456789ABCDEF", false},
+		{"not a uuid", "not-a-uuid", false},
+		{"braces", "{01234567-89ab-cdef-0123-456789abcdef}", false},
+		{"no dashes", "0123456789abcdef0123456789abcdef", false},
+		{"dash misplaced", "0123456-789ab-cdef-0123-456789abcdef", false},
+		{"non-hex letter", "01234567-89ab-cdef-0123-456789abcdeg", false},
+		{"trailing newline", "01234567-89ab-cdef-0123-456789abcdef\n", false},
+		{"empty", "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { require.Equal(t, tc.want, location.IsUUIDLower(tc.in)) })
+	}
+}
+
+func TestIsPlainText(t *testing.T) {
+	cases := []struct {
+		name string
+		in   string
+		want bool
+	}{
+		{"text", "room", true},
+		{"space", " ", true},
+		{"long", strings.Repeat("r", 100000), true},
+		{"empty", "", false},
+		{"NUL", "a\x00b", false},
+		{"invalid UTF-8", "\xff", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { require.Equal(t, tc.want, location.IsPlainText(tc.in)) })
+	}
+}
+
+func TestValidationMessagesQuoteShortValuesAndSizeLongOnes(t *testing.T) {
+	d := vMN()
+	d.MeshName = strings.Repeat("m", 300)
+	ie, ok := location.AsInputError(location.ValidateMeshNode(d, location.IntentNewClaim))
+	require.True(t, ok)
+	require.Contains(t, ie.Message, "meshName")
+	require.Contains(t, ie.Message, "(300 bytes)")
+	require.Contains(t, ie.Message, "300 bytes long (at most 255)")
+	require.Less(t, len(ie.Message), 250)
+
+	d = vMN()
+	d.OwnerID = "a\x00b"
+	ie, ok = location.AsInputError(location.ValidateMeshNode(d, location.IntentNewClaim))
+	require.True(t, ok)
+	require.Contains(t, ie.Message, `ownerId "a\x00b" contains NUL`)
+}

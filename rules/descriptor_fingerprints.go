@@ -1,0 +1,142 @@
+package rules
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// Descriptor fingerprints (02 §2.8). The reference compares canonical JSON
+// texts; here the same fields are compared as normalised values. A
+// descriptor's "immutable" part may not change in a revision update; its
+// "full" fingerprint decides whether a write is an exact replay.
+
+// EqualMeshNodeImmutable reports whether a and b agree on every field a
+// revision update may not change: identity, lifecycle, endpoint, role, entry
+// spot, the actors/spots/activation limits, the set of channel names, the
+// application version, the spot types as a sorted list, the capabilities
+// sorted by (objectKind, stableType), security identity and owner token.
+func EqualMeshNodeImmutable(a, b *location.MeshNodeDescriptor) bool {
+	return a.MeshName == b.MeshName &&
+		a.RID == b.RID &&
+		a.LifecycleGeneration == b.LifecycleGeneration &&
+		a.Endpoint == b.Endpoint &&
+		a.ObjectRole == b.ObjectRole &&
+		equalOptionalString(a.EntrySpotID, b.EntrySpotID) &&
+		a.PopulationCapacity.Actors.Limit == b.PopulationCapacity.Actors.Limit &&
+		a.PopulationCapacity.Spots.Limit == b.PopulationCapacity.Spots.Limit &&
+		a.ActivationConcurrency.Limit == b.ActivationConcurrency.Limit &&
+		slices.Equal(sortedKeys(a.ChannelWeights), sortedKeys(b.ChannelWeights)) &&
+		a.ApplicationVersion == b.ApplicationVersion &&
+		slices.Equal(sortedCopy(a.SpotTypes), sortedCopy(b.SpotTypes)) &&
+		slices.Equal(sortedCapabilities(a.ObjectCapabilities), sortedCapabilities(b.ObjectCapabilities)) &&
+		a.SecurityIdentity == b.SecurityIdentity &&
+		a.OwnerID == b.OwnerID &&
+		a.LeaseGeneration == b.LeaseGeneration
+}
+
+// EqualMeshNode reports whether a and b have equal full fingerprints: the
+// immutable part plus revision, placement weight, the whole population
+// capacity (spot-type capacities in their given order), activation
+// concurrency, channel weights, maintenance wave and state. UpdatedAt is
+// never compared.
+func EqualMeshNode(a, b *location.MeshNodeDescriptor) bool {
+	return EqualMeshNodeImmutable(a, b) &&
+		a.DescriptorRevision == b.DescriptorRevision &&
+		a.PlacementWeight == b.PlacementWeight &&
+		a.PopulationCapacity.Actors == b.PopulationCapacity.Actors &&
+		a.PopulationCapacity.Spots == b.PopulationCapacity.Spots &&
+		slices.Equal(a.PopulationCapacity.SpotTypes, b.PopulationCapacity.SpotTypes) &&
+		a.ActivationConcurrency == b.ActivationConcurrency &&
+		maps.Equal(a.ChannelWeights, b.ChannelWeights) &&
+		equalOptionalString(a.MaintenanceWave, b.MaintenanceWave) &&
+		a.State == b.State
+}
+
+// EqualClientServerImmutable compares the immutable fingerprint of two
+// client-server descriptors: identity, lifecycle, endpoint, security
+// identity and owner token.
+func EqualClientServerImmutable(a, b *location.ClientServerDescriptor) bool {
+	return a.ChannelName == b.ChannelName &&
+		a.ServerRID == b.ServerRID &&
+		a.LifecycleGeneration == b.LifecycleGeneration &&
+		a.Endpoint == b.Endpoint &&
+		a.SecurityIdentity == b.SecurityIdentity &&
+		a.OwnerID == b.OwnerID &&
+		a.LeaseGeneration == b.LeaseGeneration
+}
+
+// EqualClientServer compares full fingerprints: the immutable part plus
+// revision, weight and state.
+func EqualClientServer(a, b *location.ClientServerDescriptor) bool {
+	return EqualClientServerImmutable(a, b) &&
+		a.DescriptorRevision == b.DescriptorRevision &&
+		a.Weight == b.Weight &&
+		a.State == b.State
+}
+
+// EqualFanoutPublisherImmutable compares the immutable fingerprint of two
+// fanout publisher descriptors: identity, lifecycle, endpoint, security
+// identity and owner token.
+func EqualFanoutPublisherImmutable(a, b *location.FanoutPublisherDescriptor) bool {
+	return a.ChannelName == b.ChannelName &&
+		a.PublisherRID == b.PublisherRID &&
+		a.LifecycleGeneration == b.LifecycleGeneration &&
+		a.Endpoint == b.Endpoint &&
+		a.SecurityIdentity == b.SecurityIdentity &&
+		a.OwnerID == b.OwnerID &&
+		a.LeaseGeneration == b.LeaseGeneration
+}
+
+// EqualFanoutPublisher compares full fingerprints: the immutable part plus
+// revision and state.
+func EqualFanoutPublisher(a, b *location.FanoutPublisherDescriptor) bool {
+	return EqualFanoutPublisherImmutable(a, b) &&
+		a.DescriptorRevision == b.DescriptorRevision &&
+		a.State == b.State
+}
+
+// equalOptionalString treats absent as its own value (the reference's null).
+func equalOptionalString(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+// sortedKeys returns the map's keys in byte order.
+func sortedKeys(m map[string]int64) []string { return slices.Sorted(maps.Keys(m)) }
+
+// sortedCopy returns a sorted copy of s.
+func sortedCopy(s []string) []string {
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return c
+}
+
+// sortedCapabilities returns a copy of caps sorted by (objectKind,
+// stableType). Validation makes that pair unique; the remaining fields only
+// break ties so that the order never depends on the input order.
+func sortedCapabilities(caps []location.ObjectCapability) []location.ObjectCapability {
+	c := slices.Clone(caps)
+	slices.SortFunc(c, func(x, y location.ObjectCapability) int {
+		return cmp.Or(
+			cmp.Compare(x.ObjectKind, y.ObjectKind),
+			cmp.Compare(x.StableType, y.StableType),
+			cmp.Compare(x.Policy, y.Policy),
+			cmp.Compare(boolRank(x.HasSnapshotAdapter), boolRank(y.HasSnapshotAdapter)),
+			cmp.Compare(x.Limit, y.Limit),
+		)
+	})
+	return c
+}
+
+// boolRank orders false before true.
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

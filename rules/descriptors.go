@@ -1,0 +1,232 @@
+package rules
+
+import (
+	"time"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// The descriptor family (02 §2): mesh nodes, client-server servers and fanout
+// publishers share one write procedure and one remove procedure; the tables
+// differ in their fingerprints, stamps and (mesh nodes only) entry-spot
+// claims.
+
+// descriptorTable describes one descriptor table to the shared procedures.
+type descriptorTable[D any] struct {
+	table Table
+	// token returns the descriptor's owner token.
+	token func(*D) location.OwnerToken
+	// lifecycle and revision return the ordering fields.
+	lifecycle func(*D) int64
+	revision  func(*D) int64
+	updatedAt func(*D) time.Time
+	// stamped returns a deep copy of d with UpdatedAt = now.
+	stamped func(d *D, now time.Time) D
+	// equal and equalImmutable compare full and immutable fingerprints.
+	equal          func(a, b *D) bool
+	equalImmutable func(a, b *D) bool
+	// bump plans the change stamps of a changed row.
+	bump func(tx *Tx, d *D)
+	// claim takes the create path's entry-spot claim (nil: none).
+	claim func(tx *Tx, next *D) (bool, error)
+	// replace moves claims on the takeover path (nil: none).
+	replace func(tx *Tx, cur, next *D) (bool, error)
+}
+
+// meshNodeTable is the mesh-node descriptor table: Peer-kind stamps plus the
+// mesh-node stamp (00-decisions), entry-spot claims.
+func meshNodeTable() descriptorTable[location.MeshNodeDescriptor] {
+	return descriptorTable[location.MeshNodeDescriptor]{
+		table:     location.TableMeshNodes,
+		token:     func(d *location.MeshNodeDescriptor) location.OwnerToken { return d.Owner() },
+		lifecycle: func(d *location.MeshNodeDescriptor) int64 { return d.LifecycleGeneration },
+		revision:  func(d *location.MeshNodeDescriptor) int64 { return d.DescriptorRevision },
+		updatedAt: func(d *location.MeshNodeDescriptor) time.Time { return d.UpdatedAt },
+		stamped: func(d *location.MeshNodeDescriptor, now time.Time) location.MeshNodeDescriptor {
+			c := CloneMeshNode(*d)
+			c.UpdatedAt = now
+			return c
+		},
+		equal:          EqualMeshNode,
+		equalImmutable: EqualMeshNodeImmutable,
+		bump:           func(tx *Tx, d *location.MeshNodeDescriptor) { bumpMeshNode(tx, d.MeshName) },
+		claim:          claimEntrySpot,
+		replace:        replaceEntrySpot,
+	}
+}
+
+// clientServerTable is the client-server table: ClientServer-kind stamps with
+// the channel name in the mesh slot (anomaly A-06, reproduced).
+func clientServerTable() descriptorTable[location.ClientServerDescriptor] {
+	return descriptorTable[location.ClientServerDescriptor]{
+		table: location.TableClientServers,
+		token: func(d *location.ClientServerDescriptor) location.OwnerToken {
+			return location.OwnerToken{OwnerID: d.OwnerID, LeaseGeneration: d.LeaseGeneration}
+		},
+		lifecycle: func(d *location.ClientServerDescriptor) int64 { return d.LifecycleGeneration },
+		revision:  func(d *location.ClientServerDescriptor) int64 { return d.DescriptorRevision },
+		updatedAt: func(d *location.ClientServerDescriptor) time.Time { return d.UpdatedAt },
+		stamped: func(d *location.ClientServerDescriptor, now time.Time) location.ClientServerDescriptor {
+			c := CloneClientServer(*d)
+			c.UpdatedAt = now
+			return c
+		},
+		equal:          EqualClientServer,
+		equalImmutable: EqualClientServerImmutable,
+		bump: func(tx *Tx, d *location.ClientServerDescriptor) {
+			channel := d.ChannelName
+			tx.Bump(location.LocationClientServer, &channel)
+		},
+	}
+}
+
+// fanoutPublisherTable is the fanout publisher table: no stamps at all
+// (anomaly A-07, reproduced).
+func fanoutPublisherTable() descriptorTable[location.FanoutPublisherDescriptor] {
+	return descriptorTable[location.FanoutPublisherDescriptor]{
+		table: location.TableFanoutPublishers,
+		token: func(d *location.FanoutPublisherDescriptor) location.OwnerToken {
+			return location.OwnerToken{OwnerID: d.OwnerID, LeaseGeneration: d.LeaseGeneration}
+		},
+		lifecycle: func(d *location.FanoutPublisherDescriptor) int64 { return d.LifecycleGeneration },
+		revision:  func(d *location.FanoutPublisherDescriptor) int64 { return d.DescriptorRevision },
+		updatedAt: func(d *location.FanoutPublisherDescriptor) time.Time { return d.UpdatedAt },
+		stamped: func(d *location.FanoutPublisherDescriptor, now time.Time) location.FanoutPublisherDescriptor {
+			c := CloneFanoutPublisher(*d)
+			c.UpdatedAt = now
+			return c
+		},
+		equal:          EqualFanoutPublisher,
+		equalImmutable: EqualFanoutPublisherImmutable,
+		bump:           func(*Tx, *location.FanoutPublisherDescriptor) {},
+	}
+}
+
+// bumpMeshNode plans the stamps of a changed mesh-node row: the Peer kind
+// (anomaly A-05, reproduced) and the mesh-node change stamp.
+func bumpMeshNode(tx *Tx, mesh string) {
+	tx.Bump(location.LocationPeer, &mesh)
+	tx.BumpMeshNodeStamp(mesh)
+}
+
+// UpdateMeshNode is the reference's updateMeshNode (02 §2.1): the writer's
+// exact lease must be live; a missing row is created by NewClaim or Takeover
+// (generation from the source: 1 in memory, anomaly A-04); an existing row
+// is taken over when canTakeOver allows it, replayed when the full
+// fingerprint is unchanged, updated when the revision grows and the
+// immutable fingerprint is unchanged, and otherwise left alone
+// (IgnoredStale). Creates and takeovers also take the entry-spot claim.
+func UpdateMeshNode(tx *Tx, d location.MeshNodeDescriptor, intent location.WriteIntent) (location.WriteResult, error) {
+	return writeDescriptor(tx, meshNodeTable(), MeshNodeKey(d.Key()), &d, intent)
+}
+
+// RemoveMeshNode deletes the row when owner is its exact owner token (no
+// liveness check) and releases its entry-spot claim; IgnoredStale otherwise.
+func RemoveMeshNode(tx *Tx, k location.MeshNodeKey, owner location.OwnerToken) (location.WriteStatus, error) {
+	return removeDescriptor(tx, meshNodeTable(), MeshNodeKey(k), owner)
+}
+
+// UpdateClientServer is updateClientServer (02 §2.5): UpdateMeshNode's
+// procedure without entry-spot claims, with generations continuing after a
+// removal and ClientServer stamps keyed by the channel name.
+func UpdateClientServer(tx *Tx, d location.ClientServerDescriptor, intent location.WriteIntent) (location.WriteResult, error) {
+	return writeDescriptor(tx, clientServerTable(), ClientServerKey(d.Key()), &d, intent)
+}
+
+// RemoveClientServer deletes the row when owner is its exact owner token.
+func RemoveClientServer(tx *Tx, k location.ClientServerKey, owner location.OwnerToken) (location.WriteStatus, error) {
+	return removeDescriptor(tx, clientServerTable(), ClientServerKey(k), owner)
+}
+
+// UpdateFanoutPublisher is updateFanoutPublisher (02 §2.7): as
+// UpdateClientServer, but no change stamp moves.
+func UpdateFanoutPublisher(tx *Tx, d location.FanoutPublisherDescriptor, intent location.WriteIntent) (location.WriteResult, error) {
+	return writeDescriptor(tx, fanoutPublisherTable(), FanoutPublisherKey(d.Key()), &d, intent)
+}
+
+// RemoveFanoutPublisher deletes the row when owner is its exact owner token.
+func RemoveFanoutPublisher(tx *Tx, k location.FanoutPublisherKey, owner location.OwnerToken) (location.WriteStatus, error) {
+	return removeDescriptor(tx, fanoutPublisherTable(), FanoutPublisherKey(k), owner)
+}
+
+// writeDescriptor is the shared descriptor write (02 §2.1 decision
+// procedure, rules 1–6).
+func writeDescriptor[D any](tx *Tx, dt descriptorTable[D], key string, d *D, intent location.WriteIntent) (location.WriteResult, error) {
+	now := tx.Now()
+	writer := dt.token(d)
+	// Rule 1: the writer's own exact lease must be live, whatever the intent.
+	if !exactLeaseLive(tx, writer.OwnerID, writer.LeaseGeneration) {
+		return rejectedConflictResult(), nil
+	}
+	cur, rec, exists, err := readRow[D](tx, dt.table, key)
+	if err != nil {
+		return location.WriteResult{}, err
+	}
+	// Rule 2: create.
+	if !exists {
+		if intent != location.IntentNewClaim && intent != location.IntentTakeover {
+			return ignoredStaleResult(), nil
+		}
+		if dt.claim != nil {
+			ok, err := dt.claim(tx, d)
+			if err != nil {
+				return location.WriteResult{}, err
+			}
+			if !ok {
+				return rejectedConflictResult(), nil
+			}
+		}
+		return putDescriptor(tx, dt, key, d, tx.Source().NextGeneration(dt.table, key), now), nil
+	}
+	// Rule 3: takeover (no fingerprint check: any field may change).
+	owner := dt.token(&cur)
+	if takeoverAllowed(tx, owner.OwnerID, owner.LeaseGeneration, writer.OwnerID, writer.LeaseGeneration, intent) {
+		if dt.replace != nil {
+			ok, err := dt.replace(tx, &cur, d)
+			if err != nil {
+				return location.WriteResult{}, err
+			}
+			if !ok {
+				return rejectedConflictResult(), nil
+			}
+		}
+		return putDescriptor(tx, dt, key, d, tx.Source().NextGeneration(dt.table, key), now), nil
+	}
+	// Rule 4: exact replay (the full fingerprint includes owner, lease,
+	// lifecycle and revision): no write, the stored updatedAt.
+	if dt.equal(&cur, d) {
+		return storedResult(rec.Generation, dt.updatedAt(&cur)), nil
+	}
+	// Rule 5: stale.
+	if owner != writer ||
+		dt.lifecycle(&cur) != dt.lifecycle(d) ||
+		dt.revision(d) <= dt.revision(&cur) ||
+		!dt.equalImmutable(&cur, d) {
+		return ignoredStaleResult(), nil
+	}
+	// Rule 6: revision update, generation unchanged.
+	return putDescriptor(tx, dt, key, d, rec.Generation, now), nil
+}
+
+// putDescriptor plans the write of a copy of d stamped with now under
+// generation g, and its change stamps.
+func putDescriptor[D any](tx *Tx, dt descriptorTable[D], key string, d *D, g int64, now time.Time) location.WriteResult {
+	tx.Put(dt.table, key, dt.stamped(d, now), g)
+	dt.bump(tx, d)
+	return storedResult(g, now)
+}
+
+// removeDescriptor is the shared descriptor remove (02 §2.3, §2.6, §2.7).
+func removeDescriptor[D any](tx *Tx, dt descriptorTable[D], key string, owner location.OwnerToken) (location.WriteStatus, error) {
+	cur, _, exists, err := readRow[D](tx, dt.table, key)
+	if err != nil {
+		return "", err
+	}
+	if !exists || dt.token(&cur) != owner {
+		return location.IgnoredStale, nil
+	}
+	if err := RemoveLocationRow(tx, dt.table, key); err != nil {
+		return "", err
+	}
+	return location.Stored, nil
+}

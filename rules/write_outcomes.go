@@ -1,0 +1,73 @@
+package rules
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// storedResult is a successful write result.
+func storedResult(generation int64, updatedAt time.Time) location.WriteResult {
+	return location.WriteResult{Status: location.Stored, Generation: generation, UpdatedAt: updatedAt}
+}
+
+// ignoredStaleResult is the result of a write that lost to newer state; like every
+// failure it carries generation 0 and the epoch.
+func ignoredStaleResult() location.WriteResult {
+	return location.WriteResult{Status: location.IgnoredStale, UpdatedAt: location.Epoch()}
+}
+
+// rejectedConflictResult is the result of a write that conflicts with another
+// owner's live claim (or with the writer's own lease state).
+func rejectedConflictResult() location.WriteResult {
+	return location.WriteResult{Status: location.RejectedConflict, UpdatedAt: location.Epoch()}
+}
+
+// ownerIDLive reports whether ownerID holds a live owner lease of any
+// generation (the reference's OwnerLive: liveness by id only).
+func ownerIDLive(tx *Tx, ownerID string) bool {
+	_, live := tx.Source().LiveLease(ownerID)
+	return live
+}
+
+// exactLeaseLive reports whether ownerID holds a live owner lease of exactly
+// the given generation.
+func exactLeaseLive(tx *Tx, ownerID string, generation int64) bool {
+	g, live := tx.Source().LiveLease(ownerID)
+	return live && g == generation
+}
+
+// takeoverAllowed is the reference's takeover test (02 §1.2): may a writer
+// (nextOwner, nextGeneration) replace a row written by (curOwner,
+// curGeneration) under intent?
+func takeoverAllowed(tx *Tx, curOwner string, curGeneration int64, nextOwner string, nextGeneration int64, intent location.WriteIntent) bool {
+	if intent == location.IntentTakeover {
+		return true // explicit handoff: no liveness or owner check
+	}
+	if intent != location.IntentNewClaim {
+		return false
+	}
+	liveGeneration, live := tx.Source().LiveLease(curOwner)
+	if !live {
+		return true // the row's owner is gone
+	}
+	// Same owner restarted: the row is from an older incarnation and the
+	// writer holds the owner's current live lease.
+	return curOwner == nextOwner && curGeneration != nextGeneration && liveGeneration == nextGeneration
+}
+
+// readRow reads (t, key) as a value of type T. The value is the stored one,
+// not a copy: decisions only read it.
+func readRow[T any](tx *Tx, t Table, key string) (T, Record, bool, error) {
+	var zero T
+	rec, ok := tx.Get(t, key)
+	if !ok {
+		return zero, Record{}, false, nil
+	}
+	v, ok := rec.Value.(T)
+	if !ok {
+		return zero, Record{}, false, fmt.Errorf("%w: table %s key %q holds %T, want %T", location.ErrInternal, t, key, rec.Value, zero)
+	}
+	return v, rec, true, nil
+}

@@ -1,0 +1,73 @@
+package txn
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// prepared is a transaction ready to send.
+type prepared struct {
+	cmps []clientv3.Cmp
+	then []clientv3.Op
+	els  []clientv3.Op
+}
+
+// build turns a decision's view and commit into a guarded transaction,
+// checking the commit's invariants and the server limits first.
+func (e *Engine) build(op string, v *View, c *Commit) (*prepared, error) {
+	if !c.hasPut() && e.markerKey != "" {
+		c.Touch = append(c.Touch, e.markerKey)
+	}
+	c.Touch = dedupe(c.Touch)
+	nonce := []byte(v.nonce)
+	seen := make(map[string]bool, len(c.Writes)+len(c.Touch))
+	p := &prepared{}
+	size := 0
+	for _, w := range append(c.Writes[:len(c.Writes):len(c.Writes)], c.Unguarded...) {
+		if seen[w.Key] {
+			return nil, fmt.Errorf("%s: %w: key %q written twice in one commit", op, location.ErrInternal, w.Key)
+		}
+		seen[w.Key] = true
+		if w.Delete {
+			p.then = append(p.then, clientv3.OpDelete(w.Key))
+			size += keyCost(w.Key)
+			continue
+		}
+		if !bytes.Contains(w.Value, nonce) {
+			return nil, fmt.Errorf("%s: %w: the value of %q does not carry the write nonce", op, location.ErrInternal, w.Key)
+		}
+		p.then = append(p.then, clientv3.OpPut(w.Key, string(w.Value)))
+		size += keyCost(w.Key) + len(w.Value)
+	}
+	for _, k := range c.Touch {
+		if seen[k] {
+			return nil, fmt.Errorf("%s: %w: key %q both written and touched", op, location.ErrInternal, k)
+		}
+		seen[k] = true
+		p.then = append(p.then, clientv3.OpPut(k, v.nonce))
+		size += keyCost(k) + len(v.nonce)
+	}
+	p.cmps, p.els = guardOps(v)
+	for _, k := range v.order {
+		size += 2 * keyCost(k) // one compare and one Get per guarded key
+	}
+	if err := e.limits.Check(op, TxnShape{Compares: len(p.cmps), Then: len(p.then), Else: len(p.els), Bytes: size}); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// commit sends the transaction.
+func (p *prepared) commit(ctx context.Context, e *Engine) (*clientv3.TxnResponse, error) {
+	resp, err := e.kv.Txn(ctx).If(p.cmps...).Then(p.then...).Else(p.els...).Commit()
+	if err != nil {
+		return nil, err
+	}
+	e.NoteRevision(resp.Header.Revision)
+	return resp, nil
+}

@@ -1,0 +1,51 @@
+package txn
+
+// Write is one guarded write of a Commit: a put of Value, or a delete.
+type Write struct {
+	Key    string
+	Value  []byte
+	Delete bool
+}
+
+// Put returns a write that stores value under key.
+func Put(key string, value []byte) Write { return Write{Key: key, Value: value} }
+
+// Delete returns a write that removes key.
+func Delete(key string) Write { return Write{Key: key, Delete: true} }
+
+// Commit is what a decision wants written.
+type Commit struct {
+	// Writes are guarded: each key must have been observed through the View
+	// (a write of an unobserved key makes the engine fetch it and run the
+	// decision again), and the transaction re-asserts that observation.
+	// Every put value must contain the View's nonce. Keys are distinct.
+	Writes []Write
+	// Unguarded writes are applied without any compare: derived entries
+	// (such as an owner index) whose consistency follows from the guarded
+	// writes they accompany. Put values must contain the nonce. Keys are
+	// distinct from every other key of the commit.
+	Unguarded []Write
+	// Touch lists keys that are put unconditionally with the nonce as value
+	// (change stamps: their Version counts the transactions that touched
+	// them). Duplicates are merged; a key may not also be in Writes.
+	Touch []string
+}
+
+// Empty reports whether the commit writes nothing.
+func (c Commit) Empty() bool {
+	return len(c.Writes) == 0 && len(c.Unguarded) == 0 && len(c.Touch) == 0
+}
+
+// hasPut reports whether the commit writes at least one value (that carries
+// the nonce).
+func (c Commit) hasPut() bool {
+	if len(c.Touch) > 0 {
+		return true
+	}
+	for _, w := range append(c.Writes[:len(c.Writes):len(c.Writes)], c.Unguarded...) {
+		if !w.Delete {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,501 @@
+package txn
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxAttempts    = 16
+	DefaultResolveTimeout = 5 * time.Second
+	// maxMissRounds bounds how often one decision may ask for keys it has
+	// not seen before the engine calls it broken.
+	maxMissRounds = 16
+)
+
+// Options configure an Engine. The zero value is usable.
+type Options struct {
+	// Limits are the server's transaction limits (decision E-8).
+	Limits Limits
+	// MaxAttempts bounds the commits (and verifications) one operation may
+	// try before it gives up with ErrContention; 0 means DefaultMaxAttempts.
+	MaxAttempts int
+	// ResolveTimeout bounds the re-reads that resolve an ambiguous commit
+	// (they run even when the caller's context has ended); 0 means
+	// DefaultResolveTimeout.
+	ResolveTimeout time.Duration
+	// CacheSize is the number of recently observed keys the engine keeps to
+	// start steady-state decisions without a read; 0 means
+	// DefaultCacheSize, a negative value disables the cache.
+	CacheSize int
+	// MarkerKey is put (with the nonce) by every commit that would otherwise
+	// only delete, so that an ambiguous delete can be resolved too. Empty:
+	// delete-only commits are resolved by state alone.
+	MarkerKey string
+	// Logger receives debug logs of retries and resolutions; nil discards.
+	Logger *slog.Logger
+}
+
+// Engine runs decisions against etcd. Safe for concurrent use.
+type Engine struct {
+	kv             clientv3.KV
+	watcher        clientv3.Watcher
+	limits         Limits
+	maxAttempts    int
+	resolveTimeout time.Duration
+	markerKey      string
+	cache          *cache
+	log            *slog.Logger
+	lastRev        atomic.Int64
+}
+
+// New returns an engine over kv. watcher (may be nil) is used to search the
+// history when resolving ambiguous commits.
+func New(kv clientv3.KV, watcher clientv3.Watcher, opts Options) *Engine {
+	e := &Engine{
+		kv:             kv,
+		watcher:        watcher,
+		limits:         opts.Limits,
+		maxAttempts:    opts.MaxAttempts,
+		resolveTimeout: opts.ResolveTimeout,
+		markerKey:      opts.MarkerKey,
+		cache:          newCache(opts.CacheSize),
+		log:            opts.Logger,
+	}
+	if e.maxAttempts <= 0 {
+		e.maxAttempts = DefaultMaxAttempts
+	}
+	if e.resolveTimeout <= 0 {
+		e.resolveTimeout = DefaultResolveTimeout
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	return e
+}
+
+// Limits returns the engine's transaction limits.
+func (e *Engine) Limits() Limits { return e.limits }
+
+// KV returns the engine's KV client.
+func (e *Engine) KV() clientv3.KV { return e.kv }
+
+// NoteRevision records a header revision seen by a caller's own request.
+func (e *Engine) NoteRevision(rev int64) {
+	for {
+		cur := e.lastRev.Load()
+		if rev <= cur || e.lastRev.CompareAndSwap(cur, rev) {
+			return
+		}
+	}
+}
+
+// LastRevision returns the highest header revision the engine has seen.
+func (e *Engine) LastRevision() int64 { return e.lastRev.Load() }
+
+// Remember offers an observation to the cache (for example a key the caller
+// read or wrote itself).
+func (e *Engine) Remember(o Observation) {
+	e.NoteRevision(o.Revision)
+	e.cache.store(o)
+}
+
+// Forget drops key from the cache.
+func (e *Engine) Forget(key string) { e.cache.forget(key) }
+
+// Cached returns the cached observation of key.
+func (e *Engine) Cached(key string) (Observation, bool) { return e.cache.get(key) }
+
+// CacheLen returns the number of cached keys.
+func (e *Engine) CacheLen() int { return e.cache.len() }
+
+// ReadKeys reads keys at one revision: rev, or the latest when rev is 0.
+// One key is one Get; several are one Txn of Gets (at most MaxTxnOps per
+// request; more keys take several requests, pinned to the first one's
+// revision).
+func (e *Engine) ReadKeys(ctx context.Context, keys []string, rev int64) (Observations, error) {
+	out := Observations{Revision: rev, Keys: make(map[string]Observation, len(keys))}
+	keys = dedupe(keys)
+	maxOps := e.limits.maxOps()
+	for start := 0; start < len(keys); start += maxOps {
+		if err := e.readChunk(ctx, keys[start:min(start+maxOps, len(keys))], &out); err != nil {
+			return Observations{}, err
+		}
+	}
+	for _, o := range out.Keys {
+		e.cache.store(o)
+	}
+	return out, nil
+}
+
+// readChunk reads up to MaxTxnOps keys in one request. A pinned read
+// (out.Revision > 0) observes the keys at that revision; otherwise the first
+// response pins the revision of the later chunks.
+func (e *Engine) readChunk(ctx context.Context, chunk []string, out *Observations) error {
+	var opts []clientv3.OpOption
+	if out.Revision > 0 {
+		opts = append(opts, clientv3.WithRev(out.Revision))
+	}
+	if len(chunk) == 1 {
+		resp, err := e.kv.Get(ctx, chunk[0], opts...)
+		if err != nil {
+			return err
+		}
+		e.NoteRevision(resp.Header.Revision)
+		if out.Revision == 0 {
+			out.Revision = resp.Header.Revision
+		}
+		out.Keys[chunk[0]] = observe(chunk[0], firstKV(resp.Kvs), out.Revision)
+		return nil
+	}
+	ops := make([]clientv3.Op, len(chunk))
+	for i, k := range chunk {
+		ops[i] = clientv3.OpGet(k, opts...)
+	}
+	resp, err := e.kv.Txn(ctx).Then(ops...).Commit()
+	if err != nil {
+		return err
+	}
+	e.NoteRevision(resp.Header.Revision)
+	if out.Revision == 0 {
+		out.Revision = resp.Header.Revision
+	}
+	for i, k := range chunk {
+		rr := resp.Responses[i].GetResponseRange()
+		out.Keys[k] = observe(k, firstKV(rr.GetKvs()), out.Revision)
+	}
+	return nil
+}
+
+// Outcome describes how an operation ended.
+type Outcome struct {
+	// Written reports that the commit was applied; Revision is then its
+	// revision (the ModRevision of every key it wrote).
+	Written  bool
+	Revision int64
+	// Attempts counts the transactions sent (commits and verifications).
+	Attempts int
+}
+
+// Decision is one store decision: it reads through the View and returns its
+// result and what to write. It may run several times and must have no other
+// effect.
+type Decision[R any] func(v *View) (R, Commit, error)
+
+// Run runs a decision to completion: prefetch names the keys the decision
+// will probably read (others are fetched on demand). It returns the result
+// of the run whose commit was applied, or of the run that wrote nothing.
+// Errors of the decision are returned as they are; etcd errors are wrapped
+// (location.ErrUnavailable when nothing was applied, ErrOutcomeUnknown when
+// that cannot be known), ErrContention after MaxAttempts.
+func Run[R any](ctx context.Context, e *Engine, op string, prefetch []string, decide Decision[R]) (R, Outcome, error) {
+	var zero R
+	out := Outcome{}
+	v, err := e.startView(ctx, prefetch)
+	if err != nil {
+		return zero, out, Unavailable(op, err)
+	}
+	var pending []pendingAttempt[R]
+	for {
+		if out.Attempts >= e.maxAttempts {
+			return zero, out, contentionError(op, out.Attempts)
+		}
+		res, c, err := decideFully(ctx, e, op, v, decide)
+		if err != nil {
+			return zero, out, err
+		}
+		if c.Empty() {
+			if v.consistent {
+				return res, out, nil
+			}
+			out.Attempts++
+			ok, fresh, err := e.verify(ctx, v)
+			if err != nil {
+				return zero, out, Unavailable(op, err)
+			}
+			if ok {
+				return res, out, nil
+			}
+			if r, rev, found := pendingApplied(pending, fresh); found {
+				return r, Outcome{Written: true, Revision: rev, Attempts: out.Attempts}, nil
+			}
+			v = fresh
+			continue
+		}
+		t, err := e.build(op, v, &c)
+		if err != nil {
+			return zero, out, err
+		}
+		out.Attempts++
+		sentAfter := e.sentAfter(v)
+		resp, err := t.commit(ctx, e)
+		if err != nil {
+			if !IsAmbiguous(err) {
+				return zero, out, Unavailable(op, err)
+			}
+			pending = append(pending, pendingAttempt[R]{nonce: v.nonce, res: res})
+			applied, rev, fresh, rerr := e.resolve(ctx, v, &c, sentAfter)
+			if rerr != nil {
+				return zero, out, fmt.Errorf("%s: %w: %w (while resolving: %w)", op, ErrOutcomeUnknown, err, rerr)
+			}
+			if applied {
+				e.log.Debug("txn: ambiguous commit was applied", "op", op, "revision", rev)
+				e.applied(v, &c, rev)
+				return res, Outcome{Written: true, Revision: rev, Attempts: out.Attempts}, nil
+			}
+			e.log.Debug("txn: ambiguous commit was not applied; retrying", "op", op, "error", err)
+			v = fresh
+			continue
+		}
+		if resp.Succeeded {
+			e.applied(v, &c, resp.Header.Revision)
+			return res, Outcome{Written: true, Revision: resp.Header.Revision, Attempts: out.Attempts}, nil
+		}
+		fresh := e.viewFromElse(v, resp)
+		if r, rev, found := pendingApplied(pending, fresh); found {
+			return r, Outcome{Written: true, Revision: rev, Attempts: out.Attempts}, nil
+		}
+		e.log.Debug("txn: guard failed; deciding again", "op", op, "attempt", out.Attempts, "revision", resp.Header.Revision)
+		v = fresh
+	}
+}
+
+// pendingAttempt is a commit whose outcome was ambiguous and resolved as
+// "not applied" at the time; should its nonce turn up later (a late apply),
+// its result is the operation's answer.
+type pendingAttempt[R any] struct {
+	nonce string
+	res   R
+}
+
+// pendingApplied looks for the nonce of an earlier ambiguous attempt in the
+// view's observations.
+func pendingApplied[R any](pending []pendingAttempt[R], v *View) (R, int64, bool) {
+	for _, p := range pending {
+		for _, o := range v.obs {
+			if o.HasNonce(p.nonce) {
+				return p.res, o.ModRevision, true
+			}
+		}
+	}
+	var zero R
+	return zero, 0, false
+}
+
+// startView builds the first view: from the cache when it holds every
+// prefetch key, else from one read of them.
+func (e *Engine) startView(ctx context.Context, prefetch []string) (*View, error) {
+	v := newView()
+	if len(prefetch) == 0 {
+		return v, nil
+	}
+	cached := make([]Observation, 0, len(prefetch))
+	for _, k := range prefetch {
+		o, ok := e.cache.get(k)
+		if !ok {
+			break
+		}
+		cached = append(cached, o)
+	}
+	if len(cached) == len(prefetch) {
+		for _, o := range cached {
+			v.add(o)
+		}
+		return v, nil
+	}
+	obs, err := e.ReadKeys(ctx, prefetch, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range obs.Keys {
+		v.add(o)
+	}
+	v.consistent, v.rev = true, obs.Revision
+	return v, nil
+}
+
+// decideFully runs the decision until it asks for no key the view lacks.
+func decideFully[R any](ctx context.Context, e *Engine, op string, v *View, decide Decision[R]) (R, Commit, error) {
+	var zero R
+	for range maxMissRounds {
+		v.begin(NewNonce())
+		res, c, err := decide(v)
+		if err != nil {
+			return zero, Commit{}, err
+		}
+		for _, w := range c.Writes {
+			if _, ok := v.obs[w.Key]; ok {
+				v.guard(w.Key, GuardMod)
+			} else {
+				v.miss(w.Key)
+			}
+		}
+		if len(v.misses) == 0 {
+			return res, c, nil
+		}
+		if err := e.fetchMisses(ctx, v); err != nil {
+			return zero, Commit{}, Unavailable(op, err)
+		}
+	}
+	return zero, Commit{}, fmt.Errorf("%s: %w: the decision kept asking for keys it had not read", op, location.ErrInternal)
+}
+
+// fetchMisses reads the view's misses: at the view's revision when it is
+// consistent (so it stays consistent), else at the latest revision. A
+// compacted revision makes the view read everything again.
+func (e *Engine) fetchMisses(ctx context.Context, v *View) error {
+	empty := len(v.obs) == 0
+	rev := int64(0)
+	if v.consistent {
+		rev = v.rev
+	}
+	obs, err := e.ReadKeys(ctx, v.misses, rev)
+	if err != nil && rev > 0 && IsCompacted(err) {
+		keys := append(mapKeys(v.obs), v.misses...)
+		obs, err = e.ReadKeys(ctx, keys, 0)
+		if err == nil {
+			*v = *newView()
+			v.consistent = true
+		}
+	}
+	if err != nil {
+		return err
+	}
+	for _, o := range obs.Keys {
+		v.add(o)
+	}
+	if empty {
+		v.consistent, v.rev = true, obs.Revision
+	}
+	return nil
+}
+
+// verify checks with one transaction that the guards of a decision that
+// writes nothing still hold; when they do not, it returns a fresh view of
+// the guarded keys.
+func (e *Engine) verify(ctx context.Context, v *View) (bool, *View, error) {
+	cmps, gets := guardOps(v)
+	resp, err := e.kv.Txn(ctx).If(cmps...).Else(gets...).Commit()
+	if err != nil {
+		return false, nil, err
+	}
+	e.NoteRevision(resp.Header.Revision)
+	if resp.Succeeded {
+		for _, o := range v.guardedObservations() {
+			o.Revision = resp.Header.Revision
+			e.cache.store(o)
+		}
+		return true, nil, nil
+	}
+	return false, e.viewFromElse(v, resp), nil
+}
+
+// guardOps returns the compares of the view's guards and the Gets that read
+// the same keys.
+func guardOps(v *View) ([]clientv3.Cmp, []clientv3.Op) {
+	cmps := make([]clientv3.Cmp, 0, len(v.order))
+	gets := make([]clientv3.Op, 0, len(v.order))
+	for _, k := range v.order {
+		o := v.obs[k]
+		switch {
+		case !o.Present:
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(k), "=", 0))
+		case v.guards[k] == GuardCreate:
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(k), "=", o.CreateRevision))
+		default:
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", o.ModRevision))
+		}
+		gets = append(gets, clientv3.OpGet(k))
+	}
+	return cmps, gets
+}
+
+// viewFromElse builds the view of the guarded keys from the Else branch of
+// a failed transaction (consistent at its revision).
+func (e *Engine) viewFromElse(v *View, resp *clientv3.TxnResponse) *View {
+	e.NoteRevision(resp.Header.Revision)
+	fresh := newView()
+	fresh.consistent = true
+	rev := resp.Header.Revision
+	for i, k := range v.order {
+		if i >= len(resp.Responses) {
+			break
+		}
+		o := observe(k, firstKV(resp.Responses[i].GetResponseRange().GetKvs()), rev)
+		fresh.add(o)
+		e.cache.store(o)
+	}
+	fresh.rev = rev
+	return fresh
+}
+
+// sentAfter returns a revision below the revision any commit sent now can
+// get: the highest revision seen before sending (every such revision was
+// committed before the new commit was sent).
+func (e *Engine) sentAfter(v *View) int64 {
+	rev := max(v.rev, e.LastRevision())
+	for _, o := range v.obs {
+		rev = max(rev, o.Revision)
+	}
+	return rev
+}
+
+// applied updates the cache after a commit was applied at rev.
+func (e *Engine) applied(v *View, c *Commit, rev int64) {
+	e.NoteRevision(rev)
+	written := map[string]bool{}
+	for _, w := range c.Writes {
+		written[w.Key] = true
+		prev := v.obs[w.Key]
+		if w.Delete {
+			e.cache.store(Observation{Key: w.Key, Revision: rev})
+			continue
+		}
+		o := Observation{Key: w.Key, Present: true, Value: w.Value, ModRevision: rev, CreateRevision: rev, Version: 1, Revision: rev}
+		if prev.Present {
+			o.CreateRevision, o.Version, o.Lease = prev.CreateRevision, prev.Version+1, prev.Lease
+		}
+		e.cache.store(o)
+	}
+	for _, o := range v.guardedObservations() {
+		if !written[o.Key] {
+			o.Revision = rev
+			e.cache.store(o)
+		}
+	}
+}
+
+func firstKV[T any](kvs []*T) *T {
+	if len(kvs) == 0 {
+		return nil
+	}
+	return kvs[0]
+}
+
+func dedupe(keys []string) []string {
+	seen := make(map[string]bool, len(keys))
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

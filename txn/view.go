@@ -1,0 +1,134 @@
+package txn
+
+// GuardKind says what a commit re-asserts about an observed key.
+type GuardKind int
+
+// Guard kinds.
+const (
+	// GuardMod re-asserts the key's ModRevision (its absence when it was
+	// absent): nothing changed the key since it was observed.
+	GuardMod GuardKind = iota + 1
+	// GuardCreate re-asserts only the key's CreateRevision (its absence when
+	// it was absent): the same incarnation of the key still exists. Owner
+	// keys are guarded this way, so that lease renewals (which rewrite the
+	// owner key) do not fail the writes of their owner.
+	GuardCreate
+)
+
+// View is what one decision sees: observations of keys, read at one
+// revision or taken from the engine's cache. A decision reads only through
+// its View; the View records which keys were consulted (each becomes a guard
+// of the commit) and which were asked for but not held (misses, which the
+// engine fetches before running the decision again).
+type View struct {
+	obs map[string]Observation
+	// consistent reports that every observation comes from one read at
+	// revision rev, so that a decision that writes nothing may answer
+	// without a verifying transaction.
+	consistent bool
+	rev        int64
+
+	guards  map[string]GuardKind
+	order   []string // guarded keys in first-use order
+	misses  []string
+	missSet map[string]bool
+	nonce   string
+}
+
+// newView returns an empty view.
+func newView() *View {
+	return &View{obs: map[string]Observation{}}
+}
+
+// begin resets the per-run records for a new run of the decision.
+func (v *View) begin(nonce string) {
+	v.guards = map[string]GuardKind{}
+	v.order = v.order[:0]
+	v.misses = v.misses[:0]
+	v.missSet = map[string]bool{}
+	v.nonce = nonce
+}
+
+// add records an observation in the view.
+func (v *View) add(o Observation) {
+	v.obs[o.Key] = o
+	if o.Revision > v.rev {
+		v.rev = o.Revision
+	}
+}
+
+func (v *View) guard(key string, kind GuardKind) {
+	prev, ok := v.guards[key]
+	if !ok {
+		v.order = append(v.order, key)
+	}
+	if !ok || kind == GuardMod && prev != GuardMod {
+		v.guards[key] = kind
+	}
+}
+
+func (v *View) miss(key string) {
+	if !v.missSet[key] {
+		v.missSet[key] = true
+		v.misses = append(v.misses, key)
+	}
+}
+
+// Get returns the observation of key and whether the key exists. A key the
+// view does not hold is recorded as a miss and reads as absent; the engine
+// fetches it and runs the decision again.
+func (v *View) Get(key string) (Observation, bool) {
+	o, ok := v.obs[key]
+	if !ok {
+		v.miss(key)
+		return Observation{Key: key}, false
+	}
+	v.guard(key, GuardMod)
+	return o, o.Present
+}
+
+// Owner returns the CreateRevision of an owner key (0 when absent) and
+// whether it exists; the commit re-asserts only the CreateRevision
+// (GuardCreate).
+func (v *View) Owner(key string) (createRevision int64, present bool) {
+	o, ok := v.obs[key]
+	if !ok {
+		v.miss(key)
+		return 0, false
+	}
+	v.guard(key, GuardCreate)
+	return o.CreateRevision, o.Present
+}
+
+// Revision returns the revision at which key was observed: a generation
+// issued for the key as Revision(key)+1 is greater than every generation
+// any earlier write of the key carried (decision E-3), because the commit
+// proves the key unchanged since. A key the view does not hold is a miss
+// (and answers 0).
+func (v *View) Revision(key string) int64 {
+	o, ok := v.obs[key]
+	if !ok {
+		v.miss(key)
+		return 0
+	}
+	return o.Revision
+}
+
+// ReadRevision returns the highest revision of the view's observations.
+func (v *View) ReadRevision() int64 { return v.rev }
+
+// Nonce returns this run's write nonce: every value the run's Commit writes
+// must contain it.
+func (v *View) Nonce() string { return v.nonce }
+
+// Consistent reports whether every observation comes from one read.
+func (v *View) Consistent() bool { return v.consistent }
+
+// guardedObservations returns the guarded keys' observations in order.
+func (v *View) guardedObservations() []Observation {
+	out := make([]Observation, 0, len(v.order))
+	for _, k := range v.order {
+		out = append(out, v.obs[k])
+	}
+	return out
+}
