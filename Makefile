@@ -35,3 +35,7 @@ fuzz:
 	@for f in $$($(GO) test -list '^Fuzz' ./keys/ | grep '^Fuzz'); do \
 		echo "== $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./keys/ || exit 1; \
 	done
+
+# The mesh in miniature on an embedded etcd (see README: zlinketcd demo).
+.PHONY: demo
+demo: ; $(GO) run ./cmd/zlinketcd demo

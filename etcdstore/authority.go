@@ -25,6 +25,28 @@ func (s *Store) authKey(key location.AuthorityKey) string {
 	return s.tableKey(rules.TableAuthority, string(key))
 }
 
+// authPrefetch is what an exchange of key reads first: the record and, when
+// the record is cached, the owner's descriptor and owner key that its
+// liveness check reads (so that a steady-state preserve is one
+// transaction).
+func (s *Store) authPrefetch(key location.AuthorityKey) []string {
+	etcdKey := s.authKey(key)
+	out := []string{etcdKey}
+	o, ok := s.engine.Cached(etcdKey)
+	if !ok {
+		return out
+	}
+	rec, err := decodeRecord(rules.TableAuthority, o)
+	if err != nil {
+		return out
+	}
+	if row, ok := rec.Value.(rules.AuthorityRow); ok {
+		out = append(out, s.tableKey(location.TableMeshNodes, rules.MeshNodeKey(row.Allocation.Descriptor)),
+			s.layout.OwnerKey(row.Owner.OwnerID))
+	}
+	return out
+}
+
 // ReadAuthority returns the record under key, or missing. It implements
 // location.AuthorityStore.
 func (s *Store) ReadAuthority(ctx context.Context, key location.AuthorityKey) (location.AuthorityReadResult, error) {
@@ -37,7 +59,7 @@ func (s *Store) ReadAuthority(ctx context.Context, key location.AuthorityKey) (l
 // version is expected (rules.CompareExchangeAuthority), in one guarded
 // transaction. It implements location.AuthorityStore.
 func (s *Store) CompareExchangeAuthority(ctx context.Context, key location.AuthorityKey, expected location.StoreVersion, m location.AuthorityMutation) (location.CompareExchangeResult, error) {
-	prefetch := []string{s.authKey(key)}
+	prefetch := s.authPrefetch(key)
 	if m.RelocationFence != nil {
 		prefetch = append(prefetch, s.tableKey(rules.TableRelocations, string(*m.RelocationFence)))
 	}

@@ -100,7 +100,9 @@ func writtenAt(o txn.Observation) (time.Time, error) {
 }
 
 // versionOf is the store version of a record whose ModRevision is rev.
-func versionOf(rev int64) location.StoreVersion { return location.StoreVersion(strconv.FormatInt(rev, 10)) }
+func versionOf(rev int64) location.StoreVersion {
+	return location.StoreVersion(strconv.FormatInt(rev, 10))
+}
 
 // decodeValue decodes the JSON of one value of table t into its Go type.
 func decodeValue(t rules.Table, raw json.RawMessage) (any, error) {

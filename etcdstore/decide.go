@@ -38,16 +38,27 @@ func decideAt[R any](ctx context.Context, s *Store, op string, validate func(now
 	if err := checkContext(ctx, op); err != nil {
 		return zero, err
 	}
-	c := &call{now: s.now()}
+	now := s.now()
 	if validate != nil {
-		if err := validate(c.now); err != nil {
+		if err := validate(now); err != nil {
 			return zero, fmt.Errorf("etcdstore: %s: %w", op, err)
 		}
 	}
+	return decideWith(ctx, s, op, now, prefetch, func(tx *rules.Tx, _ *txn.View) (R, []txn.Write, error) {
+		r, err := run(tx)
+		return r, nil, err
+	})
+}
+
+// decideWith is the core of decide: run may also return unguarded writes of
+// keys outside the tables (owner-index clean-up), added to the commit.
+func decideWith[R any](ctx context.Context, s *Store, op string, now time.Time, prefetch []string, run func(tx *rules.Tx, v *txn.View) (R, []txn.Write, error)) (R, error) {
+	var zero R
+	c := &call{now: now}
 	res, out, err := txn.Run(ctx, s.engine, op, prefetch, func(v *txn.View) (R, txn.Commit, error) {
 		src := s.newSource(v, c)
 		tx := rules.NewTx(src)
-		r, err := run(tx)
+		r, extra, err := run(tx, v)
 		if err == nil {
 			err = src.err
 		}
@@ -55,6 +66,7 @@ func decideAt[R any](ctx context.Context, s *Store, op string, validate func(now
 			return zero, txn.Commit{}, err
 		}
 		commit, err := s.commitOf(v, tx.Plan(), c.now)
+		commit.Unguarded = append(commit.Unguarded, extra...)
 		return r, commit, err
 	})
 	if err != nil {

@@ -86,7 +86,7 @@ func readAt[R any](ctx context.Context, s *Store, op string, rev int64, now time
 		if err == nil {
 			err = sn.err
 		}
-		if err != nil {
+		if err != nil && len(sn.misses) == 0 {
 			return zero, fmt.Errorf("etcdstore: %s: %w", op, err)
 		}
 		if len(sn.misses) == 0 {

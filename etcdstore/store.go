@@ -47,9 +47,10 @@ type Options struct {
 	// Logger receives the store's logs; nil discards them.
 	Logger *slog.Logger
 
-	// kv and lease, when set, replace the client's (tests count requests).
-	kv    clientv3.KV
-	lease clientv3.Lease
+	// KV and Lease, when set, replace the client's for every request (for
+	// example a txn.Recorder that counts round trips, or a fault injector).
+	KV    clientv3.KV
+	Lease clientv3.Lease
 }
 
 // Store is location.Store on etcd. Safe for concurrent use.
@@ -83,11 +84,11 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 	}
 	s := &Store{client: client, kv: client.KV, watcher: client.Watcher, layout: layout, clock: opts.Clock, log: opts.Logger}
 	lease := client.Lease
-	if opts.kv != nil {
-		s.kv = opts.kv
+	if opts.KV != nil {
+		s.kv = opts.KV
 	}
-	if opts.lease != nil {
-		lease = opts.lease
+	if opts.Lease != nil {
+		lease = opts.Lease
 	}
 	if s.clock == nil {
 		s.clock = location.SystemClock

@@ -25,7 +25,9 @@ func (s *Store) transferKeys(ref location.ActorTransferRef) []string {
 func (s *Store) PrepareActorTransfer(ctx context.Context, r location.ActorTransferPrepareRequest) (location.ActorTransferWriteResult, error) {
 	ref := location.ActorTransferRef{MeshName: r.MeshName, ActorID: r.ActorID, TransferID: r.TransferID}
 	return decide(ctx, s, "PrepareActorTransfer", func() error { return location.ValidateTransferPrepare(r) }, s.transferKeys(ref),
-		func(tx *rules.Tx) (location.ActorTransferWriteResult, error) { return rules.PrepareActorTransfer(tx, r) })
+		func(tx *rules.Tx) (location.ActorTransferWriteResult, error) {
+			return rules.PrepareActorTransfer(tx, r)
+		})
 }
 
 // CommitActorTransfer commits the slot's prepared transfer

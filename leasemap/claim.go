@@ -96,7 +96,12 @@ func (m *Map) Claim(ctx context.Context, ownerID string, ttl time.Duration) (loc
 			}
 			return conflict(), nil
 		}
-		// Absent: the claim was not applied; claim again.
+		// Absent: the claim was not applied; claim again (unless the caller
+		// has given up).
+		if cerr := ctx.Err(); cerr != nil {
+			m.revoke(ctx, grant.ID)
+			return location.OwnerLeaseClaimResult{}, fmt.Errorf("leasemap: %s: not applied: %w", op, cerr)
+		}
 	}
 	m.revoke(ctx, grant.ID)
 	return location.OwnerLeaseClaimResult{}, fmt.Errorf("leasemap: %s: %w (%w)", op, txn.ErrContention, location.ErrUnavailable)

@@ -11,7 +11,8 @@ import (
 
 // Read returns ownerID's lease (03 §1.3): found while the owner key exists,
 // with the generation (its CreateRevision) and the expiry recorded by the
-// last claim or renewal; missing otherwise. Liveness is the key's existence
+// last claim or renewal; missing (with no other field, as the reference)
+// otherwise. Liveness is the key's existence
 // (decision E-2): etcd deletes it when the lease ends, so there is no
 // "expired but present" state to clean up (E-19).
 func (m *Map) Read(ctx context.Context, ownerID string) (location.OwnerLeaseReadResult, error) {
@@ -31,7 +32,7 @@ func (m *Map) Read(ctx context.Context, ownerID string) (location.OwnerLeaseRead
 	m.seenKV(key, got)
 	if len(got.Kvs) == 0 {
 		m.forget(ownerID)
-		return location.OwnerLeaseReadResult{Kind: location.KindMissing, StoreNow: now}, nil
+		return location.OwnerLeaseReadResult{Kind: location.KindMissing}, nil
 	}
 	info, rec, err := infoOf(got)
 	if err != nil {

@@ -24,6 +24,9 @@ func (m *Map) Release(ctx context.Context, t location.OwnerToken) (location.Resu
 	}
 	key := m.layout.OwnerKey(t.OwnerID)
 	for range m.maxAtt {
+		if cerr := ctx.Err(); cerr != nil {
+			return "", fmt.Errorf("leasemap: %s: %w", op, cerr)
+		}
 		got, err := m.kv.Get(ctx, key)
 		if err != nil {
 			return "", txn.Unavailable("leasemap: "+op, err)

@@ -51,6 +51,9 @@ func (m *Map) Renew(ctx context.Context, t location.OwnerToken, ttl time.Duratio
 		}
 	}
 	for range m.maxAtt {
+		if cerr := ctx.Err(); cerr != nil {
+			return location.OwnerLeaseRenewResult{}, fmt.Errorf("leasemap: %s: %w", op, cerr)
+		}
 		var done bool
 		if info.seconds == r.secs {
 			info, done, err = r.keepAlive(ctx, info)

@@ -56,8 +56,9 @@ func (s *Store) ListAuthorities(ctx context.Context, prefix, cursor string, limi
 			}
 			slices.Sort(keys)
 			page := location.AuthorityScanResult{Kind: location.KindPage, Items: []location.AuthorityEntry{}}
-			end := min(offset+limit, len(keys))
-			for _, k := range keys[min(offset, end):end] {
+			start := min(offset, len(keys))
+			end := start + min(limit, len(keys)-start)
+			for _, k := range keys[start:end] {
 				row, ok := s.tables[rules.TableAuthority][k].Value.(rules.AuthorityRow)
 				if !ok {
 					return location.AuthorityScanResult{}, fmt.Errorf("authority key %q holds %T: %w", k, s.tables[rules.TableAuthority][k].Value, location.ErrInternal)

@@ -3,6 +3,7 @@ package memstore
 import (
 	"encoding/base64"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -167,8 +168,10 @@ func TestListAuthorities(t *testing.T) {
 	t.Run("offset_past_the_end_gives_an_empty_page", func(t *testing.T) {
 		f := newAuFix(t)
 		f.AS("g1", auTarget(f.NA))
-		c := scanCursor{revision: f.state().scanRevision, offset: 5, prefix: ""}.encode()
-		require.Equal(t, location.AuthorityScanResult{Kind: location.KindPage, Items: []location.AuthorityEntry{}}, f.list("", c, 3))
+		for _, offset := range []int{1, 5, math.MaxInt} {
+			c := scanCursor{revision: f.state().scanRevision, offset: offset, prefix: ""}.encode()
+			require.Equal(t, location.AuthorityScanResult{Kind: location.KindPage, Items: []location.AuthorityEntry{}}, f.list("", c, 3))
+		}
 	})
 	t.Run("cursor_round_trip_keeps_any_prefix_bytes", func(t *testing.T) {
 		for _, c := range []scanCursor{

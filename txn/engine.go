@@ -251,6 +251,9 @@ func Run[R any](ctx context.Context, e *Engine, op string, prefetch []string, de
 				e.applied(v, &c, rev)
 				return res, Outcome{Written: true, Revision: rev, Attempts: out.Attempts}, nil
 			}
+			if cerr := ctx.Err(); cerr != nil {
+				return zero, out, fmt.Errorf("%s: not applied: %w", op, cerr)
+			}
 			e.log.Debug("txn: ambiguous commit was not applied; retrying", "op", op, "error", err)
 			v = fresh
 			continue
@@ -323,13 +326,34 @@ func (e *Engine) startView(ctx context.Context, prefetch []string) (*View, error
 }
 
 // decideFully runs the decision until it asks for no key the view lacks.
+// The decision's errors count only when its view was complete and read at
+// one revision.
 func decideFully[R any](ctx context.Context, e *Engine, op string, v *View, decide Decision[R]) (R, Commit, error) {
 	var zero R
 	for range maxMissRounds {
 		v.begin(NewNonce())
 		res, c, err := decide(v)
 		if err != nil {
-			return zero, Commit{}, err
+			// A decision that met absent-looking keys may have failed because
+			// of them: decide again with them read. Only an error of a run
+			// with a complete view is the decision's answer.
+			if len(v.misses) == 0 && v.consistent {
+				return zero, Commit{}, err
+			}
+			if len(v.misses) == 0 {
+				// Observations of different revisions (the cache) may form a
+				// state that never existed: decide again on one read.
+				fresh, ferr := e.reread(ctx, v)
+				if ferr != nil {
+					return zero, Commit{}, Unavailable(op, ferr)
+				}
+				*v = *fresh
+				continue
+			}
+			if ferr := e.fetchMisses(ctx, v); ferr != nil {
+				return zero, Commit{}, Unavailable(op, ferr)
+			}
+			continue
 		}
 		for _, w := range c.Writes {
 			if _, ok := v.obs[w.Key]; ok {
@@ -378,6 +402,20 @@ func (e *Engine) fetchMisses(ctx context.Context, v *View) error {
 	return nil
 }
 
+// reread returns a view of every key v holds, read again at one revision.
+func (e *Engine) reread(ctx context.Context, v *View) (*View, error) {
+	obs, err := e.ReadKeys(ctx, mapKeys(v.obs), 0)
+	if err != nil {
+		return nil, err
+	}
+	fresh := newView()
+	for _, o := range obs.Keys {
+		fresh.add(o)
+	}
+	fresh.consistent, fresh.rev = true, obs.Revision
+	return fresh, nil
+}
+
 // verify checks with one transaction that the guards of a decision that
 // writes nothing still hold; when they do not, it returns a fresh view of
 // the guarded keys.
@@ -389,10 +427,7 @@ func (e *Engine) verify(ctx context.Context, v *View) (bool, *View, error) {
 	}
 	e.NoteRevision(resp.Header.Revision)
 	if resp.Succeeded {
-		for _, o := range v.guardedObservations() {
-			o.Revision = resp.Header.Revision
-			e.cache.store(o)
-		}
+		e.confirm(v, nil, resp.Header.Revision)
 		return true, nil, nil
 	}
 	return false, e.viewFromElse(v, resp), nil
@@ -465,8 +500,16 @@ func (e *Engine) applied(v *View, c *Commit, rev int64) {
 		}
 		e.cache.store(o)
 	}
+	e.confirm(v, written, rev)
+}
+
+// confirm records in the cache that the guarded observations of v still held
+// at rev (keys in skip excepted). Only a ModRevision guard proves the whole
+// state; a CreateRevision guard proves only the incarnation, so those
+// observations keep their revision.
+func (e *Engine) confirm(v *View, skip map[string]bool, rev int64) {
 	for _, o := range v.guardedObservations() {
-		if !written[o.Key] {
+		if !skip[o.Key] && v.guards[o.Key] == GuardMod {
 			o.Revision = rev
 			e.cache.store(o)
 		}

@@ -42,10 +42,20 @@ func RunShared(m *testing.M) int {
 	return m.Run()
 }
 
+// TB is the part of testing.TB that Connect and UniquePrefix use (so that
+// runners outside go test, such as the conformance suite's, can call them).
+type TB interface {
+	Helper()
+	Name() string
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+	Context() context.Context
+}
+
 // Connect returns a client of the shared member (see RunShared), closed when
 // the test ends. Without a shared member it starts a private one for the
 // test.
-func Connect(t testing.TB) *clientv3.Client {
+func Connect(t TB) *clientv3.Client {
 	t.Helper()
 	eps := os.Getenv(EnvSharedEndpoints)
 	var endpoints []string
@@ -70,7 +80,7 @@ func Connect(t testing.TB) *clientv3.Client {
 // UniquePrefix returns a key prefix of the form "/test/<name>-<random>/"
 // that no other test (or run) uses, so tests sharing a member never see each
 // other's keys.
-func UniquePrefix(t testing.TB) string {
+func UniquePrefix(t TB) string {
 	t.Helper()
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {

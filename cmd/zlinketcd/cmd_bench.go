@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/zlink-systems/zlink-etcd/internal/bench"
+	"github.com/zlink-systems/zlink-etcd/internal/scratch"
+)
+
+// benchCommand is the load generator.
+func benchCommand() command {
+	return command{
+		name:    "bench",
+		summary: "load-test the hot operations, each beside the equivalent raw etcd requests",
+		usage:   " [operation...]",
+		help: fmt.Sprintf(`A load generator in the style of etcd's benchmark tool. Each operation runs
+--total requests from --clients concurrent clients over --conns etcd
+connections (at most --rate requests per second), once through the store
+and once as the plainest etcd requests that do the same job, and prints
+throughput and latency percentiles for both, with the store's cost
+relative to raw etcd. Operations (all by default): %s.
+
+Every client owns its own owner lease, descriptor, actor and authority
+record (no contention). Everything is written under a scratch prefix inside
+--prefix ("<prefix>zlinketcd-bench-<random>/"), removed afterwards.`, strings.Join(bench.Operations(), ", ")),
+		flags: func(fs *flag.FlagSet) runFunc {
+			clients := fs.Int("clients", bench.DefaultClients, "concurrent clients")
+			conns := fs.Int("conns", bench.DefaultConns, "etcd connections the clients share")
+			total := fs.Int("total", bench.DefaultTotal, "requests per operation and system")
+			rate := fs.Float64("rate", 0, "maximum requests per second (0: no limit)")
+			meshSize := fs.Int("mesh-size", bench.DefaultMeshSize, "descriptors in the mesh that mesh-list reads")
+			return func(ctx context.Context, e *env, args []string) error {
+				opts := bench.Options{Clients: *clients, Conns: *conns, Total: *total, Rate: *rate, Ops: args, MeshSize: *meshSize, Out: e.stdout}
+				if err := opts.Check(); err != nil {
+					return usageErrorf("%s", err.Error())
+				}
+				s, err := open(ctx, e.conn, e.stderr, e.log)
+				if err != nil {
+					return err
+				}
+				defer s.close()
+				return runBench(ctx, e, s, opts)
+			}
+		},
+	}
+}
+
+// runBench opens the extra connections, runs the benchmark under a scratch
+// prefix and prints the table; it fails when a request failed.
+func runBench(ctx context.Context, e *env, s *session, opts bench.Options) (err error) {
+	prefix, err := scratch.New(s.cfg.Prefix, "bench")
+	if err != nil {
+		return err
+	}
+	conns := []*clientv3.Client{s.client}
+	defer func() {
+		for _, c := range conns[1:] {
+			_ = c.Close()
+		}
+	}()
+	for len(conns) < opts.Conns {
+		c, err := dial(s.cfg, s.client.Endpoints())
+		if err != nil {
+			return err
+		}
+		conns = append(conns, c)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		if _, cerr := scratch.Clean(cctx, s.client, prefix); cerr != nil && err == nil {
+			err = fmt.Errorf("clean up %s: %w", prefix, cerr)
+		}
+	}()
+	fmt.Fprintf(e.stdout, "bench: %s under %s\n", s.describe, prefix)
+	rep, err := bench.Run(ctx, conns, prefix, etcdStoreOptions(s), opts)
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteTable(e.stdout); err != nil {
+		return err
+	}
+	if !rep.OK() {
+		return fmt.Errorf("some requests failed (see above)")
+	}
+	return nil
+}

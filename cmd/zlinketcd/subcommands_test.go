@@ -1,0 +1,148 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+func TestGC(t *testing.T) {
+	s, _, prefix, eps := sharedStore(t)
+	populate(t, s)
+	conn := []string{"--endpoints", eps, "--prefix", prefix}
+	meshNodes := func() []string {
+		t.Helper()
+		page, err := s.ListMeshNodes(t.Context(), "play", location.PageRequest{PageSize: 10})
+		require.NoError(t, err)
+		var rids []string
+		for _, d := range page.Items {
+			rids = append(rids, string(d.RID))
+		}
+		return rids
+	}
+
+	// The dry run reports bob's descriptor and spot and removes nothing.
+	r := runCmd(t, append([]string{"gc"}, conn...)...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "gc: dry run: nothing is removed (--apply removes)")
+	require.Contains(t, r.stdout, "gc: 2 owner(s) hold rows, 1 of them without a lease")
+	require.Regexp(t, `bob\s+2\s+meshNodes 1, spots 1`, r.stdout)
+	require.Contains(t, r.stdout, "SUMMARY (would remove")
+	require.Regexp(t, `dead owners\s+1\s+bob`, r.stdout)
+	require.Regexp(t, `location rows\s+2\n`, r.stdout)
+	require.Contains(t, r.stdout, "run again with --apply")
+	require.Equal(t, []string{"node-a", "node-b"}, meshNodes())
+
+	// --apply removes them; alice keeps everything.
+	r = runCmd(t, append([]string{"gc", "--apply"}, conn...)...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "gc: applying")
+	require.Contains(t, r.stdout, "SUMMARY (removed")
+	require.Regexp(t, `location rows\s+2\n`, r.stdout)
+	require.Equal(t, []string{"node-a"}, meshNodes())
+	spot, err := s.ResolveSpot(t.Context(), location.SpotKey{MeshName: "play", SpotID: "spot-bob"})
+	require.NoError(t, err)
+	require.Nil(t, spot)
+	spot, err = s.ResolveSpot(t.Context(), location.SpotKey{MeshName: "play", SpotID: "spot-alice"})
+	require.NoError(t, err)
+	require.NotNil(t, spot)
+
+	// Nothing is left to collect.
+	r = runCmd(t, append([]string{"gc"}, conn...)...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "1 owner(s) hold rows, 0 of them without a lease")
+	require.Regexp(t, `dead owners\s+0\s+none`, r.stdout)
+	require.NotContains(t, r.stdout, "run again with --apply")
+}
+
+func TestCheck(t *testing.T) {
+	_, c, prefix, eps := sharedStore(t)
+	t.Run("passes", func(t *testing.T) {
+		r := runCmd(t, "check", "--endpoints", eps, "--prefix", prefix, "--run", "^(LS-00[1-4]|AUTH-00[1-2])_", "-v")
+		require.Equal(t, exitOK, r.code, "%s\n%s", r.stdout, r.stderr)
+		require.Contains(t, r.stdout, "check: 6 scenarios against "+eps+" under "+prefix+"zlinketcd-check-")
+		require.Contains(t, r.stdout, "  PASS etcd/LS-001_")
+		require.Regexp(t, `SECTION\s+PASS\s+FAIL\s+SKIP`, r.stdout)
+		require.Regexp(t, `total \(etcd, [^)]*\)\s+6\s+0\s+0`, r.stdout)
+		require.Contains(t, r.stdout, "check: PASS (6 passed, 0 skipped)")
+		require.Zero(t, keyCount(t, c, prefix), "the scratch prefix is removed")
+	})
+	t.Run("random", func(t *testing.T) {
+		r := runCmd(t, "check", "--endpoints", eps, "--prefix", prefix, "--run", "^LS-001_", "--random", "2")
+		require.Equal(t, exitOK, r.code, "%s\n%s", r.stdout, r.stderr)
+		require.Regexp(t, `random etcd: 2 sequences, \d+ operations, .*, ok`, r.stdout)
+		require.Zero(t, keyCount(t, c, prefix))
+	})
+	t.Run("no scenario", func(t *testing.T) {
+		r := runCmd(t, "check", "--endpoints", eps, "--prefix", prefix, "--run", "^NOPE")
+		requireOneLineError(t, r, exitUsage, `--run "^NOPE" matches no scenario`)
+	})
+}
+
+func TestCheckExitStatus(t *testing.T) {
+	// A failed scenario turns into a job failure (exit status 1).
+	require.Equal(t, exitFailure, fail(&strings.Builder{}, "check", errString("conformance FAILED: 1 of 6 scenarios failed")))
+	require.Equal(t, exitUsage, fail(&strings.Builder{}, "check", usageErrorf("bad")))
+}
+
+// errString is a plain error.
+type errString string
+
+// Error implements error.
+func (e errString) Error() string { return string(e) }
+
+func TestBench(t *testing.T) {
+	_, c, prefix, eps := sharedStore(t)
+	r := runCmd(t, "bench", "--endpoints", eps, "--prefix", prefix, "--total", "20", "--clients", "3", "--conns", "2", "--mesh-size", "5")
+	require.Equal(t, exitOK, r.code, "%s\n%s", r.stdout, r.stderr)
+	require.Contains(t, r.stdout, "3 clients over 2 connection(s), 20 requests per operation and system, rate unlimited, mesh of 5 descriptors")
+	for _, op := range []string{"lease-renew", "lease-read", "actor-resolve", "actor-renew", "authority-cas", "mesh-list"} {
+		require.Regexp(t, `\n  `+op+`\s+zlink\s+20\s+0\s+\d+`, r.stdout, op)
+	}
+	require.Len(t, regexp.MustCompile(`raw etcd\s+20\s+0\s`).FindAllString(r.stdout, -1), 6, r.stdout)
+	require.Equal(t, 6, strings.Count(r.stdout, "zlink/raw"), r.stdout)
+	require.Zero(t, keyCount(t, c, prefix), "the scratch prefix is removed")
+
+	// A rate limit and a subset of the operations.
+	r = runCmd(t, "bench", "--endpoints", eps, "--prefix", prefix, "--total", "10", "--clients", "2", "--rate", "500", "lease-read")
+	require.Equal(t, exitOK, r.code, "%s\n%s", r.stdout, r.stderr)
+	require.Contains(t, r.stdout, "rate 500 req/s")
+	require.NotContains(t, r.stdout, "mesh-list ")
+}
+
+func TestDemo(t *testing.T) {
+	_, c, prefix, eps := sharedStore(t)
+	r := runCmd(t, "demo", "--endpoints", eps, "--prefix", prefix, "--nodes", "3", "--actors", "3", "--quick")
+	require.Equal(t, exitOK, r.code, "%s\n%s", r.stdout, r.stderr)
+	require.Empty(t, r.stderr)
+	for _, stage := range []string{"join", "actors", "relocate", "crash", "adopt", "gc", "rejoin", "shutdown"} {
+		require.Regexp(t, `\n    `+stage+`\s+ok\s`, r.stdout, stage)
+	}
+	require.Contains(t, r.stdout, "mesh: 3 of 3 links up")
+	require.Contains(t, r.stdout, "node-2 crashes")
+	require.Contains(t, r.stdout, "mesh: 1 of 1 links up")
+	require.Contains(t, r.stdout, "player-1 moved node-1 → node-3")
+	require.Contains(t, r.stdout, "player-2 moved node-2 → node-3")
+	require.Contains(t, r.stdout, "1 dead owner (node-2), 2 rows removed")
+	require.Contains(t, r.stdout, "node-2 back (lease gen ")
+	require.Contains(t, r.stdout, "demo: every expected state was reached")
+	require.Zero(t, keyCount(t, c, prefix), "the scratch prefix is removed")
+
+	// --keep leaves the keys for inspect.
+	r = runCmd(t, "demo", "--endpoints", eps, "--prefix", prefix, "--nodes", "3", "--actors", "1", "--quick", "--keep")
+	require.Equal(t, exitOK, r.code, "%s\n%s", r.stdout, r.stderr)
+	require.Contains(t, r.stdout, "demo: keys kept; inspect them with: zlinketcd inspect --endpoints "+eps+" --prefix "+prefix+"zlinketcd-demo-")
+	require.Positive(t, keyCount(t, c, prefix))
+}
+
+// Without endpoints the command starts an embedded etcd and says so.
+func TestEmbeddedDefault(t *testing.T) {
+	r := runCmd(t, "inspect", "leases")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Regexp(t, `^zlinketcd: no --endpoints given: started an embedded single-member etcd at http://127\.0\.0\.1:\d+ \(temporary directory, removed on exit\)\n$`, r.stderr)
+	require.Contains(t, r.stdout, "OWNER LEASES (0)")
+}

@@ -1,0 +1,521 @@
+package conformance
+
+import (
+	"fmt"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// Random operations on the descriptor tables: mesh nodes, client servers
+// and fanout publishers.
+
+// Paging modes of a list operation.
+const (
+	pageAll   = iota // follow every continuation token
+	pageFirst        // read the first page only
+	pageBogus        // start from a token no store issued
+)
+
+// pageModeName names a paging mode.
+func pageModeName(mode int) string {
+	switch mode {
+	case pageAll:
+		return "all pages"
+	case pageFirst:
+		return "first page"
+	default:
+		return "bogus token"
+	}
+}
+
+// pageSpec is how a list operation pages.
+type pageSpec struct {
+	size int
+	mode int
+}
+
+// String renders the paging.
+func (p pageSpec) String() string {
+	return fmt.Sprintf("page size %d, %s", p.size, pageModeName(p.mode))
+}
+
+// pageSpec draws small pages so that continuation tokens are exercised.
+func (g *generator) pageSpec() pageSpec {
+	p := pageSpec{size: pick(g, 0, 1, 1, 2, 2, 3, -1)}
+	switch w := g.n(10); {
+	case w < 7:
+		p.mode = pageAll
+	case w < 9:
+		p.mode = pageFirst
+	default:
+		p.mode = pageBogus
+	}
+	return p
+}
+
+// listPages reads a list page by page on both stores, following each
+// store's own tokens right after the page that gave them (so that no write
+// comes between pages: stores may pin a token to a snapshot or to an
+// offset), and compares the items with item.
+func listPages[T any](x *runState, p pageSpec, list func(sd side, req location.PageRequest) (location.Page[T], error), item func(path string, m, s T)) {
+	mTok, sTok := "", ""
+	if p.mode == pageBogus {
+		mTok, sTok = randomBogusToken, randomBogusToken
+	}
+	for page := 1; page <= 64; page++ {
+		m, s, ok := both(x, func(sd side) (location.Page[T], error) {
+			tok := mTok
+			if sd.isStore {
+				tok = sTok
+			}
+			return list(sd, location.PageRequest{PageSize: p.size, ContinuationToken: tok})
+		})
+		if !ok {
+			return
+		}
+		path := fmt.Sprintf("page %d", page)
+		if !x.count(path+".Items", len(m.Items), len(s.Items)) {
+			return
+		}
+		for i := range m.Items {
+			item(fmt.Sprintf("%s.Items[%d]", path, i), m.Items[i], s.Items[i])
+		}
+		x.token(path+".ContinuationToken", m.ContinuationToken, s.ContinuationToken)
+		if !x.ok() || m.ContinuationToken == "" || p.mode == pageFirst {
+			return
+		}
+		mTok, sTok = m.ContinuationToken, s.ContinuationToken
+	}
+}
+
+// meshNodeSpec is a symbolic mesh-node descriptor.
+type meshNodeSpec struct {
+	node                int
+	token               tokenRef
+	lifecycle, revision int64
+	client, draining    bool
+	// entry: 0 no entry spot, 1 "g1" (an authority object's id), 2 "e2".
+	entry int
+	// limits selects a population preset (meshNodeLimits).
+	limits   int
+	endpoint int
+	// corrupt > 0 makes the descriptor invalid in one way.
+	corrupt int
+}
+
+// String renders the spec.
+func (s meshNodeSpec) String() string {
+	k := randomNodeKeys()[s.node]
+	role, state := "server", "serving"
+	if s.client {
+		role = "client"
+	}
+	if s.draining {
+		state = "draining"
+	}
+	out := fmt.Sprintf("MN{%s/%s owner=%s lc=%d rev=%d %s %s limits=L%d ep=%d", k.MeshName, k.RID, s.token, s.lifecycle, s.revision, role, state, s.limits, s.endpoint)
+	if s.entry > 0 {
+		out += " entry=" + meshNodeEntry(s.entry)
+	}
+	if s.corrupt > 0 {
+		out += fmt.Sprintf(" INVALID#%d", s.corrupt)
+	}
+	return out + "}"
+}
+
+// meshNodeEntry is the entry spot id of an entry choice.
+func meshNodeEntry(entry int) string { return []string{"", "g1", "e2"}[entry] }
+
+// meshNodeLimits are population presets: actors, spots, room, hall, shard
+// limits (0 = unlimited); preset 3 offers no hall.
+func meshNodeLimits(preset int) (actors, spots, room, hall, shard int64, offersHall bool) {
+	switch preset {
+	case 0:
+		return 0, 0, 0, 0, 0, true
+	case 1:
+		return 2, 2, 1, 1, 1, true
+	case 2:
+		return 1, 3, 2, 0, 2, true
+	default:
+		return 5, 1, 1, 0, 1, false
+	}
+}
+
+// meshNodeSpec draws a descriptor spec.
+func (g *generator) meshNodeSpec() meshNodeSpec {
+	s := meshNodeSpec{
+		node:      g.n(len(randomNodeKeys())),
+		token:     g.tokenRef(),
+		lifecycle: pick[int64](g, 1, 1, 1, 2),
+		revision:  pick[int64](g, 1, 1, 2, 3),
+		client:    g.chance(0.1),
+		draining:  g.chance(0.1),
+		limits:    g.n(4),
+		endpoint:  g.n(2),
+	}
+	if !s.client && g.chance(0.2) {
+		s.entry = 1 + g.n(2)
+	}
+	if g.bad() {
+		s.corrupt = 1 + g.n(5)
+	}
+	return s
+}
+
+// build returns the model-side descriptor.
+func (s meshNodeSpec) build(k *knowledge) location.MeshNodeDescriptor {
+	key := randomNodeKeys()[s.node]
+	tok := s.token.resolve(k)
+	actors, spots, room, hall, shard, offersHall := meshNodeLimits(s.limits)
+	types := []location.SpotTypeCapacity{
+		{ObjectKind: location.ObjectUserSpot, StableType: "room", PopulationCapacity: location.PopulationCapacity{Limit: room}},
+	}
+	if offersHall {
+		types = append(types, location.SpotTypeCapacity{ObjectKind: location.ObjectUserSpot, StableType: "hall", PopulationCapacity: location.PopulationCapacity{Limit: hall}})
+	}
+	types = append(types, location.SpotTypeCapacity{ObjectKind: location.ObjectInstanceSpot, StableType: "shard", PopulationCapacity: location.PopulationCapacity{Limit: shard}})
+	d := location.MeshNodeDescriptor{
+		MeshName:            key.MeshName,
+		RID:                 key.RID,
+		LifecycleGeneration: s.lifecycle,
+		DescriptorRevision:  s.revision,
+		Endpoint:            fmt.Sprintf("tcp://10.0.%d.1:7300", s.endpoint),
+		ObjectRole:          location.RoleServer,
+		PlacementWeight:     100,
+		PopulationCapacity: location.Population{
+			Actors:    location.PopulationCapacity{Limit: actors},
+			Spots:     location.PopulationCapacity{Limit: spots},
+			SpotTypes: types,
+		},
+		ActivationConcurrency: location.ActivationConcurrency{Limit: 10},
+		ChannelWeights:        map[string]int64{"c1": 10},
+		ApplicationVersion:    1,
+		SpotTypes:             []string{"room", "shard"},
+		ObjectCapabilities: []location.ObjectCapability{
+			{ObjectKind: location.ObjectInstanceSpot, StableType: "shard", Policy: location.PolicyRecreate},
+		},
+		State:            location.StateServing,
+		SecurityIdentity: "cluster-a",
+		OwnerID:          tok.OwnerID,
+		LeaseGeneration:  tok.LeaseGeneration,
+	}
+	if s.client {
+		d.ObjectRole = location.RoleClient
+		d.ObjectCapabilities = nil
+	}
+	if s.draining {
+		d.State = location.StateDraining
+	}
+	if s.entry > 0 {
+		e := meshNodeEntry(s.entry)
+		d.EntrySpotID = &e
+	}
+	switch s.corrupt {
+	case 1:
+		d.LifecycleGeneration = 0
+	case 2:
+		d.MeshName = ""
+	case 3:
+		d.ObjectRole = location.RoleClient
+		d.ObjectCapabilities = nil
+		e := "g1"
+		d.EntrySpotID = &e
+	case 4:
+		d.PopulationCapacity.Actors.Limit = -1
+	case 5:
+		d.ObjectCapabilities = append(d.ObjectCapabilities, d.ObjectCapabilities...)
+	}
+	return d
+}
+
+func genUpdateMeshNode(g *generator) randomOp { return meshNodeOp(g.meshNodeSpec(), g.intent()) }
+
+// meshNodeOp is UpdateMeshNode(descriptor, intent).
+func meshNodeOp(spec meshNodeSpec, intent location.WriteIntent) randomOp {
+	return randomOp{name: "UpdateMeshNode", args: func() string { return fmt.Sprintf("%s, %s", spec, intent) }, run: func(x *runState) {
+		d := spec.build(x.know)
+		x.inputs(d, intent)
+		m, s, ok := both(x, func(sd side) (location.WriteResult, error) {
+			c := d
+			c.LeaseGeneration = sd.lease(c.LeaseGeneration)
+			return sd.store.UpdateMeshNode(x.ctx, c, intent)
+		})
+		if !ok {
+			return
+		}
+		key := d.Key()
+		x.know.meshNodeWriting(key)
+		x.writeResult("", x.know.meshNodeNS(key), m, s)
+		if x.ok() && m.Status == location.Stored {
+			x.know.nodes[key] = d
+			x.know.nodeLive[key] = true
+		}
+	}}
+}
+
+func genRemoveMeshNode(g *generator) randomOp {
+	return removeMeshNodeOp(g.n(len(randomNodeKeys())), g.tokenRef(), g.chance(0.5))
+}
+
+// removeMeshNodeOp is RemoveMeshNode(key, token); stored uses the token the
+// node was last stored with.
+func removeMeshNodeOp(node int, t tokenRef, stored bool) randomOp {
+	key := randomNodeKeys()[node]
+	args := fmt.Sprintf("%s/%s, %s", key.MeshName, key.RID, t)
+	if stored {
+		args = fmt.Sprintf("%s/%s, its stored owner, else %s", key.MeshName, key.RID, t)
+	}
+	return randomOp{name: "RemoveMeshNode", args: func() string { return args }, run: func(x *runState) {
+		tok := t.resolve(x.know)
+		if d, ok := x.know.nodes[key]; stored && ok {
+			tok = d.Owner()
+		}
+		x.inputs(key, tok)
+		m, s, ok := both(x, func(sd side) (location.WriteStatus, error) {
+			return sd.store.RemoveMeshNode(x.ctx, key, sd.token(tok))
+		})
+		if !ok {
+			return
+		}
+		x.kind("", m, s)
+		if x.ok() && m == location.Stored {
+			x.know.nodeLive[key] = false
+		}
+	}}
+}
+
+func genListMeshNodes(g *generator) randomOp {
+	return listMeshNodesOp(pick(g, "m1", "m1", "m2", "zz"), g.pageSpec())
+}
+
+// listMeshNodesOp is ListMeshNodes(mesh, pages).
+func listMeshNodesOp(mesh string, p pageSpec) randomOp {
+	return randomOp{name: "ListMeshNodes", args: func() string { return fmt.Sprintf("%q, %s", mesh, p) }, run: func(x *runState) {
+		x.inputs(mesh, p)
+		listPages(x, p, func(sd side, req location.PageRequest) (location.Page[location.MeshNodeDescriptor], error) {
+			return sd.store.ListMeshNodes(x.ctx, mesh, req)
+		}, x.meshNode)
+	}}
+}
+
+// channelSpec is a symbolic client-server or fanout descriptor.
+type channelSpec struct {
+	channel, rid        int
+	token               tokenRef
+	lifecycle, revision int64
+	weight              int64
+	endpoint            int
+	draining            bool
+	corrupt             int
+}
+
+// String renders the spec.
+func (s channelSpec) String() string {
+	out := fmt.Sprintf("{%s/#%d owner=%s lc=%d rev=%d weight=%d ep=%d", randomChannels()[s.channel], s.rid, s.token, s.lifecycle, s.revision, s.weight, s.endpoint)
+	if s.draining {
+		out += " draining"
+	}
+	if s.corrupt > 0 {
+		out += fmt.Sprintf(" INVALID#%d", s.corrupt)
+	}
+	return out + "}"
+}
+
+// channelSpec draws a descriptor spec.
+func (g *generator) channelSpec() channelSpec {
+	s := channelSpec{
+		channel:   g.n(2),
+		rid:       g.n(2),
+		token:     g.tokenRef(),
+		lifecycle: pick[int64](g, 1, 1, 2),
+		revision:  pick[int64](g, 1, 1, 2, 3),
+		weight:    pick[int64](g, 0, 50, 100),
+		endpoint:  g.n(2),
+		draining:  g.chance(0.1),
+	}
+	if g.bad() {
+		s.corrupt = 1 + g.n(3)
+	}
+	return s
+}
+
+// clientServer returns the model-side client-server descriptor.
+func (s channelSpec) clientServer(k *knowledge) location.ClientServerDescriptor {
+	tok := s.token.resolve(k)
+	d := location.ClientServerDescriptor{
+		ChannelName:         randomChannels()[s.channel],
+		ServerRID:           location.RoutingID([]string{"srv-a", "srv-b"}[s.rid]),
+		LifecycleGeneration: s.lifecycle,
+		DescriptorRevision:  s.revision,
+		Endpoint:            fmt.Sprintf("tcp://10.0.%d.1:7400", s.endpoint),
+		Weight:              s.weight,
+		State:               location.StateServing,
+		SecurityIdentity:    "cluster-a",
+		OwnerID:             tok.OwnerID,
+		LeaseGeneration:     tok.LeaseGeneration,
+	}
+	if s.draining {
+		d.State = location.StateDraining
+	}
+	switch s.corrupt {
+	case 1:
+		d.Weight = 20000
+	case 2:
+		d.ChannelName = ""
+	case 3:
+		d.DescriptorRevision = 0
+	}
+	return d
+}
+
+// fanoutPublisher returns the model-side fanout publisher descriptor.
+func (s channelSpec) fanoutPublisher(k *knowledge) location.FanoutPublisherDescriptor {
+	tok := s.token.resolve(k)
+	d := location.FanoutPublisherDescriptor{
+		ChannelName:         randomChannels()[s.channel],
+		PublisherRID:        location.RoutingID([]string{"pub-a", "pub-\x01"}[s.rid]),
+		LifecycleGeneration: s.lifecycle,
+		DescriptorRevision:  s.revision,
+		Endpoint:            fmt.Sprintf("tcp://10.0.%d.1:9501", s.endpoint),
+		State:               location.StateServing,
+		SecurityIdentity:    "cluster-a",
+		OwnerID:             tok.OwnerID,
+		LeaseGeneration:     tok.LeaseGeneration,
+	}
+	if s.draining {
+		d.State = location.StateDraining
+	}
+	switch s.corrupt {
+	case 1:
+		d.PublisherRID = ""
+	case 2:
+		d.SecurityIdentity = "\xff"
+	case 3:
+		d.LifecycleGeneration = -1
+	}
+	return d
+}
+
+func genUpdateClientServer(g *generator) randomOp { return clientServerOp(g.channelSpec(), g.intent()) }
+
+// clientServerOp is UpdateClientServer(descriptor, intent).
+func clientServerOp(spec channelSpec, intent location.WriteIntent) randomOp {
+	return randomOp{name: "UpdateClientServer", args: func() string { return fmt.Sprintf("CS%s, %s", spec, intent) }, run: func(x *runState) {
+		d := spec.clientServer(x.know)
+		x.inputs(d, intent)
+		m, s, ok := both(x, func(sd side) (location.WriteResult, error) {
+			c := d
+			c.LeaseGeneration = sd.lease(c.LeaseGeneration)
+			return sd.store.UpdateClientServer(x.ctx, c, intent)
+		})
+		if !ok {
+			return
+		}
+		x.writeResult("", nsRowGen("clientServers", d.ChannelName+"/"+string(d.ServerRID)), m, s)
+		if x.ok() && m.Status == location.Stored {
+			x.know.lastCS = &d
+		}
+	}}
+}
+
+func genRemoveClientServer(g *generator) randomOp {
+	spec := g.channelSpec()
+	return removeClientServerOp(spec.channel, spec.rid, g.tokenRef(), g.chance(0.5))
+}
+
+// removeClientServerOp is RemoveClientServer(key, token); last names the
+// descriptor last written and its owner token.
+func removeClientServerOp(channel, rid int, t tokenRef, last bool) randomOp {
+	key := location.ClientServerKey{ChannelName: randomChannels()[channel], ServerRID: location.RoutingID([]string{"srv-a", "srv-b"}[rid])}
+	return randomOp{name: "RemoveClientServer", args: func() string { return lastArgs(last, fmt.Sprintf("%s/%s, %s", key.ChannelName, key.ServerRID, t)) }, run: func(x *runState) {
+		key := key
+		tok := t.resolve(x.know)
+		if d := x.know.lastCS; last && d != nil {
+			key, tok = d.Key(), location.OwnerToken{OwnerID: d.OwnerID, LeaseGeneration: d.LeaseGeneration}
+		}
+		x.inputs(key, tok)
+		m, s, ok := both(x, func(sd side) (location.WriteStatus, error) {
+			return sd.store.RemoveClientServer(x.ctx, key, sd.token(tok))
+		})
+		if ok {
+			x.kind("", m, s)
+		}
+	}}
+}
+
+func genListClientServers(g *generator) randomOp {
+	return listClientServersOp(pick(g, "c1", "c2", "m1"), g.pageSpec())
+}
+
+// listClientServersOp is ListClientServers(channel, pages).
+func listClientServersOp(channel string, p pageSpec) randomOp {
+	return randomOp{name: "ListClientServers", args: func() string { return fmt.Sprintf("%q, %s", channel, p) }, run: func(x *runState) {
+		x.inputs(channel, p)
+		listPages(x, p, func(sd side, req location.PageRequest) (location.Page[location.ClientServerDescriptor], error) {
+			return sd.store.ListClientServers(x.ctx, channel, req)
+		}, x.clientServer)
+	}}
+}
+
+func genUpdateFanoutPublisher(g *generator) randomOp {
+	return fanoutPublisherOp(g.channelSpec(), g.intent())
+}
+
+// fanoutPublisherOp is UpdateFanoutPublisher(descriptor, intent).
+func fanoutPublisherOp(spec channelSpec, intent location.WriteIntent) randomOp {
+	return randomOp{name: "UpdateFanoutPublisher", args: func() string { return fmt.Sprintf("FP%s, %s", spec, intent) }, run: func(x *runState) {
+		d := spec.fanoutPublisher(x.know)
+		x.inputs(d, intent)
+		m, s, ok := both(x, func(sd side) (location.WriteResult, error) {
+			c := d
+			c.LeaseGeneration = sd.lease(c.LeaseGeneration)
+			return sd.store.UpdateFanoutPublisher(x.ctx, c, intent)
+		})
+		if !ok {
+			return
+		}
+		x.writeResult("", nsRowGen("fanoutPublishers", d.ChannelName+"/"+string(d.PublisherRID)), m, s)
+		if x.ok() && m.Status == location.Stored {
+			x.know.lastFP = &d
+		}
+	}}
+}
+
+func genRemoveFanoutPublisher(g *generator) randomOp {
+	spec := g.channelSpec()
+	return removeFanoutPublisherOp(spec.channel, spec.rid, g.tokenRef(), g.chance(0.5))
+}
+
+// removeFanoutPublisherOp is RemoveFanoutPublisher(key, token); last names
+// the descriptor last written and its owner token.
+func removeFanoutPublisherOp(channel, rid int, t tokenRef, last bool) randomOp {
+	key := location.FanoutPublisherKey{ChannelName: randomChannels()[channel], PublisherRID: location.RoutingID([]string{"pub-a", "pub-\x01"}[rid])}
+	return randomOp{name: "RemoveFanoutPublisher", args: func() string { return lastArgs(last, fmt.Sprintf("%s/%s, %s", key.ChannelName, key.PublisherRID, t)) }, run: func(x *runState) {
+		key := key
+		tok := t.resolve(x.know)
+		if d := x.know.lastFP; last && d != nil {
+			key, tok = d.Key(), location.OwnerToken{OwnerID: d.OwnerID, LeaseGeneration: d.LeaseGeneration}
+		}
+		x.inputs(key, tok)
+		m, s, ok := both(x, func(sd side) (location.WriteStatus, error) {
+			return sd.store.RemoveFanoutPublisher(x.ctx, key, sd.token(tok))
+		})
+		if ok {
+			x.kind("", m, s)
+		}
+	}}
+}
+
+func genListFanoutPublishers(g *generator) randomOp {
+	return listFanoutPublishersOp(pick(g, "c1", "c2"), g.pageSpec())
+}
+
+// listFanoutPublishersOp is ListFanoutPublishers(channel, pages).
+func listFanoutPublishersOp(channel string, p pageSpec) randomOp {
+	return randomOp{name: "ListFanoutPublishers", args: func() string { return fmt.Sprintf("%q, %s", channel, p) }, run: func(x *runState) {
+		x.inputs(channel, p)
+		listPages(x, p, func(sd side, req location.PageRequest) (location.Page[location.FanoutPublisherDescriptor], error) {
+			return sd.store.ListFanoutPublishers(x.ctx, channel, req)
+		}, x.fanoutPublisher)
+	}}
+}

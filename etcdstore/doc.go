@@ -1,0 +1,35 @@
+// Package etcdstore is location.Store on etcd v3.
+//
+// Every write runs the shared decision of package rules (the same code as
+// memstore) over a view of the keys it needs, read at one revision or taken
+// from a cache of recently seen keys, and commits the decision's plan as
+// one guarded transaction (package txn): its If re-asserts every
+// observation (each row's ModRevision or absence, each owner key's
+// CreateRevision), its Else returns the current values, so a lost race costs
+// no extra read. A steady-state write (a renewal, a revision update, a
+// preserving exchange) is one transaction.
+//
+// How the reference's numbers map onto etcd (00-decisions E-1..E-12):
+//
+//   - owner leases are etcd leases (package leasemap); the owner key is the
+//     only lease-attached key, and its CreateRevision is the lease
+//     generation;
+//   - row generations and authority object/owner generations are the
+//     revision of the read that decided the write, plus one, kept in the
+//     value; an authority record's store version is its ModRevision;
+//   - change stamps are the Version of one key per scope, put by every
+//     transaction that changes the scope;
+//   - times come from the store's clock (Options.Clock);
+//   - lists read one revision; their tokens pin it;
+//   - transactions respect the cluster's limits, and an operation that does
+//     not fit is refused before anything is written (location.ErrTooLarge),
+//     except RemoveAllByOwner and CollectGarbage, which work in guarded
+//     batches;
+//   - a write whose response is lost is resolved by looking for its random
+//     nonce, never by guessing.
+//
+// The key layout and value encoding are documented in docs/key-layout.md.
+// Beyond location.Store the store offers WatchChanges, the mesh-node change
+// stamp, CollectGarbage (rows of owners whose lease is gone, expired
+// terminals), and ExpireOwnerLease for test harnesses.
+package etcdstore

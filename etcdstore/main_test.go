@@ -1,0 +1,56 @@
+package etcdstore
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/clock"
+	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/txn"
+)
+
+func TestMain(m *testing.M) { os.Exit(embedetcd.RunShared(m)) }
+
+// t0 is the catalogue's start time, 2026-07-03T00:00:00Z.
+func t0() time.Time { return time.Date(2026, 7, 3, 0, 0, 0, 0, time.UTC) }
+
+// The store implements the whole contract and both optional capabilities.
+func TestInterfaces(t *testing.T) {
+	var s any = &Store{}
+	_, ok := s.(location.Store)
+	require.True(t, ok)
+	_, ok = s.(location.MeshNodeChangeStamper)
+	require.True(t, ok)
+	_, ok = s.(location.ChangeWatcher)
+	require.True(t, ok)
+}
+
+// fixture is a store over a fresh prefix of the shared member, with a
+// request recorder and a manual clock.
+type fixture struct {
+	s     *Store
+	rec   *txn.Recorder
+	clock *clock.Manual
+}
+
+// newFixture returns a fixture; opts may adjust the options.
+func newFixture(t embedetcd.TB, adjust ...func(*Options)) *fixture {
+	t.Helper()
+	c := embedetcd.Connect(t)
+	clk := clock.NewManual(t0())
+	rec := txn.NewRecorder(c.KV)
+	opts := Options{Root: embedetcd.UniquePrefix(t), Clock: clk.Now, MinLeaseSeconds: 600, KV: rec, Lease: rec.Lease(c.Lease)}
+	for _, a := range adjust {
+		a(&opts)
+	}
+	s, err := New(c, opts)
+	if err != nil {
+		t.Fatalf("etcdstore: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return &fixture{s: s, rec: rec, clock: clk}
+}

@@ -1,0 +1,7 @@
+//go:build !race
+
+package etcdstore
+
+// raceEnabled reports a build with the race detector, which slows the
+// store's tests about tenfold.
+const raceEnabled = false

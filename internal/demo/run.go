@@ -1,0 +1,357 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zlink-systems/zlink-etcd/autoconnect"
+	"github.com/zlink-systems/zlink-etcd/etcdstore"
+	"github.com/zlink-systems/zlink-etcd/leasemap"
+	"github.com/zlink-systems/zlink-etcd/location"
+)
+
+// teardownTimeout bounds the cleanup of nodes left running by a failed or
+// interrupted run.
+const teardownTimeout = 10 * time.Second
+
+// Store is what the demo needs of a store; *etcdstore.Store implements it.
+type Store interface {
+	location.Store
+	location.MeshNodeChangeStamper
+	location.ChangeWatcher
+	// Leases holds the owner leases alive (Hold).
+	Leases() *leasemap.Map
+	// ExpireOwnerLease ends an owner's lease at once (the crash).
+	ExpireOwnerLease(ctx context.Context, ownerID string) error
+	// CollectGarbage removes the rows of owners whose lease is gone.
+	CollectGarbage(ctx context.Context, opts etcdstore.GCOptions) (etcdstore.GCReport, error)
+}
+
+// StageResult is how one stage ended.
+type StageResult struct {
+	Name string
+	// Outcome is "ok", "FAILED" or "skipped".
+	Outcome string
+	Took    time.Duration
+	// Detail says what the stage reached (or why it failed).
+	Detail string
+}
+
+// Summary is the result of a run.
+type Summary struct {
+	Stages []StageResult
+	Took   time.Duration
+}
+
+// OK reports whether every stage reached its state.
+func (s *Summary) OK() bool {
+	for _, st := range s.Stages {
+		if st.Outcome != outcomeOK {
+			return false
+		}
+	}
+	return len(s.Stages) > 0
+}
+
+// Stage outcomes.
+const (
+	outcomeOK      = "ok"
+	outcomeFailed  = "FAILED"
+	outcomeSkipped = "skipped"
+)
+
+// stage is one step of the demo.
+type stage struct {
+	name  string
+	title string
+	run   func(ctx context.Context) (string, error)
+}
+
+// runner is one demo run.
+type runner struct {
+	store   Store
+	opts    Options
+	out     *printer
+	nodes   []*node
+	actors  []*actor
+	changed chan struct{}
+	// byEndpoint names the node of each (normalised) endpoint.
+	byEndpoint map[string]string
+	// victim is the node that crashes; adopter takes over its actors.
+	victim, adopter *node
+	relocations     int
+}
+
+// Run runs the demo on store and returns its summary; the error names the
+// first stage that did not reach its state. Every node it started is gone
+// when it returns.
+func Run(ctx context.Context, store Store, opts Options) (*Summary, error) {
+	o, err := opts.resolve()
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{store: store, opts: o, out: newPrinter(o.Out), changed: make(chan struct{}, 1), byEndpoint: map[string]string{}}
+	for i := range o.Nodes {
+		n := newNode(i + 1)
+		r.nodes = append(r.nodes, n)
+		r.byEndpoint[n.endpoint] = n.name
+	}
+	r.victim = r.nodes[o.Nodes/2]
+	r.adopter = r.nodes[(o.Nodes/2+1)%o.Nodes]
+	defer r.teardown(ctx)
+
+	stages := []stage{
+		{"join", fmt.Sprintf("%d nodes claim owner leases, publish descriptors and peer rows, and connect", o.Nodes), r.join},
+		{"actors", fmt.Sprintf("%d actors are created through the authority API", o.Actors), r.createActors},
+		{"relocate", "one actor moves to another node: capacity reservation, then compare-exchange to the new owner", r.relocate},
+		{"crash", r.victim.name + " crashes: its loop stops without cleanup and its owner lease is revoked", r.crash},
+		{"adopt", r.adopter.name + " adopts the crashed node's actors (relocation from a dead source)", r.adopt},
+		{"gc", "the garbage collector removes the rows of the dead owner", r.collect},
+		{"rejoin", r.victim.name + " restarts with a new lease and lifecycle generation", r.rejoin},
+		{"shutdown", "every node leaves cleanly", r.shutdown},
+	}
+	sum := &Summary{}
+	began := time.Now()
+	var failure error
+	for i, st := range stages {
+		if failure != nil {
+			sum.Stages = append(sum.Stages, StageResult{Name: st.name, Outcome: outcomeSkipped})
+			continue
+		}
+		r.out.linef("\n== %d/%d %s: %s", i+1, len(stages), st.name, st.title)
+		t0 := time.Now()
+		detail, err := st.run(ctx)
+		res := StageResult{Name: st.name, Outcome: outcomeOK, Took: time.Since(t0), Detail: detail}
+		if err != nil {
+			res.Outcome, res.Detail = outcomeFailed, err.Error()
+			failure = fmt.Errorf("stage %s: %w", st.name, err)
+			r.out.linef("  FAILED: %v", err)
+		}
+		sum.Stages = append(sum.Stages, res)
+	}
+	sum.Took = time.Since(began)
+	r.writeSummary(sum)
+	return sum, failure
+}
+
+// notify wakes a wait after a connection changed.
+func (r *runner) notify() {
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+// running returns the running nodes in order.
+func (r *runner) running() []*node {
+	var out []*node
+	for _, n := range r.nodes {
+		if n.state == nodeRunning {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// waitFor calls check until it reports done, the stage timeout passes or
+// ctx ends. It re-checks after every connection change and at a quarter
+// of the polling interval otherwise (lease and row states have no push).
+func (r *runner) waitFor(ctx context.Context, what string, check func(ctx context.Context) (bool, string, error)) error {
+	deadline := time.NewTimer(r.opts.StageTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(max(r.opts.PollingInterval/4, 5*time.Millisecond))
+	defer tick.Stop()
+	for {
+		done, detail, err := check(ctx)
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		case <-deadline.C:
+			return fmt.Errorf("%s: not reached within %v: %s", what, r.opts.StageTimeout, detail)
+		case <-r.changed:
+		case <-tick.C:
+		}
+	}
+}
+
+// expected returns the target keys n should be connected to: every other
+// running node that n dials.
+func (r *runner) expected(n *node) []string {
+	var want []string
+	for _, o := range r.running() {
+		if o != n && n.dials(o) {
+			want = append(want, o.targetKey())
+		}
+	}
+	slices.Sort(want)
+	return want
+}
+
+// meshMismatch describes the first running node whose connections differ
+// from the expected ones, or returns "".
+func (r *runner) meshMismatch() string {
+	for _, n := range r.running() {
+		got, want := n.exec.keys(), r.expected(n)
+		if !slices.Equal(got, want) {
+			return fmt.Sprintf("%s is connected to [%s], expected [%s]", n.name, r.keyNames(got), r.keyNames(want))
+		}
+	}
+	return ""
+}
+
+// keyNames renders target keys as node names with their lifecycle.
+func (r *runner) keyNames(targetKeys []string) string {
+	var names []string
+	for _, k := range targetKeys {
+		name := k
+		for _, n := range r.nodes {
+			prefix := location.PeerRoleRouter.String() + "|" + n.rid.Hex() + "|"
+			if gen, ok := strings.CutPrefix(k, prefix); ok {
+				name = n.name + "#" + gen
+			}
+		}
+		names = append(names, name)
+	}
+	return strings.Join(names, " ")
+}
+
+// links counts the mesh's connections (each dialed once).
+func (r *runner) links() int {
+	total := 0
+	for _, n := range r.running() {
+		total += len(n.exec.keys())
+	}
+	return total
+}
+
+// expectedLinks is the number of links of a full mesh of the running
+// nodes.
+func (r *runner) expectedLinks() int {
+	k := len(r.running())
+	return k * (k - 1) / 2
+}
+
+// waitMesh waits until every running node is connected exactly to the
+// nodes it should dial.
+func (r *runner) waitMesh(ctx context.Context) error {
+	return r.waitFor(ctx, "mesh convergence", func(context.Context) (bool, string, error) {
+		m := r.meshMismatch()
+		return m == "", m, nil
+	})
+}
+
+// startNode claims the node's lease, keeps it alive, publishes its
+// descriptor and starts its auto-connect loop (which publishes its peer
+// row).
+func (r *runner) startNode(ctx context.Context, n *node) error {
+	claim, err := r.store.ClaimOwnerLease(ctx, n.owner, r.opts.LeaseTTL)
+	if err != nil {
+		return fmt.Errorf("%s: claim owner lease: %w", n.name, err)
+	}
+	if claim.Kind != location.KindClaimed {
+		return fmt.Errorf("%s: claim owner lease answered %s", n.name, claim.Kind)
+	}
+	n.token = claim.Token
+	n.holder = r.store.Leases().Hold(n.token, r.opts.LeaseTTL, r.opts.LeaseTTL/3)
+	n.lifecycle++
+	res, err := r.store.UpdateMeshNode(ctx, n.descriptor(r.opts.Mesh), location.IntentNewClaim)
+	if err != nil {
+		return fmt.Errorf("%s: publish descriptor: %w", n.name, err)
+	}
+	if res.Status != location.Stored {
+		return fmt.Errorf("%s: publish descriptor answered %s", n.name, res.Status)
+	}
+	timing := autoconnect.Options{PollingInterval: &r.opts.PollingInterval}
+	tracker, err := autoconnect.NewLeaseTracker(autoconnect.LeaseTrackerOptions{Store: r.store, Options: timing})
+	if err != nil {
+		return err
+	}
+	source, err := autoconnect.NewMeshNodeSource(r.store, tracker, timing)
+	if err != nil {
+		return err
+	}
+	n.exec = newRecorder(r.notify)
+	n.stopping.Store(false)
+	log := slog.New(quietWhenStopping{inner: r.opts.Logger.Handler(), stopping: &n.stopping}).With("node", n.name)
+	row := n.peerRow(r.opts.Mesh)
+	rec, err := autoconnect.NewReconciler(autoconnect.ReconcilerOptions{
+		Local: n.local(r.opts.Mesh), LocalRow: &row, Publisher: r.store, Source: source, Executor: n.exec,
+		Events:  autoconnect.EventSinkFunc(func(c autoconnect.DesiredSetChange) { r.reportChange(n, c) }),
+		Options: timing, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	n.loop, err = autoconnect.NewLoop(autoconnect.LoopOptions{
+		Reconciler: rec, MeshName: r.opts.Mesh, Stamps: r.store, LiveOwners: tracker,
+		Options: timing, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	r.out.eventf("%s claimed owner lease gen %d (ttl %v) and published its descriptor (lifecycle %d)",
+		n.name, n.token.LeaseGeneration, r.opts.LeaseTTL, n.lifecycle)
+	n.state = nodeRunning
+	if err := n.loop.Start(ctx); err != nil {
+		return fmt.Errorf("%s: start auto-connect: %w", n.name, err)
+	}
+	return nil
+}
+
+// reportChange prints what one tick of n's reconciler changed.
+func (r *runner) reportChange(n *node, c autoconnect.DesiredSetChange) {
+	if len(c.ConnectedEndpoints) > 0 {
+		r.out.eventf("%s connected to %s", n.name, r.endpointNames(c.ConnectedEndpoints))
+	}
+	if len(c.DisconnectedEndpoints) > 0 {
+		r.out.eventf("%s disconnected from %s", n.name, r.endpointNames(c.DisconnectedEndpoints))
+	}
+}
+
+// endpointNames renders endpoints as node names.
+func (r *runner) endpointNames(eps []string) string {
+	var names []string
+	for _, ep := range eps {
+		if name, ok := r.byEndpoint[ep]; ok {
+			names = append(names, name)
+		} else {
+			names = append(names, ep)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// teardown stops whatever a failed or interrupted run left running and
+// releases its leases.
+func (r *runner) teardown(ctx context.Context) {
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), teardownTimeout)
+	defer cancel()
+	for _, n := range r.nodes {
+		if n.state == nodeRunning {
+			_ = n.stopLoop(tctx, false)
+			n.state = nodeStopped
+		}
+		if n.holder != nil {
+			n.holder.Close()
+			n.holder = nil
+			if n.token.OwnerID != "" {
+				_, _ = r.store.ReleaseOwnerLease(tctx, n.token)
+			}
+		}
+	}
+}
+
+// errState is the error of a store answer the demo did not expect.
+func errState(what string, got any) error {
+	return fmt.Errorf("%s answered %v", what, got)
+}

@@ -1,0 +1,382 @@
+package inspect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/zlink-systems/zlink-etcd/keys"
+	"github.com/zlink-systems/zlink-etcd/leasemap"
+	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/rules"
+)
+
+// readBatch is how many keys one range read returns at most.
+const readBatch = 500
+
+// Row is one row of a location table as stored.
+type Row[T any] struct {
+	// Generation is the row generation kept in the value's envelope.
+	Generation int64 `json:"generation"`
+	// ModRevision is the etcd revision that last wrote the row.
+	ModRevision int64 `json:"modRevision"`
+	// OwnerLive says the row's owner id holds an owner lease.
+	OwnerLive bool `json:"ownerLive"`
+	// Value is the row.
+	Value T `json:"value"`
+}
+
+// OwnerLease is one owner lease.
+type OwnerLease struct {
+	OwnerID string `json:"ownerId"`
+	// Generation is the lease generation (the owner key's CreateRevision).
+	Generation int64 `json:"generation"`
+	// LeaseID is the etcd lease, in hex as etcdctl prints it.
+	LeaseID string `json:"leaseId"`
+	// TTL is what the holder asked for; LeaseSeconds what etcd granted.
+	TTLMs        int64 `json:"ttlMs"`
+	LeaseSeconds int64 `json:"leaseSeconds"`
+	// ExpiresAt is the expiry the store reported at the last claim or
+	// renewal (store clock).
+	ExpiresAt time.Time `json:"expiresAt"`
+	// RemainingSeconds is what etcd says the lease has left; -1 when the
+	// lease is already gone.
+	RemainingSeconds int64 `json:"remainingSeconds"`
+}
+
+// Authority is one authority record.
+type Authority struct {
+	Key                      location.AuthorityKey        `json:"key"`
+	StoreVersion             location.StoreVersion        `json:"storeVersion"`
+	ObjectGeneration         int64                        `json:"objectGeneration"`
+	AuthorityOwnerGeneration int64                        `json:"authorityOwnerGeneration"`
+	Owner                    location.OwnerToken          `json:"owner"`
+	OwnerLive                bool                         `json:"ownerLive"`
+	Allocation               location.PlacementAllocation `json:"allocation"`
+	PendingReservation       string                       `json:"pendingReservation,omitempty"`
+	PayloadBytes             int                          `json:"payloadBytes"`
+}
+
+// Snapshot is what Read found under a root prefix. Only the sections it
+// was asked for are filled.
+type Snapshot struct {
+	Prefix   string    `json:"prefix"`
+	Revision int64     `json:"revision"`
+	ReadAt   time.Time `json:"readAt"`
+	// Sections are the sections read, in display order.
+	Sections []Section `json:"-"`
+
+	MeshNodes        []Row[location.MeshNodeDescriptor]        `json:"meshNodes"`
+	ClientServers    []Row[location.ClientServerDescriptor]    `json:"clientServers"`
+	FanoutPublishers []Row[location.FanoutPublisherDescriptor] `json:"fanoutPublishers"`
+	Peers            []Row[location.PeerLocation]              `json:"peers"`
+	Spots            []Row[location.SpotLocation]              `json:"spots"`
+	Actors           []Row[location.ActorLocation]             `json:"actors"`
+	Routes           []Row[location.RouteLocation]             `json:"routes"`
+	OwnerLeases      []OwnerLease                              `json:"ownerLeases"`
+	Authorities      []Authority                               `json:"authorities"`
+	// Other counts the keys of the store's bookkeeping tables (entry
+	// claims, ledgers, transfers, terminals, stamps, the owner index…).
+	Other []KeyCount `json:"otherKeys"`
+}
+
+// KeyCount is the number of keys under one part of the layout.
+type KeyCount struct {
+	Part string `json:"part"`
+	Keys int64  `json:"keys"`
+}
+
+// Has reports whether the snapshot holds section s.
+func (s *Snapshot) Has(sec Section) bool { return slices.Contains(s.Sections, sec) }
+
+// Store is what Read needs of the store besides raw reads; *etcdstore.Store
+// implements it.
+type Store interface {
+	Layout() keys.Layout
+	ListAuthorities(ctx context.Context, prefix, cursor string, limit int) (location.AuthorityScanResult, error)
+	ListMeshNodes(ctx context.Context, meshName string, p location.PageRequest) (location.Page[location.MeshNodeDescriptor], error)
+}
+
+// Reader reads snapshots of one store.
+type Reader struct {
+	client *clientv3.Client
+	store  Store
+	layout keys.Layout
+	now    func() time.Time
+}
+
+// NewReader returns a reader of store over client (the client the store
+// uses, or another one to the same cluster).
+func NewReader(client *clientv3.Client, store Store) *Reader {
+	return &Reader{client: client, store: store, layout: store.Layout(), now: time.Now}
+}
+
+// Read reads the given sections (every section when none is given).
+func (r *Reader) Read(ctx context.Context, sections ...Section) (*Snapshot, error) {
+	if len(sections) == 0 {
+		sections = AllSections()
+	}
+	snap := &Snapshot{Prefix: r.layout.Root(), ReadAt: r.now().UTC(), Sections: sections}
+	owners, rev, err := r.readOwners(ctx)
+	if err != nil {
+		return nil, err
+	}
+	snap.Revision = rev
+	live := map[string]bool{}
+	for _, o := range owners {
+		live[o.OwnerID] = true
+	}
+	for _, sec := range sections {
+		if err := r.readSection(ctx, snap, sec, owners, live); err != nil {
+			return nil, err
+		}
+	}
+	return snap, nil
+}
+
+// readSection fills one section of snap.
+func (r *Reader) readSection(ctx context.Context, snap *Snapshot, sec Section, owners []OwnerLease, live map[string]bool) error {
+	var err error
+	rev := snap.Revision
+	switch sec {
+	case SectionMeshNodes:
+		if snap.MeshNodes, err = readTable(ctx, r, rev, location.TableMeshNodes, live, func(d location.MeshNodeDescriptor) string { return d.OwnerID }); err == nil {
+			err = r.fillUsage(ctx, snap.MeshNodes)
+		}
+	case SectionClientServers:
+		snap.ClientServers, err = readTable(ctx, r, rev, location.TableClientServers, live, func(d location.ClientServerDescriptor) string { return d.OwnerID })
+	case SectionFanoutPublishers:
+		snap.FanoutPublishers, err = readTable(ctx, r, rev, location.TableFanoutPublishers, live, func(d location.FanoutPublisherDescriptor) string { return d.OwnerID })
+	case SectionPeers:
+		snap.Peers, err = readTable(ctx, r, rev, location.TablePeers, live, func(p location.PeerLocation) string { return p.OwnerID })
+	case SectionSpots:
+		snap.Spots, err = readTable(ctx, r, rev, location.TableSpots, live, func(s location.SpotLocation) string { return s.OwnerID })
+	case SectionActors:
+		snap.Actors, err = readTable(ctx, r, rev, location.TableActors, live, func(a location.ActorLocation) string { return a.OwnerID })
+	case SectionRoutes:
+		snap.Routes, err = readTable(ctx, r, rev, location.TableRoutes, live, func(rt location.RouteLocation) string { return rt.OwnerID })
+	case SectionOwnerLeases:
+		snap.OwnerLeases = owners
+		err = r.fillRemaining(ctx, snap.OwnerLeases)
+	case SectionAuthorities:
+		snap.Authorities, err = r.readAuthorities(ctx, live)
+	case SectionOther:
+		snap.Other, err = r.countOther(ctx, rev)
+	default:
+		err = fmt.Errorf("inspect: unknown section %q", sec)
+	}
+	return err
+}
+
+// readRange reads every key under prefix at rev (0: the latest), page by
+// page; it returns the revision read.
+func (r *Reader) readRange(ctx context.Context, prefix string, rev int64, keysOnly bool) ([]*mvccpb.KeyValue, int64, error) {
+	end := keys.PrefixEnd(prefix)
+	start := prefix
+	var out []*mvccpb.KeyValue
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(readBatch)}
+		if rev > 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		if keysOnly {
+			opts = append(opts, clientv3.WithKeysOnly())
+		}
+		resp, err := r.client.Get(ctx, start, opts...)
+		if err != nil {
+			return nil, 0, fmt.Errorf("inspect: read %s: %w", prefix, err)
+		}
+		if rev == 0 {
+			rev = resp.Header.Revision
+		}
+		out = append(out, resp.Kvs...)
+		if !resp.More || len(resp.Kvs) == 0 {
+			return out, rev, nil
+		}
+		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+// readOwners reads the owner leases (and fixes the snapshot's revision).
+func (r *Reader) readOwners(ctx context.Context) ([]OwnerLease, int64, error) {
+	kvs, rev, err := r.readRange(ctx, r.layout.OwnerPrefix(), 0, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]OwnerLease, 0, len(kvs))
+	for _, kv := range kvs {
+		var rec leasemap.Record
+		if err := json.Unmarshal(kv.Value, &rec); err != nil || rec.Format != leasemap.RecordFormat {
+			return nil, 0, fmt.Errorf("inspect: owner lease %q: not a %s value", kv.Key, leasemap.RecordFormat)
+		}
+		owner, ok := r.layout.OwnerIDOfKey(string(kv.Key))
+		if !ok {
+			owner = rec.OwnerID
+		}
+		out = append(out, OwnerLease{
+			OwnerID: owner, Generation: kv.CreateRevision, LeaseID: strconv.FormatInt(kv.Lease, 16),
+			TTLMs: rec.TTLMs, LeaseSeconds: rec.LeaseSeconds, ExpiresAt: time.UnixMilli(rec.ExpiresAtMs).UTC(),
+			RemainingSeconds: -1,
+		})
+	}
+	return out, rev, nil
+}
+
+// fillRemaining asks etcd how long each lease has left.
+func (r *Reader) fillRemaining(ctx context.Context, leases []OwnerLease) error {
+	for i := range leases {
+		id, err := strconv.ParseInt(leases[i].LeaseID, 16, 64)
+		if err != nil {
+			continue
+		}
+		resp, err := r.client.TimeToLive(ctx, clientv3.LeaseID(id))
+		if err != nil {
+			return fmt.Errorf("inspect: lease %s of owner %q: %w", leases[i].LeaseID, leases[i].OwnerID, err)
+		}
+		leases[i].RemainingSeconds = resp.TTL
+	}
+	return nil
+}
+
+// envelope is the stored form of a table value.
+type envelope struct {
+	Format     string          `json:"format"`
+	Generation int64           `json:"generation"`
+	Value      json.RawMessage `json:"value"`
+}
+
+// readTable reads and decodes every row of a location table at rev.
+func readTable[T any](ctx context.Context, r *Reader, rev int64, table location.Table, live map[string]bool, owner func(T) string) ([]Row[T], error) {
+	kvs, _, err := r.readRange(ctx, r.layout.TablePrefix(string(table)), rev, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Row[T], 0, len(kvs))
+	for _, kv := range kvs {
+		var env envelope
+		if err := json.Unmarshal(kv.Value, &env); err != nil {
+			return nil, fmt.Errorf("inspect: %s row %q: %w", table, kv.Key, err)
+		}
+		if want := "zlink." + string(table) + "/v1"; env.Format != want {
+			return nil, fmt.Errorf("inspect: %s row %q has format %q, want %q", table, kv.Key, env.Format, want)
+		}
+		var v T
+		if err := json.Unmarshal(env.Value, &v); err != nil {
+			return nil, fmt.Errorf("inspect: %s row %q: %w", table, kv.Key, err)
+		}
+		out = append(out, Row[T]{Generation: env.Generation, ModRevision: kv.ModRevision, OwnerLive: live[owner(v)], Value: v})
+	}
+	return out, nil
+}
+
+// fillUsage replaces the mesh nodes' actor and spot usage with what the
+// store reports (the authority ledgers' usage at the current lifecycle).
+func (r *Reader) fillUsage(ctx context.Context, rows []Row[location.MeshNodeDescriptor]) error {
+	usage := map[location.MeshNodeKey]location.Population{}
+	seen := map[string]bool{}
+	for _, row := range rows {
+		mesh := row.Value.MeshName
+		if seen[mesh] {
+			continue
+		}
+		seen[mesh] = true
+		token := ""
+		for {
+			page, err := r.store.ListMeshNodes(ctx, mesh, location.PageRequest{PageSize: 1000, ContinuationToken: token})
+			if errors.Is(err, location.ErrScanExpired) {
+				break // keep the stored numbers
+			}
+			if err != nil {
+				return fmt.Errorf("inspect: list mesh nodes of %q: %w", mesh, err)
+			}
+			for _, d := range page.Items {
+				usage[d.Key()] = d.PopulationCapacity
+			}
+			if page.ContinuationToken == "" || page.ContinuationToken == token {
+				break
+			}
+			token = page.ContinuationToken
+		}
+	}
+	for i := range rows {
+		if u, ok := usage[rows[i].Value.Key()]; ok {
+			rows[i].Value.PopulationCapacity = u
+		}
+	}
+	return nil
+}
+
+// readAuthorities lists every authority record through the store.
+func (r *Reader) readAuthorities(ctx context.Context, live map[string]bool) ([]Authority, error) {
+	const maxRestarts = 3
+	for restart := 0; ; restart++ {
+		var out []Authority
+		cursor := ""
+		expired := false
+		for {
+			res, err := r.store.ListAuthorities(ctx, "", cursor, 1000)
+			if err != nil {
+				return nil, fmt.Errorf("inspect: list authorities: %w", err)
+			}
+			if res.Kind == location.KindScanExpired {
+				expired = true
+				break
+			}
+			for _, e := range res.Items {
+				out = append(out, authorityOf(e, live))
+			}
+			if res.NextCursor == "" {
+				return out, nil
+			}
+			cursor = res.NextCursor
+		}
+		if expired && restart >= maxRestarts {
+			return nil, fmt.Errorf("inspect: list authorities: the scan kept expiring (records change too fast)")
+		}
+	}
+}
+
+// authorityOf flattens one listed authority record.
+func authorityOf(e location.AuthorityEntry, live map[string]bool) Authority {
+	a := Authority{
+		Key: e.Key, StoreVersion: e.Snapshot.StoreVersion, ObjectGeneration: e.Snapshot.ObjectGeneration,
+		AuthorityOwnerGeneration: e.Snapshot.AuthorityOwnerGeneration, Owner: e.Snapshot.Owner,
+		OwnerLive: live[e.Snapshot.Owner.OwnerID], Allocation: e.Snapshot.Allocation, PayloadBytes: len(e.Snapshot.Payload),
+	}
+	if p := e.Snapshot.PendingCreation; p != nil {
+		a.PendingReservation = p.ReservationID
+	}
+	return a
+}
+
+// otherParts are the parts of the layout that Other counts, besides the
+// bookkeeping tables.
+func (r *Reader) otherParts() []KeyCount {
+	var parts []KeyCount
+	for _, t := range []rules.Table{rules.TableEntryClaims, rules.TableLedger, rules.TableRelocations, rules.TableAggregates,
+		rules.TableTransferActive, rules.TableTransferRecords, rules.TableReservationTerminals, rules.TableOperationTerminals} {
+		parts = append(parts, KeyCount{Part: string(t)})
+	}
+	return append(parts, KeyCount{Part: "stamp"}, KeyCount{Part: "meshnode-stamp"}, KeyCount{Part: "by-owner"})
+}
+
+// countOther counts the keys of each bookkeeping part at rev.
+func (r *Reader) countOther(ctx context.Context, rev int64) ([]KeyCount, error) {
+	parts := r.otherParts()
+	for i := range parts {
+		prefix := r.layout.Root() + parts[i].Part + "/"
+		resp, err := r.client.Get(ctx, prefix, clientv3.WithRange(keys.PrefixEnd(prefix)), clientv3.WithCountOnly(), clientv3.WithRev(rev))
+		if err != nil {
+			return nil, fmt.Errorf("inspect: count %s: %w", prefix, err)
+		}
+		parts[i].Keys = resp.Count
+	}
+	return parts, nil
+}
