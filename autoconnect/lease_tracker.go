@@ -23,8 +23,8 @@ type LeaseTrackerOptions struct {
 }
 
 // LeaseTracker answers "is this owner alive?" from ReadOwnerLease, caching
-// each live answer for one polling interval and ageing it by local monotonic
-// time. Missing or expired owners are read again on every check, so a newly
+// each live answer for one polling interval (or until InvalidateLiveness)
+// and ageing it by local monotonic time. Missing or expired owners are read again on every check, so a newly
 // claimed owner is seen at once. Concurrent checks of the same owner share
 // one read. Safe for concurrent use.
 type LeaseTracker struct {
@@ -35,6 +35,9 @@ type LeaseTracker struct {
 	mu        sync.Mutex
 	snapshots map[string]leaseSnapshot
 	flights   map[string]*leaseFlight
+	// epoch counts InvalidateLiveness calls; a snapshot of an older epoch is
+	// never reused.
+	epoch int64
 	// fingerprint is the sorted, newline-joined live owner set last seen by
 	// LiveOwnerSetVersion; fingerprinted is false before its first call.
 	fingerprint   string
@@ -46,10 +49,12 @@ type LeaseTracker struct {
 	joinedFlight func(ownerID string)
 }
 
-// leaseSnapshot is one read of an owner lease and when it was taken.
+// leaseSnapshot is one read of an owner lease, when it was taken, and the
+// tracker's epoch when the read started.
 type leaseSnapshot struct {
 	result    location.OwnerLeaseReadResult
 	fetchedAt time.Duration
+	epoch     int64
 }
 
 // leaseFlight is a read in progress; done is closed when snap or err is set.
@@ -147,6 +152,18 @@ func (lt *LeaseTracker) LiveOwnerSetVersion(ctx context.Context) (int64, error) 
 	return lt.version, nil
 }
 
+// InvalidateLiveness makes the next check of every owner read the store
+// again, however young its cached answer; a read already in flight is not
+// reused by later checks. A Loop calls it on every change notification, so
+// that the tick it triggers sees a lease that has just ended (the owners
+// the tracker has seen are kept for LiveOwnerSetVersion).
+func (lt *LeaseTracker) InvalidateLiveness() {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	lt.epoch++
+	clear(lt.flights)
+}
+
 // remaining returns the lease time left in snap: the TTL the store reported
 // at the read, less the local time since the read; not positive when the
 // owner had no lease.
@@ -163,7 +180,7 @@ func (lt *LeaseTracker) remaining(snap leaseSnapshot) time.Duration {
 // already in flight).
 func (lt *LeaseTracker) snapshot(ctx context.Context, ownerID string) (leaseSnapshot, error) {
 	lt.mu.Lock()
-	if cur, ok := lt.snapshots[ownerID]; ok && lt.clock.Now()-cur.fetchedAt < lt.pollingInterval && lt.remaining(cur) > 0 {
+	if cur, ok := lt.snapshots[ownerID]; ok && cur.epoch == lt.epoch && lt.clock.Now()-cur.fetchedAt < lt.pollingInterval && lt.remaining(cur) > 0 {
 		lt.mu.Unlock()
 		return cur, nil
 	}
@@ -182,18 +199,23 @@ func (lt *LeaseTracker) snapshot(ctx context.Context, ownerID string) (leaseSnap
 	}
 	f := &leaseFlight{done: make(chan struct{})}
 	lt.flights[ownerID] = f
+	epoch := lt.epoch
 	lt.mu.Unlock()
 
 	res, err := lt.store.ReadOwnerLease(ctx, ownerID)
 
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
-	delete(lt.flights, ownerID)
+	if lt.flights[ownerID] == f {
+		delete(lt.flights, ownerID)
+	}
 	if err != nil {
 		f.err = fmt.Errorf("autoconnect: read owner lease %q: %w", ownerID, err)
 	} else {
-		f.snap = leaseSnapshot{result: res, fetchedAt: lt.clock.Now()}
-		lt.snapshots[ownerID] = f.snap
+		f.snap = leaseSnapshot{result: res, fetchedAt: lt.clock.Now(), epoch: epoch}
+		if cur, ok := lt.snapshots[ownerID]; !ok || cur.epoch <= epoch {
+			lt.snapshots[ownerID] = f.snap
+		}
 	}
 	close(f.done)
 	return f.snap, f.err

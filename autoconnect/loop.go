@@ -42,6 +42,12 @@ type LiveOwnerVersioner interface {
 	LiveOwnerSetVersion(ctx context.Context) (int64, error)
 }
 
+// LivenessInvalidator is an optional capability of LoopOptions.LiveOwners:
+// it forgets cached liveness answers; *LeaseTracker implements it.
+type LivenessInvalidator interface {
+	InvalidateLiveness()
+}
+
 // LoopOptions configure a Loop.
 type LoopOptions struct {
 	// Reconciler is driven by the loop. Required.
@@ -52,7 +58,11 @@ type LoopOptions struct {
 	// and the live owner set are unchanged and the local row is published.
 	Stamps location.MeshNodeChangeStamper
 	// LiveOwners supplies the live owner set version for the skip test; nil
-	// counts as a constant version 0.
+	// counts as a constant version 0. When it is also a LivenessInvalidator
+	// (the LeaseTracker is), every change notification invalidates it
+	// before the tick, so that a watch that reports ended owner leases
+	// (etcdstore's does) makes the tick see them at once; pass the tracker
+	// of the reconciler's source here.
 	LiveOwners LiveOwnerVersioner
 	// Watcher and WatchTables make the loop tick right after a change of one
 	// of the tables. When Watcher is nil and the reconciler is a

@@ -39,7 +39,7 @@ func (l *Loop) watch(ctx context.Context, changes <-chan struct{}, err error) {
 		changes, err = l.watcher.WatchChanges(ctx, l.tables...)
 		if err == nil {
 			delay = l.retryDelay
-			l.requestTick()
+			l.changed()
 		}
 	}
 }
@@ -55,10 +55,20 @@ func (l *Loop) follow(ctx context.Context, ch <-chan struct{}) error {
 			if !ok {
 				return errors.New("autoconnect: change watch closed")
 			}
-			l.requestTick()
+			l.changed()
 			if l.notified != nil {
 				l.notified()
 			}
 		}
 	}
+}
+
+// changed reacts to a change the store reported (or may have missed): it
+// invalidates the cached owner liveness (LoopOptions.LiveOwners, when it is
+// a LivenessInvalidator) and requests a tick.
+func (l *Loop) changed() {
+	if inv, ok := l.liveOwners.(LivenessInvalidator); ok {
+		inv.InvalidateLiveness()
+	}
+	l.requestTick()
 }

@@ -4,7 +4,18 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
 )
 
-// TestMain fails the package's tests when any goroutine outlives them.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the package's tests with one embedded etcd member shared by
+// the etcd integration tests and benchmarks, and fails them when any
+// goroutine outlives them. The member is stopped before the leak check, so
+// its own goroutines do not count.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(sharedMember{m}) }
+
+// sharedMember runs the tests inside embedetcd.RunShared.
+type sharedMember struct{ m *testing.M }
+
+// Run implements goleak.TestingM.
+func (s sharedMember) Run() int { return embedetcd.RunShared(s.m) }

@@ -24,8 +24,9 @@ import (
 //
 // Store failures are recorded (StoreFailed) and not returned: the tick keeps
 // existing connections and, within the grace window, redials the last
-// desired targets. Tick returns an error only when ctx is already done, and
-// then does nothing.
+// desired targets. Tick returns an error only when ctx is done: before it
+// starts (then it does nothing) or during a store call (then the tick is
+// abandoned, see failTick).
 func (r *Reconciler) Tick(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("autoconnect: tick: %w", err)
@@ -34,8 +35,7 @@ func (r *Reconciler) Tick(ctx context.Context) error {
 	defer r.tickMu.Unlock()
 
 	if _, err := r.publishLocal(ctx); err != nil {
-		r.recordStoreFailure(ctx, err)
-		return nil
+		return r.failTick(ctx, err)
 	}
 	if r.publishOnly {
 		r.mu.Lock()
@@ -48,8 +48,7 @@ func (r *Reconciler) Tick(ctx context.Context) error {
 	localType, mesh := r.local.AutoConnectType, r.local.MeshName
 	rows, err := r.source.ListLivePeers(ctx, location.PeerFilter{AutoConnectType: &localType, MeshName: &mesh})
 	if err != nil {
-		r.recordStoreFailure(ctx, err)
-		return nil
+		return r.failTick(ctx, err)
 	}
 
 	if r.localRowLost(rows) {
@@ -58,8 +57,7 @@ func (r *Reconciler) Tick(ctx context.Context) error {
 			err = errors.New("autoconnect: local peer row vanished and could not be claimed again")
 		}
 		if err != nil {
-			r.recordStoreFailure(ctx, err)
-			return nil
+			return r.failTick(ctx, err)
 		}
 		r.log.Info("autoconnect: local peer row published again after it vanished", "mesh", mesh)
 	}
@@ -274,4 +272,16 @@ func (r *Reconciler) report(change DesiredSetChange) {
 	if r.events != nil {
 		r.events.DesiredSetChanged(change)
 	}
+}
+
+// failTick ends a tick whose store call failed. A failure caused by the
+// tick's own context ending (the loop stopping) is not a store failure: the
+// tick is abandoned and the reconciler's state is left as it was, so that the
+// shutdown that follows still removes a local row believed published.
+func (r *Reconciler) failTick(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("autoconnect: tick abandoned: %w", ctxErr)
+	}
+	r.recordStoreFailure(ctx, err)
+	return nil
 }

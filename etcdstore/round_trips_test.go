@@ -1,12 +1,14 @@
 package etcdstore
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/rules"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
@@ -130,6 +132,66 @@ func TestSteadyStateRoundTrips(t *testing.T) {
 		require.Equal(t, location.KindRenewed, res.Kind)
 		require.Equal(t, map[string]int{txn.CallTxn: 1, txn.CallKeepAliveOnce: 1}, f.counts(), "sent in parallel: one round")
 	})
+	t.Run("reserve and commit a user spot", func(t *testing.T) {
+		f := newFixture(t)
+		a := f.claim(t, "a")
+		storedIn(t)(f.s.UpdateMeshNode(ctx, creationNode("m", "node-a", a), location.IntentNewClaim))
+		target := location.CreationTarget{MeshName: "m", NodeRID: "node-a", NodeLifecycleGeneration: 1, Owner: a}
+		_, _, err := reserveAndCommit(ctx, f.s, "s0", target, []byte("ready"))
+		require.NoError(t, err)
+
+		req := userSpotRoom("s1", target)
+		f.counts()
+		r, err := f.s.Reserve(ctx, req)
+		require.NoError(t, err)
+		require.Equal(t, location.KindReserved, r.Kind)
+		// One read of the record, descriptor and owner key (the record is
+		// new, so not cached), one of the entry claim and the three capacity
+		// ledger buckets the decision asks for next, then the commit.
+		require.Equal(t, map[string]int{txn.CallTxn: 3}, f.counts())
+		c, err := f.s.Commit(ctx, location.CommitRequest{Key: req.Key, ReservationID: r.ReservationID,
+			ExpectedStoreVersion: r.Creating.StoreVersion, Target: target, ReadyPayload: []byte("ready")})
+		require.NoError(t, err)
+		require.Equal(t, location.KindCommitted, c.Kind)
+		// One read of the prefetched keys (the reservation terminal is absent,
+		// and absent keys are never cached), one Get per ledger bucket the
+		// reservation holds (spot and "room": the decision asks for them one
+		// at a time), then the commit.
+		require.Equal(t, map[string]int{txn.CallTxn: 2, txn.CallGet: 2}, f.counts())
+	})
+	t.Run("list 1,000 mesh nodes", func(t *testing.T) {
+		f := newFixture(t)
+		const rows = 1000
+		writeMeshNodesDirectly(t, f, "m", rows)
+		f.counts()
+		page, err := f.s.ListMeshNodes(ctx, "m", location.PageRequest{})
+		require.NoError(t, err)
+		require.Len(t, page.Items, rows)
+		// Range reads of listBatch rows, then the capacity ledger buckets of
+		// every row (three each) read key by key, MaxTxnOps keys per Txn.
+		require.Equal(t, map[string]int{
+			txn.CallGet: (rows + listBatch - 1) / listBatch,
+			txn.CallTxn: (3*rows + 127) / 128,
+		}, f.counts())
+	})
+	t.Run("remove all of an owner's 1,000 rows", func(t *testing.T) {
+		f := newFixture(t)
+		const rows = 1000
+		a := f.claim(t, "a")
+		writeSpotsDirectly(t, f, a, rows)
+		f.counts()
+		n, err := f.s.RemoveAllByOwner(ctx, a)
+		require.NoError(t, err)
+		require.EqualValues(t, rows, n)
+		// Keys-only range reads of the owner index, listBatch entries each;
+		// then per batch of removeBatch rows one read (the rows are not
+		// cached) and one commit.
+		batches := (rows + removeBatch - 1) / removeBatch
+		require.Equal(t, map[string]int{
+			txn.CallGet: (rows + listBatch - 1) / listBatch,
+			txn.CallTxn: 2 * batches,
+		}, f.counts())
+	})
 	t.Run("resolve", func(t *testing.T) {
 		f := newFixture(t)
 		a := f.claim(t, "a")
@@ -144,4 +206,40 @@ func TestSteadyStateRoundTrips(t *testing.T) {
 		require.Nil(t, got)
 		require.Equal(t, map[string]int{txn.CallGet: 1}, f.counts())
 	})
+}
+
+// writeMeshNodesDirectly writes rows descriptors of mesh, encoded as the
+// store encodes them, without the store (and so without its cache and
+// recorder).
+func writeMeshNodesDirectly(t *testing.T, f *fixture, mesh string, rows int) {
+	t.Helper()
+	now := location.Millis(time.Now())
+	tok := location.OwnerToken{OwnerID: "lister", LeaseGeneration: 1}
+	kvs := make([][2]string, 0, rows)
+	for i := range rows {
+		d := meshNode(mesh, location.RoutingID(fmt.Sprintf("node-%05d", i)), tok)
+		v, err := encodeValue(location.TableMeshNodes, d, 1, txn.NewNonce(), now)
+		require.NoError(t, err)
+		kvs = append(kvs, [2]string{f.s.tableKey(location.TableMeshNodes, rules.MeshNodeKey(d.Key())), string(v)})
+	}
+	require.NoError(t, putAll(t.Context(), f.s.client.KV, kvs, 128, 4))
+}
+
+// writeSpotsDirectly writes rows spot rows of tok and their owner-index
+// entries, encoded as the store encodes them, without the store.
+func writeSpotsDirectly(t *testing.T, f *fixture, tok location.OwnerToken, rows int) {
+	t.Helper()
+	now := location.Millis(time.Now())
+	kvs := make([][2]string, 0, 2*rows)
+	for i := range rows {
+		row := spot(fmt.Sprintf("spot-%05d", i), tok)
+		nonce := txn.NewNonce()
+		v, err := encodeValue(location.TableSpots, row, tok.LeaseGeneration+1, nonce, now)
+		require.NoError(t, err)
+		key := rules.SpotKey(row.Key())
+		kvs = append(kvs,
+			[2]string{f.s.tableKey(location.TableSpots, key), string(v)},
+			[2]string{f.s.layout.OwnerIndexKey(tok.OwnerID, string(location.TableSpots), key), string(indexValue(nonce))})
+	}
+	require.NoError(t, putAll(t.Context(), f.s.client.KV, kvs, 128, 4))
 }

@@ -16,23 +16,33 @@ const (
 	watchBackoffMax = 2 * time.Second
 )
 
+// ownerBoundTables are the tables whose rows carry an owner id: a row of
+// them counts as live only while its owner holds a lease, so the end of a
+// lease changes what their readers see.
+func ownerBoundTables() []location.Table {
+	return []location.Table{
+		location.TableMeshNodes, location.TableClientServers, location.TableFanoutPublishers,
+		location.TablePeers, location.TableSpots, location.TableActors, location.TableRoutes,
+	}
+}
+
 // WatchChanges implements location.ChangeWatcher with an etcd watch on the
 // store's root prefix, started just after the current revision: a value is
 // sent soon after a row of one of the given tables (every table when none is
-// given) changes; notifications the receiver has not taken yet coalesce into
-// one. When the watch breaks (compaction, lost leader, closed stream) it is
-// started again at the latest revision and a notification is sent, since
-// changes may have been missed. The channel is closed when ctx is done; the
-// goroutine serving it ends with it.
+// given) changes, and soon after an owner lease ends (its owner key is
+// deleted: revoke, release or expiry) when one of the tables is owner-bound
+// (ownerBoundTables), since the liveness of their rows changed;
+// notifications the receiver has not taken yet coalesce into one. When the
+// watch breaks (compaction, lost leader, closed stream) it is started again
+// at the latest revision and a notification is sent, since changes may have
+// been missed. The channel is closed when ctx is done; the goroutine serving
+// it ends with it.
 func (s *Store) WatchChanges(ctx context.Context, tables ...location.Table) (<-chan struct{}, error) {
 	const op = "WatchChanges"
 	if err := checkContext(ctx, op); err != nil {
 		return nil, err
 	}
-	watched := map[string]bool{}
-	for _, t := range tables {
-		watched[string(t)] = true
-	}
+	relevant := s.watchRelevance(tables)
 	rev, err := s.currentRevision(ctx)
 	if err != nil {
 		return nil, txn.Unavailable("etcdstore: "+op, err)
@@ -43,10 +53,6 @@ func (s *Store) WatchChanges(ctx context.Context, tables ...location.Table) (<-c
 		case out <- struct{}{}:
 		default: // a notification is already pending
 		}
-	}
-	relevant := func(key []byte) bool {
-		table, _, ok := s.layout.SplitTableKey(string(key))
-		return ok && (len(watched) == 0 || watched[table])
 	}
 	go func() {
 		defer close(out)
@@ -61,7 +67,7 @@ func (s *Store) WatchChanges(ctx context.Context, tables ...location.Table) (<-c
 				backoff = watchBackoffMin
 				for _, ev := range resp.Events {
 					rev = max(rev, ev.Kv.ModRevision)
-					if relevant(ev.Kv.Key) {
+					if relevant(ev) {
 						notify()
 					}
 				}
@@ -85,6 +91,30 @@ func (s *Store) WatchChanges(ctx context.Context, tables ...location.Table) (<-c
 		}
 	}()
 	return out, nil
+}
+
+// watchRelevance returns the test WatchChanges applies to each event: a
+// change of a row of one of tables (of any table when tables is empty), or
+// the deletion of an owner key when one of tables is owner-bound (or tables
+// is empty). Other keys (stamps, the owner index, markers) never count.
+func (s *Store) watchRelevance(tables []location.Table) func(ev *clientv3.Event) bool {
+	watched := map[string]bool{}
+	for _, t := range tables {
+		watched[string(t)] = true
+	}
+	ownerEnds := len(watched) == 0
+	for _, t := range ownerBoundTables() {
+		ownerEnds = ownerEnds || watched[string(t)]
+	}
+	return func(ev *clientv3.Event) bool {
+		if table, _, ok := s.layout.SplitTableKey(string(ev.Kv.Key)); ok {
+			return len(watched) == 0 || watched[table]
+		}
+		if _, ok := s.layout.OwnerIDOfKey(string(ev.Kv.Key)); ok {
+			return ownerEnds && ev.Type == clientv3.EventTypeDelete
+		}
+		return false
+	}
 }
 
 // currentRevision returns the store's latest revision.

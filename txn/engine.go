@@ -206,7 +206,7 @@ func Run[R any](ctx context.Context, e *Engine, op string, prefetch []string, de
 	var pending []pendingAttempt[R]
 	for {
 		if out.Attempts >= e.maxAttempts {
-			return zero, out, contentionError(op, out.Attempts)
+			return zero, out, notApplied(op, pending, contentionError(op, out.Attempts))
 		}
 		res, c, err := decideFully(ctx, e, op, v, decide)
 		if err != nil {
@@ -219,7 +219,7 @@ func Run[R any](ctx context.Context, e *Engine, op string, prefetch []string, de
 			out.Attempts++
 			ok, fresh, err := e.verify(ctx, v)
 			if err != nil {
-				return zero, out, Unavailable(op, err)
+				return zero, out, notApplied(op, pending, Unavailable(op, err))
 			}
 			if ok {
 				return res, out, nil
@@ -239,7 +239,7 @@ func Run[R any](ctx context.Context, e *Engine, op string, prefetch []string, de
 		resp, err := t.commit(ctx, e)
 		if err != nil {
 			if !IsAmbiguous(err) {
-				return zero, out, Unavailable(op, err)
+				return zero, out, notApplied(op, pending, Unavailable(op, err))
 			}
 			pending = append(pending, pendingAttempt[R]{nonce: v.nonce, res: res})
 			applied, rev, fresh, rerr := e.resolve(ctx, v, &c, sentAfter)
@@ -277,6 +277,19 @@ func Run[R any](ctx context.Context, e *Engine, op string, prefetch []string, de
 type pendingAttempt[R any] struct {
 	nonce string
 	res   R
+}
+
+// notApplied returns err, the error of an operation that applied nothing
+// (it wraps location.ErrUnavailable), unless an earlier attempt's response
+// was lost: that attempt was resolved as "not applied" at the time, but it
+// may still be in flight and apply later (its guards still hold if nothing
+// else wrote), so the outcome is unknown and the error wraps
+// ErrOutcomeUnknown instead (and not location.ErrUnavailable).
+func notApplied[R any](op string, pending []pendingAttempt[R], err error) error {
+	if len(pending) == 0 {
+		return err
+	}
+	return fmt.Errorf("%s: %w: an earlier attempt whose answer was lost may still apply (%v)", op, ErrOutcomeUnknown, err)
 }
 
 // pendingApplied looks for the nonce of an earlier ambiguous attempt in the

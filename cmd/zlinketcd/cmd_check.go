@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zlink-systems/zlink-etcd/conformance"
 	"github.com/zlink-systems/zlink-etcd/internal/etcdharness"
@@ -92,17 +93,18 @@ func runCheck(ctx context.Context, w io.Writer, s *session, opts checkOptions) (
 	if opts.filter != nil {
 		suite.Filter = func(sc conformance.Scenario) bool { return opts.filter.MatchString(sc.Name()) }
 	}
-	total := 0
+	total, width := 0, 0
 	for _, sc := range conformance.Scenarios() {
 		if suite.Filter == nil || suite.Filter(sc) {
 			total++
+			width = max(width, utf8.RuneCountInString(sectionOf(sc)))
 		}
 	}
 	if total == 0 {
 		return usageErrorf("--run %q matches no scenario", opts.filter)
 	}
 	fmt.Fprintf(w, "check: %d scenarios against %s under %s\n", total, s.describe, prefix)
-	progress := &sectionProgress{w: w, verbose: opts.verbose}
+	progress := &sectionProgress{w: w, verbose: opts.verbose, width: width}
 	suite.OnResult = progress.add
 	rep := conformance.RunSuite(ctx, h.Conformance(), suite)
 	progress.flush()
@@ -136,6 +138,7 @@ func runCheck(ctx context.Context, w io.Writer, s *session, opts checkOptions) (
 type sectionProgress struct {
 	w       io.Writer
 	verbose bool
+	width   int
 	section string
 	counts  map[conformance.Outcome]int
 	began   time.Time
@@ -158,8 +161,18 @@ func (p *sectionProgress) flush() {
 	if p.section == "" {
 		return
 	}
-	fmt.Fprintf(p.w, "  %-48s %3d passed  %2d failed  %2d skipped  %s\n", p.section,
+	pad := strings.Repeat(" ", max(0, p.width-utf8.RuneCountInString(p.section)))
+	fmt.Fprintf(p.w, "  %s%s  %3d passed  %2d failed  %2d skipped  %s\n", p.section, pad,
 		p.counts[conformance.OutcomePass], p.counts[conformance.OutcomeFail], p.counts[conformance.OutcomeSkip],
 		time.Since(p.began).Round(time.Millisecond))
 	p.section = ""
+}
+
+// sectionOf is the catalogue section a report groups sc under.
+func sectionOf(sc conformance.Scenario) string {
+	if sc.Section != "" {
+		return sc.Section
+	}
+	id, _, _ := strings.Cut(sc.ID, "-")
+	return id
 }

@@ -25,7 +25,9 @@ waits for its expected state; the exit status is 0 only when all were
 reached.
 
 The demo writes under a scratch prefix inside --prefix
-("<prefix>zlinketcd-demo-<random>/"), removed at the end unless --keep.`,
+("<prefix>zlinketcd-demo-<random>/"), removed at the end. With --keep the
+nodes stop instead as if they crashed and the keys stay, for inspect and
+gc (against an existing cluster: the embedded etcd stops with the demo).`,
 		flags: func(fs *flag.FlagSet) runFunc {
 			nodes := fs.Int("nodes", demo.DefaultNodes, fmt.Sprintf("number of simulated nodes (%d..%d)", demo.MinNodes, demo.MaxNodes))
 			actors := fs.Int("actors", demo.DefaultActors, fmt.Sprintf("number of actors (1..%d)", demo.MaxActors))
@@ -33,13 +35,13 @@ The demo writes under a scratch prefix inside --prefix
 			ttl := fs.Duration("lease-ttl", demo.DefaultLeaseTTL, "owner-lease TTL of every node")
 			poll := fs.Duration("poll", 0, "auto-connect polling interval (default 200ms, 50ms with --quick)")
 			timeout := fs.Duration("stage-timeout", demo.DefaultStageTimeout, "how long each stage may take to reach its state")
-			keep := fs.Bool("keep", false, "keep the demo's keys (inspect them with --prefix <scratch prefix>)")
+			keep := fs.Bool("keep", false, "end without cleaning up: the nodes stop as if they crashed and the keys stay (for inspect and gc)")
 			return func(ctx context.Context, e *env, args []string) error {
 				if len(args) > 0 {
 					return usageErrorf("demo takes no arguments, got %q", strings.Join(args, " "))
 				}
 				opts := demo.Options{Nodes: *nodes, Actors: *actors, Quick: *quick, LeaseTTL: *ttl, PollingInterval: *poll,
-					StageTimeout: *timeout, Out: e.stdout, Logger: e.log}
+					StageTimeout: *timeout, Keep: *keep, Out: e.stdout, Logger: e.log}
 				if err := opts.Check(); err != nil {
 					return usageErrorf("%s", strings.TrimPrefix(err.Error(), "demo: "))
 				}
@@ -71,7 +73,8 @@ func runDemo(ctx context.Context, e *env, s *session, opts demo.Options, keep bo
 			if s.member != nil {
 				fmt.Fprintf(e.stdout, "demo: --keep has no lasting effect on the embedded etcd, which stops now\n")
 			} else {
-				fmt.Fprintf(e.stdout, "demo: keys kept; inspect them with: zlinketcd inspect --endpoints %s --prefix %s\n", s.describe, prefix)
+				fmt.Fprintf(e.stdout, "demo: keys kept under %s\n  inspect them:  zlinketcd inspect --endpoints %s --prefix %s\n  once the leases ran out (%v): zlinketcd gc --apply --endpoints %s --prefix %s\n",
+					prefix, s.describe, prefix, opts.LeaseTTL, s.describe, prefix)
 			}
 			return
 		}

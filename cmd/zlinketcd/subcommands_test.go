@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -132,11 +133,29 @@ func TestDemo(t *testing.T) {
 	require.Contains(t, r.stdout, "demo: every expected state was reached")
 	require.Zero(t, keyCount(t, c, prefix), "the scratch prefix is removed")
 
-	// --keep leaves the keys for inspect.
-	r = runCmd(t, "demo", "--endpoints", eps, "--prefix", prefix, "--nodes", "3", "--actors", "1", "--quick", "--keep")
+	// --keep leaves the nodes' rows behind as a crash would: inspect shows
+	// them, and once the leases ran out gc collects them.
+	r = runCmd(t, "demo", "--endpoints", eps, "--prefix", prefix, "--nodes", "3", "--actors", "2", "--quick", "--keep", "--lease-ttl", "1s")
 	require.Equal(t, exitOK, r.code, "%s\n%s", r.stdout, r.stderr)
-	require.Contains(t, r.stdout, "demo: keys kept; inspect them with: zlinketcd inspect --endpoints "+eps+" --prefix "+prefix+"zlinketcd-demo-")
-	require.Positive(t, keyCount(t, c, prefix))
+	require.Regexp(t, `\n    leave\s+ok\s`, r.stdout)
+	kept := regexp.MustCompile(`demo: keys kept under (\S+)\n`).FindStringSubmatch(r.stdout)
+	require.Len(t, kept, 2, r.stdout)
+	scratchPrefix := kept[1]
+	require.Contains(t, r.stdout, "  inspect them:  zlinketcd inspect --endpoints "+eps+" --prefix "+scratchPrefix+"\n")
+	require.Contains(t, r.stdout, "  once the leases ran out (1s): zlinketcd gc --apply --endpoints "+eps+" --prefix "+scratchPrefix+"\n")
+
+	r = runCmd(t, "inspect", "--endpoints", eps, "--prefix", scratchPrefix, "nodes", "actors", "authorities")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "MESH NODES (3)")
+	require.Contains(t, r.stdout, "ACTORS (2)")
+	require.Contains(t, r.stdout, "AUTHORITIES (2)")
+
+	require.Eventually(t, func() bool { return keyCount(t, c, scratchPrefix+"owner/") == 0 }, 10*time.Second, 50*time.Millisecond,
+		"the kept leases run out")
+	r = runCmd(t, "gc", "--apply", "--endpoints", eps, "--prefix", scratchPrefix)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Regexp(t, `dead owners\s+3\s+node-1, node-2, node-3`, r.stdout)
+	require.Regexp(t, `location rows\s+8\n`, r.stdout, "3 descriptors, 3 peer rows, 2 actors")
 }
 
 // Without endpoints the command starts an embedded etcd and says so.

@@ -49,6 +49,10 @@ type Options struct {
 	StageTimeout time.Duration
 	// Quick shortens the timings (for tests).
 	Quick bool
+	// Keep ends the run without cleaning up: the nodes stop as if they
+	// crashed, so their rows stay and their leases run out after LeaseTTL
+	// (for inspect and gc to look at).
+	Keep bool
 	// Out receives the progress and the tables; nil discards them.
 	Out io.Writer
 	// Logger receives the loops' diagnostics; nil discards them.

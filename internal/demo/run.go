@@ -114,6 +114,9 @@ func Run(ctx context.Context, store Store, opts Options) (*Summary, error) {
 		{"rejoin", r.victim.name + " restarts with a new lease and lifecycle generation", r.rejoin},
 		{"shutdown", "every node leaves cleanly", r.shutdown},
 	}
+	if o.Keep {
+		stages[len(stages)-1] = stage{"leave", "every node stops where it is: its rows stay and its lease runs out after the TTL", r.leave}
+	}
 	sum := &Summary{}
 	began := time.Now()
 	var failure error

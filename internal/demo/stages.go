@@ -138,6 +138,9 @@ func (r *runner) collect(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("%s still has a descriptor (%v) or a peer row (%v)", v.name, nodes, peers)
 	}
 	r.out.eventf("descriptors left: %s; peer rows left: %s", strings.Join(nodes, " "), strings.Join(peers, " "))
+	if err := r.nodeTable(ctx); err != nil {
+		return "", err
+	}
 	return fmt.Sprintf("1 dead owner (%s), %d rows removed", v.owner, rep.Rows), nil
 }
 
@@ -204,7 +207,7 @@ func (r *runner) shutdown(ctx context.Context) (string, error) {
 		if released != location.KindReleased {
 			return "", errState(n.name+": release lease", released)
 		}
-		r.out.eventf("%s stopped, removed the %d rows and records it owned, and released its lease", n.name, count)
+		r.out.eventf("%s stopped its loop, removed what it owned (RemoveAllByOwner: %d) and released its lease", n.name, count)
 	}
 	left, err := r.leftovers(ctx)
 	if err != nil {
@@ -214,6 +217,9 @@ func (r *runner) shutdown(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("left behind: %s", left)
 	}
 	r.out.eventf("nothing is left: no descriptor, peer row, actor row, authority record or owner lease")
+	if err := r.nodeTable(ctx); err != nil {
+		return "", err
+	}
 	return fmt.Sprintf("%d nodes left; %d rows and records removed; nothing remains", len(r.nodes), removed), nil
 }
 
@@ -255,4 +261,22 @@ func (r *runner) leftovers(ctx context.Context) (string, error) {
 		}
 	}
 	return strings.Join(parts, ", "), nil
+}
+
+// leave stops every node without any cleanup and keeps its lease until it
+// runs out, so that the store is left as a crash would leave it.
+func (r *runner) leave(ctx context.Context) (string, error) {
+	for _, n := range r.running() {
+		if err := n.stopLoop(ctx, false); err != nil {
+			return "", fmt.Errorf("%s: stop: %w", n.name, err)
+		}
+		n.state = nodeStopped
+		n.holder.Close()
+		n.holder = nil
+	}
+	r.out.eventf("every node stopped; nothing was removed and no lease released: the leases run out within %v", r.opts.LeaseTTL)
+	if err := r.nodeTable(ctx); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d nodes stopped; rows kept, leases run out within %v", len(r.nodes), r.opts.LeaseTTL), nil
 }

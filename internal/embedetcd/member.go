@@ -26,6 +26,9 @@ type Member struct {
 	clientURL string
 	peerURL   string
 	tls       bool
+	// cfg and plan are what the member was started with (Restart uses them).
+	cfg  Config
+	plan memberPlan
 
 	closeOnce sync.Once
 	closeErr  error
@@ -67,7 +70,7 @@ func (p memberPlan) peerURL() string { return "http://127.0.0.1:" + strconv.Itoa
 
 // launch starts the member's server without waiting for it to be ready.
 func launch(cfg Config, plan memberPlan) (*Member, error) {
-	m := &Member{name: plan.name, dir: cfg.Dir, tls: cfg.TLS != nil}
+	m := &Member{name: plan.name, dir: cfg.Dir, tls: cfg.TLS != nil, cfg: cfg, plan: plan}
 	if m.dir == "" {
 		dir, err := os.MkdirTemp("", "embedetcd-"+plan.name+"-")
 		if err != nil {
