@@ -19,9 +19,10 @@ import (
 )
 
 // The store's hot operations, each beside its raw-etcd twin, at 1, 16 and
-// 64 concurrent callers (bench_harness_test.go; docs/performance.md):
+// 64 concurrent callers (bench_harness_test.go, bench_twin_test.go). How to
+// run them, and what they measured, is in docs/performance.md; for example
 //
-//	go test -run '^$' -bench . -benchtime 2s -count 5 ./etcdstore/
+//	go test -run '^$' -bench 'ReserveCommit' -benchtime 2s -count 5 ./etcdstore/
 //
 // Every caller owns its own owner lease and rows, so callers never contend
 // for the same guarded key; they share the change-stamp keys, which are
@@ -78,6 +79,7 @@ func (w *benchWorld) compact(ctx context.Context) error {
 	return err
 }
 
+// newBenchWorld returns a world over client with fresh prefixes.
 func newBenchWorld(tb fixtureTB, client *clientv3.Client) *benchWorld {
 	tb.Helper()
 	rec := txn.NewRecorder(client.KV)
@@ -229,6 +231,41 @@ func renewOwnerLeasePair(tb fixtureTB, w *benchWorld, callers int) (benchSide, b
 			return err
 		}}, nil
 	})
+}
+
+// BenchmarkRenewOwnerLeaseKeepAliveOnly sets the same renewal beside the
+// cheapest one etcd offers: a KeepAliveOnce alone, without rewriting the
+// owner key (the renewal 08 §6.2 sketches). Its ratio is the price of the
+// rewrite, not of the store's code.
+func BenchmarkRenewOwnerLeaseKeepAliveOnly(b *testing.B) { withWorld(b, renewVersusKeepAlivePair) }
+
+func renewVersusKeepAlivePair(tb fixtureTB, w *benchWorld, callers int) (benchSide, benchSide) {
+	ctx := tb.Context()
+	toks := make([]location.OwnerToken, callers)
+	leases := make([]clientv3.LeaseID, callers)
+	for c := range callers {
+		tok, err := claimFor(ctx, w.s, fmt.Sprintf("owner-%02d", c))
+		require.NoError(tb, err)
+		toks[c] = tok
+		g, err := w.rawLease.Grant(ctx, benchLeaseSeconds)
+		require.NoError(tb, err)
+		leases[c] = g.ID
+	}
+	store := benchSide{rec: w.rec, cleanup: w.compact, call: func(ctx context.Context, c int) error {
+		res, err := w.s.RenewOwnerLease(ctx, toks[c], time.Minute)
+		if err == nil && res.Kind != location.KindRenewed {
+			err = fmt.Errorf("renew answered %v", res.Kind)
+		}
+		return err
+	}}
+	raw := benchSide{rec: w.raw, cleanup: w.compact, call: func(ctx context.Context, c int) error {
+		ka, err := w.rawLease.KeepAliveOnce(ctx, leases[c])
+		if err == nil && ka.TTL <= 0 {
+			err = fmt.Errorf("lease %x expired", leases[c])
+		}
+		return err
+	}}
+	return store, raw
 }
 
 // BenchmarkUpdateMeshNodeRevision publishes a new revision of the caller's
@@ -694,6 +731,7 @@ func TestBenchmarkPairs(t *testing.T) {
 		sameTrips bool
 	}{
 		{name: "renew owner lease", build: renewOwnerLeasePair, sameTrips: true},
+		{name: "renew owner lease, keep-alive only", build: renewVersusKeepAlivePair},
 		{name: "mesh-node revision", build: updateMeshNodeRevisionPair, sameTrips: true},
 		{name: "peer renew", build: updatePeerRenewPair, sameTrips: true},
 		{name: "spot renew", build: updateSpotRenewPair, sameTrips: true},

@@ -57,8 +57,22 @@ func startCluster(ctx context.Context) (*testCluster, error) {
 			_ = tc.close()
 			return nil, ctx.Err()
 		}
+		go drainBridgeErrors(b)
 	}
 	return tc, nil
+}
+
+// drainBridgeErrors reads a bridge's errors until it closes. The bridge
+// reports every failed dial to its member (while the member is down) on a
+// channel of 16 and stops accepting connections when nobody reads it.
+func drainBridgeErrors(b proxy.Server) {
+	for {
+		select {
+		case <-b.Error():
+		case <-b.Done():
+			return
+		}
+	}
 }
 
 // freePort picks a free loopback port.

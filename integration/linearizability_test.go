@@ -52,7 +52,7 @@ func (f *figures) String() string {
 	fmt.Fprintf(&b, "histories checked:        %d\n", f.histories)
 	fmt.Fprintf(&b, "operations:               %d\n", f.ops)
 	fmt.Fprintf(&b, "unknown outcomes:         %d\n", f.unknown)
-	fmt.Fprintf(&b, "not applied (unavailable):%d\n", f.notApplied)
+	fmt.Fprintf(&b, "left out (not applied):   %d\n", f.notApplied)
 	fmt.Fprintf(&b, "lost responses injected:  %d\n", f.lostInjected)
 	total := 0
 	for _, k := range allFaults() {

@@ -296,18 +296,15 @@ func (h *harness) check(ctx context.Context) {
 	}
 	stats := &modelStats{}
 	model := newModel(modelConfig{now: storeFrozenNow()}, stats)
-	res, info := porcupine.CheckOperationsVerbose(model, operations(records), h.cfg.checkTimeout)
+	ops := operations(records)
+	res, info := porcupine.CheckOperationsVerbose(model, ops, h.cfg.checkTimeout)
 	rep.result = res
 	rep.modelSteps = stats.steps
-	if res != porcupine.Ok {
-		longest := 0
-		for _, part := range info.PartialLinearizations() {
-			for _, lin := range part {
-				longest = max(longest, len(lin))
-			}
-		}
-		h.violation("linearizability: %s (longest linearizable prefix %d of %d operations; last disagreement: %s)\n%s",
-			res, longest, len(operations(records)), stats.lastDisagreement, describeRecords(sortedByStart(records), 400))
+	switch res {
+	case porcupine.Illegal:
+		h.violation("linearizability: not linearizable\n%s", diagnose(model, stats, ops, info, records))
+	case porcupine.Unknown:
+		h.violation("linearizability: undecided after %v (%d steps)", h.cfg.checkTimeout, stats.steps)
 	}
 	h.checkLostWrites(records)
 	h.checkFenced(records)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -76,6 +77,9 @@ func (m *Map) Claim(ctx context.Context, ownerID string, ttl time.Duration) (loc
 				// An earlier attempt whose response was lost did apply.
 				return claimed(held[0].CreateRevision), nil
 			}
+			if len(held) > 0 && len(nonces) > 1 && recreated(held[0], grant) {
+				return location.OwnerLeaseClaimResult{}, maybeOurs(ctx, m, op, grant)
+			}
 			return conflict(), nil
 		}
 		if !txn.IsAmbiguous(err) {
@@ -94,6 +98,9 @@ func (m *Map) Claim(ctx context.Context, ownerID string, ttl time.Duration) (loc
 			if hasAnyNonce(got.Kvs[0].Value, nonces) {
 				return claimed(got.Kvs[0].CreateRevision), nil
 			}
+			if recreated(got.Kvs[0], grant) {
+				return location.OwnerLeaseClaimResult{}, maybeOurs(ctx, m, op, grant)
+			}
 			return conflict(), nil
 		}
 		// Absent: the claim was not applied; claim again (unless the caller
@@ -105,6 +112,25 @@ func (m *Map) Claim(ctx context.Context, ownerID string, ttl time.Duration) (loc
 	}
 	m.revoke(ctx, grant.ID)
 	return location.OwnerLeaseClaimResult{}, fmt.Errorf("leasemap: %s: %w (%w)", op, txn.ErrContention, location.ErrUnavailable)
+}
+
+// recreated reports whether the owner key kv was created after the claim
+// began (after its lease was granted): an attempt of the claim whose
+// response was lost may then have created the key, which was deleted
+// (released, expired) and created again by another claim since. A key
+// created before cannot be the claim's: its guard required absence.
+func recreated(kv *mvccpb.KeyValue, grant *clientv3.LeaseGrantResponse) bool {
+	return grant.ResponseHeader == nil || kv.CreateRevision > grant.ResponseHeader.Revision
+}
+
+// maybeOurs is the error of a claim that may or may not have applied: the
+// owner key holds another claim's value, but an attempt of this claim whose
+// response was lost may have held it before. The claim's lease is revoked
+// (if the claim applied, its key is gone already, so nothing else is
+// touched).
+func maybeOurs(ctx context.Context, m *Map, op string, grant *clientv3.LeaseGrantResponse) error {
+	m.revoke(ctx, grant.ID)
+	return fmt.Errorf("leasemap: %s: %w: the owner key was created again since an attempt whose response was lost", op, txn.ErrOutcomeUnknown)
 }
 
 // hasAnyNonce reports whether value carries one of the nonces.

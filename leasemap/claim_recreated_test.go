@@ -1,0 +1,90 @@
+package leasemap
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/txn"
+)
+
+// afterLossKV applies the first write transaction, runs after, and then
+// loses the response: the owner's key changes hands before the claim can
+// look.
+type afterLossKV struct {
+	clientv3.KV
+	mu    sync.Mutex
+	after func()
+}
+
+func (k *afterLossKV) Txn(ctx context.Context) clientv3.Txn {
+	return &afterLossTxn{Txn: k.KV.Txn(ctx), k: k}
+}
+
+type afterLossTxn struct {
+	clientv3.Txn
+	k      *afterLossKV
+	writes bool
+}
+
+func (t *afterLossTxn) If(cs ...clientv3.Cmp) clientv3.Txn { t.Txn = t.Txn.If(cs...); return t }
+func (t *afterLossTxn) Else(ops ...clientv3.Op) clientv3.Txn {
+	t.Txn = t.Txn.Else(ops...)
+	return t
+}
+func (t *afterLossTxn) Then(ops ...clientv3.Op) clientv3.Txn {
+	for _, op := range ops {
+		t.writes = t.writes || op.IsPut() || op.IsDelete()
+	}
+	t.Txn = t.Txn.Then(ops...)
+	return t
+}
+
+func (t *afterLossTxn) Commit() (*clientv3.TxnResponse, error) {
+	t.k.mu.Lock()
+	after := t.k.after
+	if t.writes {
+		t.k.after = nil
+	}
+	t.k.mu.Unlock()
+	if !t.writes || after == nil {
+		return t.Txn.Commit()
+	}
+	if _, err := t.Txn.Commit(); err != nil {
+		return nil, err
+	}
+	after()
+	return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
+}
+
+// A claim whose response was lost applied, but before it could look, its
+// lease was released and another claim took the owner id: the key it finds
+// holds someone else's value. That is no proof of a conflict (the claim did
+// take effect): the outcome is unknown, never "conflict".
+func TestClaimLostThenClaimedAgain(t *testing.T) {
+	f := newFixture(t)
+	kv := &afterLossKV{KV: f.client.KV}
+	m := New(kv, f.client.Lease, f.layout, Options{Clock: f.clock.Now})
+	other := New(f.client.KV, f.client.Lease, f.layout, Options{Clock: f.clock.Now})
+	kv.after = func() {
+		got := f.ownerKV(t, "a")
+		require.Len(t, got.Kvs, 1, "the lost claim applied")
+		kind, err := other.Release(context.Background(), location.OwnerToken{OwnerID: "a", LeaseGeneration: got.Kvs[0].CreateRevision})
+		require.NoError(t, err)
+		require.Equal(t, location.KindReleased, kind)
+		res, err := other.Claim(context.Background(), "a", time.Minute)
+		require.NoError(t, err)
+		require.Equal(t, location.KindClaimed, res.Kind)
+	}
+	res, err := m.Claim(t.Context(), "a", time.Minute)
+	require.ErrorIs(t, err, txn.ErrOutcomeUnknown, "got %+v", res)
+	require.NotErrorIs(t, err, location.ErrUnavailable)
+	require.Len(t, f.ownerKV(t, "a").Kvs, 1, "the other claim's key is untouched")
+}
