@@ -78,4 +78,8 @@ type Harness struct {
 	NewFixture func(t TB) Fixture
 	// Capabilities declares what the store supports.
 	Capabilities Capabilities
+	// Parallel runs the scenarios as parallel subtests (bounded by go test's
+	// -parallel flag). Set it when fixtures are fully isolated from each
+	// other, as they are for a store per key prefix.
+	Parallel bool
 }

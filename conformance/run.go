@@ -25,7 +25,12 @@ func Run(t *testing.T, h Harness) {
 	t.Helper()
 	t.Run(h.Name, func(t *testing.T) {
 		for _, sc := range Scenarios() {
-			t.Run(sc.Name(), func(t *testing.T) { runScenario(t, h, sc) })
+			t.Run(sc.Name(), func(t *testing.T) {
+				if h.Parallel {
+					t.Parallel()
+				}
+				runScenario(t, h, sc)
+			})
 		}
 	})
 }

@@ -23,6 +23,7 @@ func etcdHarness() conformance.Harness {
 			}
 		},
 		Capabilities: conformance.Capabilities{MeshNodeChangeStamp: true},
+		Parallel:     true,
 	}
 }
 
