@@ -6,6 +6,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,6 +43,14 @@ type RandomOptions struct {
 	// IgnoreEnv makes the run ignore the ZLINK_RANDOM_* variables (tests that
 	// need a fixed configuration set it).
 	IgnoreEnv bool
+	// Workers is how many sequences run at the same time, each on fixtures
+	// of its own, when the harness's fixtures are isolated from each other
+	// (Harness.Parallel); 0 means DefaultRandomWorkers. Without
+	// Harness.Parallel the sequences run one after the other. Every
+	// sequence is the same whatever the number of workers (it depends on
+	// its seed alone), and so is the report: sequences are counted and
+	// failures reported in seed order, as a serial run would.
+	Workers int
 }
 
 // Defaults of RandomOptions.
@@ -49,6 +59,10 @@ const (
 	DefaultRandomOps = 60
 	// defaultShrinkRuns bounds the re-runs of one shrink.
 	defaultShrinkRuns = 400
+	// DefaultRandomWorkers is how many sequences run at the same time on a
+	// harness with isolated fixtures. A sequence spends most of its time
+	// waiting for its store, so more workers than cores pay.
+	DefaultRandomWorkers = 8
 )
 
 // DefaultRandomSequences is the number of sequences a run makes by default:
@@ -145,28 +159,76 @@ func runRandom(t TB, h Harness, opts RandomOptions, testName string) RandomRepor
 	started := time.Now()
 	rep := RandomReport{Harness: h.Name, Outcomes: map[string]int{}}
 	run := newRandomRun(t, h)
-	for i := 0; i < opts.Sequences; i++ {
-		if err := t.Context().Err(); err != nil {
+	workers := 1
+	if h.Parallel {
+		workers = opts.Workers
+	}
+	// Sequences that ran, in seed order; a sequence that did not finish
+	// (its fixture failed the test) ends the prefix that counts.
+	for _, o := range runSequences(t, run, opts, workers) {
+		if !o.done {
 			break
 		}
-		seed := opts.Seed + int64(i)
-		seq := generateSequence(seed, opts.Ops, h.Capabilities)
-		res := run.runSequence(seed, seq)
 		rep.Sequences++
-		rep.Ops += res.ran
-		for k, n := range res.outcomes {
+		rep.Ops += o.res.ran
+		for k, n := range o.res.outcomes {
 			rep.Outcomes[k] += n
 		}
-		if res.mismatch == nil {
+		if o.res.mismatch == nil {
 			continue
 		}
-		rep.Failures = append(rep.Failures, describeFailure(run, opts, testName, seed, seq, res))
+		rep.Failures = append(rep.Failures, describeFailure(run, opts, testName, o.seed, o.seq, o.res))
 		if len(rep.Failures) >= opts.MaxFailures {
 			break
 		}
 	}
 	rep.Duration = time.Since(started)
 	return rep
+}
+
+// sequenceRun is one sequence of a random run and its outcome.
+type sequenceRun struct {
+	seed int64
+	seq  []randomOp
+	res  seqResult
+	done bool
+}
+
+// runSequences runs the sequences of a run on the given number of workers,
+// which take the seeds in increasing order and stop taking new ones once
+// MaxFailures sequences failed or the context ended. The sequences that ran
+// form a prefix of the returned slice (in seed order).
+func runSequences(t TB, run *randomRun, opts RandomOptions, workers int) []sequenceRun {
+	out := make([]sequenceRun, opts.Sequences)
+	var (
+		next     atomic.Int64
+		failures atomic.Int64
+		wg       sync.WaitGroup
+	)
+	work := func() {
+		for t.Context().Err() == nil && failures.Load() < int64(opts.MaxFailures) {
+			i := int(next.Add(1) - 1)
+			if i >= len(out) {
+				return
+			}
+			seed := opts.Seed + int64(i)
+			seq := generateSequence(seed, opts.Ops, run.h.Capabilities)
+			res := run.runSequence(seed, seq)
+			out[i] = sequenceRun{seed: seed, seq: seq, res: res, done: true}
+			if res.mismatch != nil {
+				failures.Add(1)
+			}
+		}
+	}
+	if workers <= 1 {
+		work()
+		return out
+	}
+	for range workers {
+		wg.Go(work)
+	}
+	wg.Wait()
+	return out
 }
 
 // withDefaults fills the zero fields and applies the environment.
@@ -194,6 +256,9 @@ func (o RandomOptions) withDefaults() RandomOptions {
 	}
 	if o.Package == "" {
 		o.Package = "./..."
+	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultRandomWorkers
 	}
 	return o
 }

@@ -36,7 +36,7 @@ func (s *Store) authPrefetch(key location.AuthorityKey) []string {
 	if !ok {
 		return out
 	}
-	rec, err := decodeRecord(rules.TableAuthority, o)
+	rec, _, err := sharedRecord(rules.TableAuthority, o)
 	if err != nil {
 		return out
 	}

@@ -656,8 +656,8 @@ func (r *removeAll) prepare(ctx context.Context, raw bool, callers, perCaller in
 }
 
 // rawRemove is the twin of RemoveAllByOwner over spot rows: one keys-only
-// range read of the owner index, then per batch of removeBatch rows (the
-// store's batch) one read of the owner key and the rows and one transaction
+// range read of the owner index, then per batch of rows (the store's
+// batches, nextBatch) one read of the owner key and the rows and one transaction
 // that re-asserts the owner key's CreateRevision and every row's
 // ModRevision, deletes the rows and their index entries and touches the two
 // spot change stamps.
@@ -675,8 +675,17 @@ func (r *removeAll) rawRemove(ctx context.Context, t removeTarget) error {
 	}
 	scope := string(location.LocationSpot.Scope())
 	stamps := []string{l.StampKey(scope, "play"), l.StampKey(scope, "")}
-	for start := 0; start < len(idx.Kvs); start += removeBatch {
-		part := idx.Kvs[start:min(start+removeBatch, len(idx.Kvs))]
+	entries := make([]indexEntry, len(idx.Kvs))
+	for i, e := range idx.Kvs {
+		owner, table, key, ok := l.SplitOwnerIndexKey(string(e.Key))
+		if !ok {
+			return fmt.Errorf("raw: bad index key %q", e.Key)
+		}
+		entries[i] = indexEntry{ownerID: owner, table: rules.Table(table), key: key, indexKey: string(e.Key)}
+	}
+	for start := 0; start < len(idx.Kvs); {
+		n := r.w.s.nextBatch(entries[start:], 1)
+		part := idx.Kvs[start : start+n]
 		rowKeys := make([]string, len(part))
 		gets := []clientv3.Op{clientv3.OpGet(ownerKey)}
 		for i, e := range part {
@@ -715,6 +724,7 @@ func (r *removeAll) rawRemove(ctx context.Context, t removeTarget) error {
 		if !resp.Succeeded {
 			return fmt.Errorf("raw: batch at %d failed its guards", start)
 		}
+		start += n
 	}
 	return nil
 }

@@ -68,24 +68,75 @@ func encodeValue(t rules.Table, value any, generation int64, nonce string, now t
 }
 
 // decodeRecord decodes an observed value of table t into the record the
-// rules expect.
+// rules expect. The record is the caller's own: values memoized on the
+// observation (sharedRecord) are copied out.
 func decodeRecord(t rules.Table, o txn.Observation) (rules.Record, error) {
-	var env envelope
-	if err := json.Unmarshal(o.Value, &env); err != nil {
-		return rules.Record{}, fmt.Errorf("%w: undecodable value at %q: %w", location.ErrInternal, o.Key, err)
+	rec, shared, err := sharedRecord(t, o)
+	if err != nil || !shared {
+		return rec, err
 	}
-	if env.Format != formatOf(t) {
-		return rules.Record{}, fmt.Errorf("%w: value at %q has format %q, want %q", location.ErrInternal, o.Key, env.Format, formatOf(t))
+	rec.Value = copyValue(rec.Value)
+	return rec, nil
+}
+
+// decodedRecord is the decoded form of one observed value, memoized on the
+// observation (txn.Observation.SetDerived).
+type decodedRecord struct {
+	table rules.Table
+	rec   rules.Record
+}
+
+// sharedRecord returns the decoded record of an observed value. When the
+// value's type can be copied (copyable) and the observation came from the
+// engine (a read or a write of it), the record is decoded once per observed
+// value and shared by every later call on a copy of the same observation:
+// shared is then true, and the caller must not modify the record
+// (decodeRecord copies it; readers that only look, such as the owner index,
+// use it directly). Otherwise the record is the caller's own.
+func sharedRecord(t rules.Table, o txn.Observation) (rec rules.Record, shared bool, err error) {
+	if d, ok := o.Derived(); ok {
+		if m, ok := d.(decodedRecord); ok && m.table == t {
+			return m.rec, true, nil
+		}
 	}
-	v, err := decodeValue(t, env.Value)
+	rec, err = decodeFresh(t, o)
 	if err != nil {
-		return rules.Record{}, fmt.Errorf("%w: value at %q: %w", location.ErrInternal, o.Key, err)
+		return rules.Record{}, false, err
+	}
+	if copyable(rec.Value) && o.SetDerived(decodedRecord{table: t, rec: rec}) {
+		return rec, true, nil
+	}
+	return rec, false, nil
+}
+
+// decodeFresh decodes an observed value of table t: the envelope and the
+// value in one pass, or, when that fails or the format does not match, in
+// two (which names the problem precisely).
+func decodeFresh(t rules.Table, o txn.Observation) (rules.Record, error) {
+	c, ok := codecOf(t)
+	if !ok {
+		return rules.Record{}, fmt.Errorf("%w: value at %q: unknown table %q", location.ErrInternal, o.Key, t)
+	}
+	v, format, generation, ok := c.envelope(o.Value)
+	if !ok || format != formatOf(t) {
+		var env envelope
+		if err := json.Unmarshal(o.Value, &env); err != nil {
+			return rules.Record{}, fmt.Errorf("%w: undecodable value at %q: %w", location.ErrInternal, o.Key, err)
+		}
+		if env.Format != formatOf(t) {
+			return rules.Record{}, fmt.Errorf("%w: value at %q has format %q, want %q", location.ErrInternal, o.Key, env.Format, formatOf(t))
+		}
+		var err error
+		if v, err = c.value(env.Value); err != nil {
+			return rules.Record{}, fmt.Errorf("%w: value at %q: %w", location.ErrInternal, o.Key, err)
+		}
+		generation = env.Generation
 	}
 	if row, ok := v.(rules.AuthorityRow); ok {
 		row.StoreVersion = versionOf(o.ModRevision)
 		v = row
 	}
-	return rules.Record{Value: v, Generation: env.Generation}, nil
+	return rules.Record{Value: v, Generation: generation}, nil
 }
 
 // writtenAt returns the time an observed value was written.
@@ -104,43 +155,56 @@ func versionOf(rev int64) location.StoreVersion {
 	return location.StoreVersion(strconv.FormatInt(rev, 10))
 }
 
-// decodeValue decodes the JSON of one value of table t into its Go type.
-func decodeValue(t rules.Table, raw json.RawMessage) (any, error) {
+// valueCodec decodes the values of one table.
+type valueCodec struct {
+	// value decodes the JSON of a value alone.
+	value func(raw json.RawMessage) (any, error)
+	// envelope decodes a whole stored value in one pass; ok is false when
+	// it cannot (the two-pass decoding then reports why).
+	envelope func(data []byte) (v any, format string, generation int64, ok bool)
+}
+
+// codecOf returns the codec of table t's values.
+func codecOf(t rules.Table) (valueCodec, bool) {
 	switch t {
 	case location.TableMeshNodes:
-		return decodeAs[location.MeshNodeDescriptor](raw)
+		return codecFor[location.MeshNodeDescriptor](), true
 	case location.TableClientServers:
-		return decodeAs[location.ClientServerDescriptor](raw)
+		return codecFor[location.ClientServerDescriptor](), true
 	case location.TableFanoutPublishers:
-		return decodeAs[location.FanoutPublisherDescriptor](raw)
+		return codecFor[location.FanoutPublisherDescriptor](), true
 	case location.TablePeers:
-		return decodeAs[location.PeerLocation](raw)
+		return codecFor[location.PeerLocation](), true
 	case location.TableSpots:
-		return decodeAs[location.SpotLocation](raw)
+		return codecFor[location.SpotLocation](), true
 	case location.TableActors:
-		return decodeAs[location.ActorLocation](raw)
+		return codecFor[location.ActorLocation](), true
 	case location.TableRoutes:
-		return decodeAs[location.RouteLocation](raw)
+		return codecFor[location.RouteLocation](), true
 	case rules.TableEntryClaims:
-		return decodeAs[rules.EntryClaim](raw)
+		return codecFor[rules.EntryClaim](), true
 	case rules.TableTransferRecords:
-		return decodeAs[location.ActorTransferRecord](raw)
+		return codecFor[location.ActorTransferRecord](), true
 	case rules.TableTransferActive:
-		return decodeAs[rules.TransferPointer](raw)
+		return codecFor[rules.TransferPointer](), true
 	case rules.TableAuthority:
-		return decodeAs[rules.AuthorityRow](raw)
+		return codecFor[rules.AuthorityRow](), true
 	case rules.TableLedger:
-		return decodeAs[rules.LedgerEntry](raw)
+		return codecFor[rules.LedgerEntry](), true
 	case rules.TableRelocations:
-		return decodeAs[rules.RelocationRecord](raw)
+		return codecFor[rules.RelocationRecord](), true
 	case rules.TableAggregates:
-		return decodeAs[rules.AggregateRecord](raw)
+		return codecFor[rules.AggregateRecord](), true
 	case rules.TableReservationTerminals:
-		return decodeAs[rules.ReservationTerminal](raw)
+		return codecFor[rules.ReservationTerminal](), true
 	case rules.TableOperationTerminals:
-		return decodeAs[location.TerminalRecord](raw)
+		return codecFor[location.TerminalRecord](), true
 	}
-	return nil, fmt.Errorf("unknown table %q", t)
+	return valueCodec{}, false
+}
+
+func codecFor[T any]() valueCodec {
+	return valueCodec{value: decodeAs[T], envelope: decodeEnvelopeAs[T]}
 }
 
 func decodeAs[T any](raw json.RawMessage) (any, error) {
@@ -149,6 +213,23 @@ func decodeAs[T any](raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// typedEnvelope is envelope with the value's Go type.
+type typedEnvelope[T any] struct {
+	Format     string `json:"format"`
+	Generation int64  `json:"generation,omitempty"`
+	Value      *T     `json:"value"`
+}
+
+// decodeEnvelopeAs decodes a stored value whose value is a T in one pass.
+// A missing or null value is left to the two-pass decoding.
+func decodeEnvelopeAs[T any](data []byte) (any, string, int64, bool) {
+	var env typedEnvelope[T]
+	if err := json.Unmarshal(data, &env); err != nil || env.Value == nil {
+		return nil, "", 0, false
+	}
+	return *env.Value, env.Format, env.Generation, true
 }
 
 // indexValue is the value of an owner-index entry: the nonce alone.

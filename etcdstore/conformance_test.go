@@ -1,49 +1,48 @@
-package etcdstore
+package etcdstore_test
 
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/zlink-systems/zlink-etcd/conformance"
+	"github.com/zlink-systems/zlink-etcd/etcdstore"
+	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/internal/etcdharness"
 )
 
-// etcdHarness plugs the etcd store into the conformance suite: relational
-// numbers (generations and versions are revisions, stamps are key versions,
-// tokens are opaque), no in-memory-only behaviours, no counter hooks, the
-// mesh-node change stamp; owner leases expire on demand by revoking their
-// etcd lease.
-func etcdHarness() conformance.Harness {
-	return conformance.Harness{
-		Name: "etcd",
-		NewFixture: func(t conformance.TB) conformance.Fixture {
-			f := newFixture(t)
-			return conformance.Fixture{
-				Store:            f.s,
-				Clock:            f.clock,
-				ExpireOwnerLease: f.s.ExpireOwnerLease,
-			}
-		},
-		Capabilities: conformance.Capabilities{MeshNodeChangeStamp: true},
-		Parallel:     true,
-	}
+// etcdHarness plugs the etcd store into the conformance suite through
+// internal/etcdharness (the harness the command's check subcommand uses):
+// every fixture is a store under its own sub-prefix of a prefix unique to
+// the test, on one client of the shared member, with relational numbers and
+// the mesh-node change stamp; owner leases expire on demand by revoking
+// their etcd lease. The fixtures are isolated, so scenarios and random
+// sequences run in parallel.
+func etcdHarness(t *testing.T) conformance.Harness {
+	t.Helper()
+	h, err := etcdharness.New(embedetcd.Connect(t), etcdharness.Options{Prefix: embedetcd.UniquePrefix(t), Parallel: true})
+	require.NoError(t, err)
+	return h.Conformance()
 }
 
 // TestConformance runs every catalogue scenario against the etcd store.
 func TestConformance(t *testing.T) {
-	conformance.Run(t, etcdHarness())
+	conformance.Run(t, etcdHarness(t))
 }
 
 // TestRandom runs the model-based random tester: seeded random sequences
 // against the etcd store and the memstore model, results compared up to the
-// renaming of store-chosen numbers. The default number of sequences (1,000;
-// 50,000 with -tags stress) drops to 200 under the race detector and 50 in
-// short mode; ZLINK_RANDOM_* variables override (conformance.ApplyEnv).
+// renaming of store-chosen numbers, several sequences at a time. The default
+// number of sequences (1,000; 50,000 with -tags stress) drops to 500 under
+// the race detector and 50 in short mode; ZLINK_RANDOM_* variables override
+// (conformance.ApplyEnv).
 func TestRandom(t *testing.T) {
 	opts := conformance.RandomOptions{Package: "./etcdstore"}
 	switch {
 	case testing.Short():
 		opts.Sequences = 50
-	case raceEnabled:
-		opts.Sequences = 200
+	case etcdstore.RaceEnabled:
+		opts.Sequences = 500
 	}
-	conformance.RunRandom(t, etcdHarness(), opts)
+	conformance.RunRandom(t, etcdHarness(t), opts)
 }

@@ -28,12 +28,12 @@ func decide[R any](ctx context.Context, s *Store, op string, validate func() err
 	if validate != nil {
 		v = func(time.Time) error { return validate() }
 	}
-	return decideAt(ctx, s, op, v, prefetch, run)
+	return decideAt(ctx, s, op, v, txn.Prefetch{Keys: prefetch}, run)
 }
 
 // decideAt is decide for inputs whose validation depends on the operation's
-// time.
-func decideAt[R any](ctx context.Context, s *Store, op string, validate func(now time.Time) error, prefetch []string, run func(tx *rules.Tx) (R, error)) (R, error) {
+// time, and for prefetches with keys expected to be absent.
+func decideAt[R any](ctx context.Context, s *Store, op string, validate func(now time.Time) error, prefetch txn.Prefetch, run func(tx *rules.Tx) (R, error)) (R, error) {
 	var zero R
 	if err := checkContext(ctx, op); err != nil {
 		return zero, err
@@ -52,10 +52,10 @@ func decideAt[R any](ctx context.Context, s *Store, op string, validate func(now
 
 // decideWith is the core of decide: run may also return unguarded writes of
 // keys outside the tables (owner-index clean-up), added to the commit.
-func decideWith[R any](ctx context.Context, s *Store, op string, now time.Time, prefetch []string, run func(tx *rules.Tx, v *txn.View) (R, []txn.Write, error)) (R, error) {
+func decideWith[R any](ctx context.Context, s *Store, op string, now time.Time, prefetch txn.Prefetch, run func(tx *rules.Tx, v *txn.View) (R, []txn.Write, error)) (R, error) {
 	var zero R
 	c := &call{now: now}
-	res, out, err := txn.Run(ctx, s.engine, op, prefetch, func(v *txn.View) (R, txn.Commit, error) {
+	res, out, err := txn.RunWith(ctx, s.engine, op, prefetch, func(v *txn.View) (R, txn.Commit, error) {
 		src := s.newSource(v, c)
 		tx := rules.NewTx(src)
 		r, extra, err := run(tx, v)

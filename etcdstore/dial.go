@@ -3,8 +3,12 @@ package etcdstore
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -73,35 +77,11 @@ func (c Config) LogValue() slog.Value {
 // Dial connects to the cluster, checks that it answers (within ctx and the
 // dial timeout) and returns a store that owns the client: Close closes it.
 func Dial(ctx context.Context, cfg Config) (*Store, error) {
-	if len(cfg.Endpoints) == 0 {
-		return nil, fmt.Errorf("etcdstore: dial: %w: no endpoints", location.ErrInvalidArgument)
+	cc, err := cfg.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("etcdstore: dial %s: %w", cfg, err)
 	}
-	timeout := cfg.DialTimeout
-	if timeout <= 0 {
-		timeout = DefaultDialTimeout
-	}
-	var tlsConfig *tls.Config
-	if cfg.TLS != nil {
-		info := transport.TLSInfo{CertFile: cfg.TLS.CertFile, KeyFile: cfg.TLS.KeyFile,
-			TrustedCAFile: cfg.TLS.CAFile, ServerName: cfg.TLS.ServerName}
-		var err error
-		if info.CertFile == "" && info.KeyFile == "" {
-			tlsConfig, err = clientOnlyTLS(info)
-		} else {
-			tlsConfig, err = info.ClientConfig()
-		}
-		if err != nil {
-			return nil, fmt.Errorf("etcdstore: dial %s: tls: %w", cfg, err)
-		}
-	}
-	client, err := clientv3.New(clientv3.Config{
-		Endpoints:   cfg.Endpoints,
-		DialTimeout: timeout,
-		TLS:         tlsConfig,
-		Username:    cfg.Username,
-		Password:    cfg.Password,
-		Logger:      zap.NewNop(),
-	})
+	client, err := clientv3.New(cc)
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: dial %s: %w: %w", cfg, location.ErrUnavailable, err)
 	}
@@ -111,13 +91,111 @@ func Dial(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s.ownsClient = true
-	pctx, cancel := context.WithTimeout(ctx, timeout)
+	pctx, cancel := context.WithTimeout(ctx, cc.DialTimeout)
 	defer cancel()
 	if _, err := s.currentRevision(pctx); err != nil {
 		_ = client.Close()
 		return nil, fmt.Errorf("etcdstore: dial %s: %w: %w", cfg, location.ErrUnavailable, err)
 	}
 	return s, nil
+}
+
+// ClientConfig returns the etcd client configuration that Dial connects
+// with: the endpoints, the dial timeout (DefaultDialTimeout when 0), the TLS
+// material read from the files, the credentials and a silent logger.
+// Callers that need a client of their own beside the store (the command's
+// inspect and bench read and write keys directly) build it from this, so
+// that TLS and authentication are set up in one place. No endpoints is an
+// error wrapping location.ErrInvalidArgument; a TLS file that cannot be
+// used is a *TLSFileError naming it.
+func (c Config) ClientConfig() (clientv3.Config, error) {
+	if len(c.Endpoints) == 0 {
+		return clientv3.Config{}, fmt.Errorf("%w: no endpoints", location.ErrInvalidArgument)
+	}
+	timeout := c.DialTimeout
+	if timeout <= 0 {
+		timeout = DefaultDialTimeout
+	}
+	var tlsConfig *tls.Config
+	if c.TLS != nil {
+		var err error
+		if tlsConfig, err = c.TLS.clientConfig(); err != nil {
+			return clientv3.Config{}, err
+		}
+	}
+	return clientv3.Config{
+		Endpoints:   c.Endpoints,
+		DialTimeout: timeout,
+		TLS:         tlsConfig,
+		Username:    c.Username,
+		Password:    c.Password,
+		Logger:      zap.NewNop(),
+	}, nil
+}
+
+// TLSFileRole names the part a file plays in a TLS configuration.
+type TLSFileRole string
+
+// TLS file roles.
+const (
+	TLSCAFile   TLSFileRole = "CA file"
+	TLSCertFile TLSFileRole = "certificate file"
+	TLSKeyFile  TLSFileRole = "key file"
+	// TLSKeyPair is a certificate file and a key file that do not belong
+	// together (or cannot be parsed together).
+	TLSKeyPair TLSFileRole = "certificate and key"
+)
+
+// TLSFileError reports a TLS file that cannot be used.
+type TLSFileError struct {
+	Role TLSFileRole
+	// Paths is the file, or for TLSKeyPair the certificate and key files.
+	Paths []string
+	Err   error
+}
+
+// Error names the role, the file(s) and the problem.
+func (e *TLSFileError) Error() string {
+	return fmt.Sprintf("tls: %s %s: %v", e.Role, strings.Join(e.Paths, " / "), e.Err)
+}
+
+// Unwrap returns the problem.
+func (e *TLSFileError) Unwrap() error { return e.Err }
+
+// clientConfig reads the files into a client TLS configuration. Each file
+// is checked first, so that a problem names its file; the configuration
+// with a client certificate reloads it on every handshake (certificate
+// rotation, etcd's transport.TLSInfo).
+func (f *TLSFiles) clientConfig() (*tls.Config, error) {
+	if f.CAFile != "" {
+		pem, err := os.ReadFile(f.CAFile)
+		if err != nil {
+			return nil, &TLSFileError{Role: TLSCAFile, Paths: []string{f.CAFile}, Err: withoutPath(err)}
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+			return nil, &TLSFileError{Role: TLSCAFile, Paths: []string{f.CAFile}, Err: errors.New("holds no PEM certificate")}
+		}
+	}
+	info := transport.TLSInfo{CertFile: f.CertFile, KeyFile: f.KeyFile, TrustedCAFile: f.CAFile, ServerName: f.ServerName}
+	if f.CertFile == "" && f.KeyFile == "" {
+		return clientOnlyTLS(info)
+	}
+	for _, file := range []struct {
+		role TLSFileRole
+		path string
+	}{{TLSCertFile, f.CertFile}, {TLSKeyFile, f.KeyFile}} {
+		if _, err := os.Stat(file.path); err != nil {
+			return nil, &TLSFileError{Role: file.role, Paths: []string{file.path}, Err: withoutPath(err)}
+		}
+	}
+	if _, err := tls.LoadX509KeyPair(f.CertFile, f.KeyFile); err != nil {
+		return nil, &TLSFileError{Role: TLSKeyPair, Paths: []string{f.CertFile, f.KeyFile}, Err: err}
+	}
+	cfg, err := info.ClientConfig()
+	if err != nil {
+		return nil, &TLSFileError{Role: TLSKeyPair, Paths: []string{f.CertFile, f.KeyFile}, Err: err}
+	}
+	return cfg, nil
 }
 
 // clientOnlyTLS is the TLS configuration of a client without a certificate:
@@ -127,9 +205,18 @@ func clientOnlyTLS(info transport.TLSInfo) (*tls.Config, error) {
 	if info.TrustedCAFile != "" {
 		pool, err := tlsutil.NewCertPool([]string{info.TrustedCAFile})
 		if err != nil {
-			return nil, err
+			return nil, &TLSFileError{Role: TLSCAFile, Paths: []string{info.TrustedCAFile}, Err: err}
 		}
 		cfg.RootCAs = pool
 	}
 	return cfg, nil
+}
+
+// withoutPath drops the path from a file error (the TLSFileError names it).
+func withoutPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -158,7 +158,7 @@ func (s *Store) countOwner(ctx context.Context, op, owner string, entries []inde
 			rep.StaleIndexEntries++
 			continue
 		}
-		rec, err := decodeRecord(e.table, o)
+		rec, _, err := sharedRecord(e.table, o)
 		if err != nil {
 			return fmt.Errorf("etcdstore: %s: %w", op, err)
 		}

@@ -30,8 +30,13 @@ import (
 // restarts at the first page (reference); a pinned revision that has been
 // compacted is an error wrapping location.ErrScanExpired.
 
-// listBatch is how many keys one range request reads.
-const listBatch = 512
+// listBatch is how many keys one range request reads at most; a page of
+// pageSize rows asks for what it still needs (at least minListBatch, since
+// filters may drop rows).
+const (
+	listBatch    = 1024
+	minListBatch = 32
+)
 
 // tokenVersion tags the current token format.
 const tokenVersion = 1
@@ -136,7 +141,11 @@ func scan[T any](ctx context.Context, s *Store, q listQuery[T], prefix, start st
 	var out listPage[T]
 	live := map[string]bool{}
 	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(listBatch)}
+		limit := int64(listBatch)
+		if pageSize > 0 {
+			limit = int64(min(listBatch, max(pageSize+1-len(out.rows), minListBatch)))
+		}
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(limit)}
 		if rev > 0 {
 			opts = append(opts, clientv3.WithRev(rev))
 		}
@@ -149,7 +158,13 @@ func scan[T any](ctx context.Context, s *Store, q listQuery[T], prefix, start st
 			rev = resp.Header.Revision
 		}
 		var batch []listedRow[T]
+		// Without a liveness filter, the rows after the look-ahead match are
+		// not decoded.
+		enough := func() bool { return pageSize > 0 && q.ownerLive == nil && len(out.rows)+len(batch) > pageSize }
 		for _, kv := range resp.Kvs {
+			if enough() {
+				break
+			}
 			o := txn.Observation{Key: string(kv.Key), Present: true, Value: kv.Value, ModRevision: kv.ModRevision,
 				CreateRevision: kv.CreateRevision, Version: kv.Version, Revision: rev}
 			rec, err := decodeRecord(q.table, o)

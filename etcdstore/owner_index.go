@@ -43,6 +43,10 @@ func sweepOrder(t rules.Table) int {
 	return len(location.LocationTables()) + 1
 }
 
+// indexBatch is how many owner-index keys one keys-only range request reads
+// (about 100 bytes each).
+const indexBatch = 16384
+
 // indexEntries lists the owner-index entries under prefix (one owner's, or
 // all), sorted by owner id, then sweep order, then key.
 func (s *Store) indexEntries(ctx context.Context, prefix string) ([]indexEntry, error) {
@@ -50,7 +54,7 @@ func (s *Store) indexEntries(ctx context.Context, prefix string) ([]indexEntry, 
 	start, rev := prefix, int64(0)
 	var out []indexEntry
 	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(listBatch), clientv3.WithKeysOnly()}
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(indexBatch), clientv3.WithKeysOnly()}
 		if rev > 0 {
 			opts = append(opts, clientv3.WithRev(rev))
 		}
@@ -86,7 +90,7 @@ func (s *Store) staleEntry(v *txn.View, e indexEntry) (bool, error) {
 	if !ok {
 		return true, nil
 	}
-	rec, err := decodeRecord(e.table, o)
+	rec, _, err := sharedRecord(e.table, o)
 	if err != nil {
 		return false, err
 	}

@@ -11,9 +11,21 @@ import (
 // UpdatePeer writes a peer row (rules.UpdatePeer). It implements
 // location.PeerStore.
 func (s *Store) UpdatePeer(ctx context.Context, p location.PeerLocation, intent location.WriteIntent) (location.WriteResult, error) {
-	prefetch := []string{s.tableKey(location.TablePeers, rules.PeerKey(p.Key())), s.layout.OwnerKey(p.OwnerID)}
+	prefetch := s.ownerRowPrefetch(s.tableKey(location.TablePeers, rules.PeerKey(p.Key())), p.OwnerID, intent)
 	return decide(ctx, s, "UpdatePeer", func() error { return location.ValidatePeer(p, intent) }, prefetch,
 		func(tx *rules.Tx) (location.WriteResult, error) { return rules.UpdatePeer(tx, p, intent) })
+}
+
+// ownerRowPrefetch is what a peer or route write reads: the row and, for a
+// new claim only, the owner key (rules.UpdatePeer consults the liveness of
+// the row's owner id only then; renewals never do, and prefetching an owner
+// key that does not exist would cost a read on every renewal of a row whose
+// owner holds no lease).
+func (s *Store) ownerRowPrefetch(rowKey, ownerID string, intent location.WriteIntent) []string {
+	if intent == location.IntentNewClaim {
+		return []string{rowKey, s.layout.OwnerKey(ownerID)}
+	}
+	return []string{rowKey}
 }
 
 // RemovePeer removes a peer row (rules.RemovePeer). It implements

@@ -104,13 +104,15 @@ func ownerOf(value any) (string, bool) {
 }
 
 // observedOwner returns the owner id of the value the decision observed at
-// etcdKey before its own writes (the engine guards that observation).
+// etcdKey before its own writes (the engine guards that observation). The
+// decision decoded that value already: the decoded form memoized on the
+// observation answers.
 func (s *Store) observedOwner(v *txn.View, t rules.Table, etcdKey string) (string, bool, error) {
 	o, ok := v.Get(etcdKey)
 	if !ok {
 		return "", false, nil
 	}
-	rec, err := decodeRecord(t, o)
+	rec, _, err := sharedRecord(t, o)
 	if err != nil {
 		return "", false, fmt.Errorf("owner index: %w", err)
 	}

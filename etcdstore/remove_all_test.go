@@ -50,6 +50,34 @@ func TestRemoveAllByOwnerBatches(t *testing.T) {
 	require.Zero(t, again)
 }
 
+// A batch that the estimate gets wrong (here: every spot row in its own
+// mesh, so every row touches a change stamp of its own) is refused by the
+// engine before anything is sent, retried smaller from the cache, and the
+// rest of the sweep uses the corrected estimate.
+func TestRemoveAllByOwnerResizesBatches(t *testing.T) {
+	ctx := t.Context()
+	f := newFixture(t, func(o *Options) { o.MaxTxnOps = 16 })
+	a := f.claim(t, "a")
+	const n = 20
+	for i := range n {
+		row := spot(fmt.Sprintf("s%02d", i), a)
+		row.MeshName = fmt.Sprintf("m%02d", i)
+		storedIn(t)(f.s.UpdateSpot(ctx, row, location.IntentNewClaim))
+	}
+	f.counts()
+	removed, err := f.s.RemoveAllByOwner(ctx, a)
+	require.NoError(t, err)
+	require.Equal(t, int64(n), removed)
+	// The rows are in the cache (this store wrote them), so no batch reads.
+	// The estimate takes (16 - 4) / 2 = 6 rows, which need 6 + 6 + 7 stamp
+	// writes = 19 operations: refused before sending. Scaled by 19/16,
+	// batches of 4 fit (4 + 4 + 5 = 13): five commits, where the estimate
+	// alone would have made four.
+	require.Equal(t, map[string]int{txn.CallGet: 1, txn.CallTxn: 5}, f.counts())
+	require.Empty(t, f.keysUnder(t, "spots/"))
+	require.Empty(t, f.keysUnder(t, "by-owner/"))
+}
+
 func TestRemoveAllByOwnerNeedsTheLease(t *testing.T) {
 	ctx := t.Context()
 	f := newFixture(t)

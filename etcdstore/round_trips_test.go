@@ -1,6 +1,7 @@
 package etcdstore
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"testing"
 	"time"
@@ -49,6 +50,28 @@ func TestSteadyStateRoundTrips(t *testing.T) {
 				g2 := storedIn(t)(w.write(location.IntentRenew))
 				require.Equal(t, g, g2, "a renewal keeps the generation")
 				require.Equal(t, oneTxn(), f.counts())
+			})
+		}
+	})
+	t.Run("renew rows of an owner without a lease", func(t *testing.T) {
+		f := newFixture(t)
+		writes := []struct {
+			name  string
+			write func(location.WriteIntent) (location.WriteResult, error)
+		}{
+			{"peer", func(i location.WriteIntent) (location.WriteResult, error) {
+				return f.s.UpdatePeer(ctx, peer("n1", "nobody"), i)
+			}},
+			{"route", func(i location.WriteIntent) (location.WriteResult, error) {
+				return f.s.UpdateRoute(ctx, route("r1", "nobody"), i)
+			}},
+		}
+		for _, w := range writes {
+			t.Run(w.name, func(t *testing.T) {
+				storedIn(t)(w.write(location.IntentNewClaim))
+				f.counts()
+				storedIn(t)(w.write(location.IntentRenew))
+				require.Equal(t, oneTxn(), f.counts(), "a renewal does not consult the owner key")
 			})
 		}
 	})
@@ -145,19 +168,91 @@ func TestSteadyStateRoundTrips(t *testing.T) {
 		r, err := f.s.Reserve(ctx, req)
 		require.NoError(t, err)
 		require.Equal(t, location.KindReserved, r.Kind)
-		// One read of the record, descriptor and owner key (the record is
-		// new, so not cached), one of the entry claim and the three capacity
-		// ledger buckets the decision asks for next, then the commit.
-		require.Equal(t, map[string]int{txn.CallTxn: 3}, f.counts())
+		// One read of everything the decision reads (the record and its entry
+		// claim are new, so not cached; the object generation needs a fresh
+		// read anyway), then the commit.
+		require.Equal(t, map[string]int{txn.CallTxn: 2}, f.counts())
 		c, err := f.s.Commit(ctx, location.CommitRequest{Key: req.Key, ReservationID: r.ReservationID,
 			ExpectedStoreVersion: r.Creating.StoreVersion, Target: target, ReadyPayload: []byte("ready")})
 		require.NoError(t, err)
 		require.Equal(t, location.KindCommitted, c.Kind)
-		// One read of the prefetched keys (the reservation terminal is absent,
-		// and absent keys are never cached), one Get per ledger bucket the
-		// reservation holds (spot and "room": the decision asks for them one
-		// at a time), then the commit.
-		require.Equal(t, map[string]int{txn.CallTxn: 2, txn.CallGet: 2}, f.counts())
+		// The record, descriptor, owner key and the ledger buckets the
+		// record's allocation names are cached; the fresh reservation
+		// terminal is assumed absent, and the commit asserts it: one
+		// transaction.
+		require.Equal(t, oneTxn(), f.counts())
+	})
+	t.Run("other creation steps", func(t *testing.T) {
+		f := newFixture(t)
+		a := f.claim(t, "a")
+		storedIn(t)(f.s.UpdateMeshNode(ctx, creationNode("m", "node-a", a), location.IntentNewClaim))
+		target := location.CreationTarget{MeshName: "m", NodeRID: "node-a", NodeLifecycleGeneration: 1, Owner: a}
+		_, _, err := reserveAndCommit(ctx, f.s, "s0", target, []byte("ready"))
+		require.NoError(t, err)
+
+		// A replayed Commit: the terminal it expected absent is cached now
+		// (the first Commit wrote it); the answer is verified by one
+		// transaction.
+		req := userSpotRoom("s1", target)
+		r, err := f.s.Reserve(ctx, req)
+		require.NoError(t, err)
+		commit := location.CommitRequest{Key: req.Key, ReservationID: r.ReservationID,
+			ExpectedStoreVersion: r.Creating.StoreVersion, Target: target, ReadyPayload: []byte("ready")}
+		_, err = f.s.Commit(ctx, commit)
+		require.NoError(t, err)
+		f.counts()
+		c, err := f.s.Commit(ctx, commit)
+		require.NoError(t, err)
+		require.Equal(t, location.KindAlreadyCommitted, c.Kind)
+		require.Equal(t, oneTxn(), f.counts())
+
+		// Commit by another store (another process) that has cached
+		// nothing: one read of the record, the descriptor, the owner key
+		// and the buckets guessed from the target (actor and spot), one Get
+		// of the spot type's bucket the record names, then the commit.
+		req = userSpotRoom("s2", target)
+		r, err = f.s.Reserve(ctx, req)
+		require.NoError(t, err)
+		other, err := New(f.s.client, Options{Root: f.s.layout.Root(), Clock: f.clock.Now, KV: f.rec})
+		require.NoError(t, err)
+		f.counts()
+		c, err = other.Commit(ctx, location.CommitRequest{Key: req.Key, ReservationID: r.ReservationID,
+			ExpectedStoreVersion: r.Creating.StoreVersion, Target: target, ReadyPayload: []byte("ready")})
+		require.NoError(t, err)
+		require.Equal(t, location.KindCommitted, c.Kind)
+		require.Equal(t, map[string]int{txn.CallTxn: 2, txn.CallGet: 1}, f.counts())
+
+		// Abort after this process's Reserve: one transaction.
+		req = userSpotRoom("s3", target)
+		r, err = f.s.Reserve(ctx, req)
+		require.NoError(t, err)
+		f.counts()
+		kind, err := f.s.AbortCreation(ctx, location.AbortRequest{Key: req.Key, ReservationID: r.ReservationID,
+			ExpectedStoreVersion: r.Creating.StoreVersion, Target: target})
+		require.NoError(t, err)
+		require.Equal(t, location.KindAborted, kind)
+		require.Equal(t, oneTxn(), f.counts())
+
+		// An actor's completion after this process's Reserve: one
+		// transaction (both terminals are assumed absent).
+		key := location.ObjectCreationKey{Kind: location.ObjectActor, GlobalID: "actor-1"}
+		r, err = f.s.Reserve(ctx, location.ReserveRequest{Key: key,
+			Intent:   location.CreationIntent{StableType: "player", RequestContentReference: "r", RequestSHA256: make([]byte, 32), RequestEncodedSize: 1},
+			Target:   target,
+			Capacity: location.CapacityVector{Actors: 1}})
+		require.NoError(t, err)
+		require.Equal(t, location.KindReserved, r.Kind)
+		envelope := []byte("env")
+		sum := sha256.Sum256(envelope)
+		op := location.OperationIdentity{SourceNodeRID: "node-a", SourceNodeGeneration: 1, OperationID: location.OperationID{Low: 1}}
+		f.counts()
+		done, err := f.s.CompleteCreation(ctx, location.CompleteCreationRequest{Key: key, ReservationID: r.ReservationID,
+			ExpectedStoreVersion: r.Creating.StoreVersion, Target: target,
+			Completion: location.CreationCompletion{Kind: location.TerminalCreated, ReadyPayload: []byte("ready"),
+				Terminal: location.TerminalPublication{Operation: op, TerminalEnvelope: envelope, TerminalEnvelopeSHA256: sum[:], OperationDeadline: t0().Add(time.Minute)}}})
+		require.NoError(t, err)
+		require.Equal(t, location.KindCreated, done.Kind)
+		require.Equal(t, oneTxn(), f.counts())
 	})
 	t.Run("list 1,000 mesh nodes", func(t *testing.T) {
 		f := newFixture(t)
@@ -167,12 +262,14 @@ func TestSteadyStateRoundTrips(t *testing.T) {
 		page, err := f.s.ListMeshNodes(ctx, "m", location.PageRequest{})
 		require.NoError(t, err)
 		require.Len(t, page.Items, rows)
-		// Range reads of listBatch rows, then the capacity ledger buckets of
-		// every row (three each) read key by key, MaxTxnOps keys per Txn.
-		require.Equal(t, map[string]int{
-			txn.CallGet: (rows + listBatch - 1) / listBatch,
-			txn.CallTxn: (3*rows + 127) / 128,
-		}, f.counts())
+		for _, d := range page.Items {
+			require.Equal(t, int64(1), d.PopulationCapacity.Spots.Active)
+			require.Equal(t, int64(1), d.PopulationCapacity.SpotTypes[0].Active)
+		}
+		// Range reads of listBatch rows, then range reads of the rows'
+		// capacity ledger buckets (two each), ledgerBatch per request.
+		require.Equal(t, map[string]int{txn.CallGet: (rows+listBatch-1)/listBatch + (2*rows+ledgerBatch-1)/ledgerBatch}, f.counts())
+		require.Equal(t, 2, (rows+listBatch-1)/listBatch+(2*rows+ledgerBatch-1)/ledgerBatch, "one range read of each")
 	})
 	t.Run("remove all of an owner's 1,000 rows", func(t *testing.T) {
 		f := newFixture(t)
@@ -183,12 +280,16 @@ func TestSteadyStateRoundTrips(t *testing.T) {
 		n, err := f.s.RemoveAllByOwner(ctx, a)
 		require.NoError(t, err)
 		require.EqualValues(t, rows, n)
-		// Keys-only range reads of the owner index, listBatch entries each;
-		// then per batch of removeBatch rows one read (the rows are not
-		// cached) and one commit.
-		batches := (rows + removeBatch - 1) / removeBatch
+		// One keys-only range read of the owner index (indexBatch entries
+		// per request); then per batch one read of the rows (not cached)
+		// and one commit. A spot row costs two writes (row, index entry),
+		// and a batch keeps removalReserveOps of the 128 operations for the
+		// owner key and the change stamps: 62 rows per batch.
+		const perBatch = (txn.DefaultMaxTxnOps - removalReserveOps) / 2
+		require.Equal(t, 62, perBatch)
+		batches := (rows + perBatch - 1) / perBatch
 		require.Equal(t, map[string]int{
-			txn.CallGet: (rows + listBatch - 1) / listBatch,
+			txn.CallGet: (rows + indexBatch - 1) / indexBatch,
 			txn.CallTxn: 2 * batches,
 		}, f.counts())
 	})
@@ -208,19 +309,28 @@ func TestSteadyStateRoundTrips(t *testing.T) {
 	})
 }
 
-// writeMeshNodesDirectly writes rows descriptors of mesh, encoded as the
-// store encodes them, without the store (and so without its cache and
-// recorder).
+// writeMeshNodesDirectly writes rows descriptors of mesh, each with one
+// active "room" user spot in its capacity ledger (its spot and typed
+// buckets), encoded as the store encodes them, without the store (and so
+// without its cache and recorder).
 func writeMeshNodesDirectly(t *testing.T, f *fixture, mesh string, rows int) {
 	t.Helper()
 	now := location.Millis(time.Now())
 	tok := location.OwnerToken{OwnerID: "lister", LeaseGeneration: 1}
-	kvs := make([][2]string, 0, rows)
+	kvs := make([][2]string, 0, 3*rows)
+	one, err := encodeValue(rules.TableLedger, rules.LedgerEntry{Active: 1}, 0, txn.NewNonce(), now)
+	require.NoError(t, err)
 	for i := range rows {
 		d := meshNode(mesh, location.RoutingID(fmt.Sprintf("node-%05d", i)), tok)
 		v, err := encodeValue(location.TableMeshNodes, d, 1, txn.NewNonce(), now)
 		require.NoError(t, err)
 		kvs = append(kvs, [2]string{f.s.tableKey(location.TableMeshNodes, rules.MeshNodeKey(d.Key())), string(v)})
+		for _, b := range []rules.Bucket{
+			{Descriptor: d.Key(), Lifecycle: d.LifecycleGeneration, Name: rules.BucketSpot},
+			{Descriptor: d.Key(), Lifecycle: d.LifecycleGeneration, Name: string(location.ObjectUserSpot), StableType: "room"},
+		} {
+			kvs = append(kvs, [2]string{f.s.tableKey(rules.TableLedger, b.Key()), string(one)})
+		}
 	}
 	require.NoError(t, putAll(t.Context(), f.s.client.KV, kvs, 128, 4))
 }

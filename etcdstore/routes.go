@@ -12,7 +12,7 @@ import (
 // UpdateRoute writes a route row (rules.UpdateRoute). It implements
 // location.RouteStore.
 func (s *Store) UpdateRoute(ctx context.Context, r location.RouteLocation, intent location.WriteIntent) (location.WriteResult, error) {
-	prefetch := []string{s.tableKey(location.TableRoutes, rules.RouteKey(r.Key())), s.layout.OwnerKey(r.OwnerID)}
+	prefetch := s.ownerRowPrefetch(s.tableKey(location.TableRoutes, rules.RouteKey(r.Key())), r.OwnerID, intent)
 	return decide(ctx, s, "UpdateRoute", func() error { return location.ValidateRoute(r, intent) }, prefetch,
 		func(tx *rules.Tx) (location.WriteResult, error) { return rules.UpdateRoute(tx, r, intent) })
 }

@@ -64,12 +64,16 @@ func (sn *snapshot) NewReservationID() string                          { return 
 const maxSnapshotRounds = 16
 
 // readAt runs a read-only computation over the store as of revision rev:
-// prefetched keys and any key the computation asks for are read at rev.
-// The computation must not plan writes.
-func readAt[R any](ctx context.Context, s *Store, op string, rev int64, now time.Time, prefetch []string, run func(tx *rules.Tx) (R, error)) (R, error) {
+// known holds observations made at rev already (present or absent); any
+// other key the computation asks for is read at rev. The computation must
+// not plan writes.
+func readAt[R any](ctx context.Context, s *Store, op string, rev int64, now time.Time, known map[string]txn.Observation, run func(tx *rules.Tx) (R, error)) (R, error) {
 	var zero R
-	sn := &snapshot{s: s, now: now, rev: rev, obs: map[string]txn.Observation{}}
-	fetch := prefetch
+	sn := &snapshot{s: s, now: now, rev: rev, obs: known}
+	if sn.obs == nil {
+		sn.obs = map[string]txn.Observation{}
+	}
+	var fetch []string
 	for range maxSnapshotRounds {
 		if len(fetch) > 0 {
 			got, err := s.engine.ReadKeys(ctx, fetch, rev)

@@ -93,3 +93,44 @@ func TestDialTLS(t *testing.T) {
 	_, err = Dial(t.Context(), Config{Endpoints: m.Endpoints(), DialTimeout: time.Second, TLS: &TLSFiles{CAFile: caFile}})
 	require.ErrorIs(t, err, location.ErrUnavailable)
 }
+
+// A TLS file that cannot be used is reported before any connection, as a
+// *TLSFileError naming its role and path.
+func TestClientConfigTLSFileErrors(t *testing.T) {
+	ca := newTestCA(t)
+	clientCert, clientKey := ca.issue(t, "client", 3, x509.ExtKeyUsageClientAuth)
+	_, otherKey := ca.issue(t, "other", 4, x509.ExtKeyUsageClientAuth)
+	caFile := filepath.Join(ca.dir, "ca.pem")
+	missing := filepath.Join(ca.dir, "missing.pem")
+	empty := filepath.Join(ca.dir, "empty.pem")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+
+	tests := []struct {
+		name  string
+		files TLSFiles
+		role  TLSFileRole
+		paths []string
+	}{
+		{name: "missing CA file", files: TLSFiles{CAFile: missing}, role: TLSCAFile, paths: []string{missing}},
+		{name: "CA file without certificates", files: TLSFiles{CAFile: empty}, role: TLSCAFile, paths: []string{empty}},
+		{name: "missing certificate", files: TLSFiles{CAFile: caFile, CertFile: missing, KeyFile: clientKey}, role: TLSCertFile, paths: []string{missing}},
+		{name: "missing key", files: TLSFiles{CAFile: caFile, CertFile: clientCert, KeyFile: missing}, role: TLSKeyFile, paths: []string{missing}},
+		{name: "key of another certificate", files: TLSFiles{CAFile: caFile, CertFile: clientCert, KeyFile: otherKey}, role: TLSKeyPair, paths: []string{clientCert, otherKey}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Config{Endpoints: []string{"https://127.0.0.1:1"}, TLS: &tc.files}.ClientConfig()
+			var fe *TLSFileError
+			require.ErrorAs(t, err, &fe)
+			require.Equal(t, tc.role, fe.Role)
+			require.Equal(t, tc.paths, fe.Paths)
+		})
+	}
+
+	_, err := Config{}.ClientConfig()
+	require.ErrorIs(t, err, location.ErrInvalidArgument)
+	cc, err := Config{Endpoints: []string{"https://127.0.0.1:1"}, TLS: &TLSFiles{CAFile: caFile, CertFile: clientCert, KeyFile: clientKey}}.ClientConfig()
+	require.NoError(t, err)
+	require.Equal(t, DefaultDialTimeout, cc.DialTimeout)
+	require.NotNil(t, cc.TLS)
+}

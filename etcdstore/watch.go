@@ -32,11 +32,16 @@ func ownerBoundTables() []location.Table {
 // given) changes, and soon after an owner lease ends (its owner key is
 // deleted: revoke, release or expiry) when one of the tables is owner-bound
 // (ownerBoundTables), since the liveness of their rows changed;
-// notifications the receiver has not taken yet coalesce into one. When the
-// watch breaks (compaction, lost leader, closed stream) it is started again
-// at the latest revision and a notification is sent, since changes may have
-// been missed. The channel is closed when ctx is done; the goroutine serving
-// it ends with it.
+// notifications the receiver has not taken yet coalesce into one.
+//
+// When the watch breaks (lost leader, closed stream), it resumes after a
+// short backoff from the last revision it saw (the last event's, or a
+// progress notification's), so no change is missed and nothing is sent for
+// the break itself. When the history it would resume from has been
+// compacted, changes may have been missed: it sends one notification (the
+// receiver's cue to read everything again) and continues from the current
+// revision. The channel is closed when ctx is done; the goroutine serving it
+// ends with it.
 func (s *Store) WatchChanges(ctx context.Context, tables ...location.Table) (<-chan struct{}, error) {
 	const op = "WatchChanges"
 	if err := checkContext(ctx, op); err != nil {
@@ -58,39 +63,65 @@ func (s *Store) WatchChanges(ctx context.Context, tables ...location.Table) (<-c
 		defer close(out)
 		backoff := watchBackoffMin
 		for ctx.Err() == nil {
-			wch := s.watcher.Watch(clientv3.WithRequireLeader(ctx), s.layout.Root(),
-				clientv3.WithRange(s.layout.RootEnd()), clientv3.WithRev(rev+1))
-			for resp := range wch {
-				if resp.Canceled || resp.Err() != nil {
-					break
-				}
-				backoff = watchBackoffMin
-				for _, ev := range resp.Events {
-					rev = max(rev, ev.Kv.ModRevision)
-					if relevant(ev) {
-						notify()
-					}
-				}
-				rev = max(rev, resp.Header.Revision)
-			}
+			var compacted bool
+			rev, compacted = s.watchFrom(ctx, rev, relevant, notify, func() { backoff = watchBackoffMin })
 			if ctx.Err() != nil {
 				return
 			}
-			// The watch broke: changes may have been missed.
-			s.log.Debug("etcdstore: change watch restarted", "revision", rev)
+			s.log.Debug("etcdstore: change watch broke; resuming", "revision", rev, "compacted", compacted)
 			select {
 			case <-ctx.Done():
 				return
 			case <-time.After(backoff):
 			}
 			backoff = min(2*backoff, watchBackoffMax)
-			if r, err := s.currentRevision(ctx); err == nil {
-				rev = r
+			if compacted {
+				// The history after rev is gone: start over from the current
+				// revision and let the receiver read everything again. If the
+				// current revision cannot be read, the next watch meets the
+				// compaction again and this is retried.
+				if r, err := s.currentRevision(ctx); err == nil {
+					rev = r
+					notify()
+				}
 			}
-			notify()
 		}
 	}()
 	return out, nil
+}
+
+// watchFrom runs one etcd watch of the store's root from revision rev + 1
+// until it breaks, notifying for relevant events (healthy is called for
+// every response that carries them). It returns the last revision through
+// which every change was delivered: the last event's revision or a progress
+// notification's (sent only to a watch that has caught up), never a
+// response header's (while a watch catches up on history, its header
+// carries the store's current revision, ahead of the events delivered so
+// far), and whether the watch ended because that history was compacted.
+func (s *Store) watchFrom(ctx context.Context, rev int64, relevant func(*clientv3.Event) bool, notify, healthy func()) (int64, bool) {
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	wch := s.watcher.Watch(wctx, s.layout.Root(), clientv3.WithRange(s.layout.RootEnd()),
+		clientv3.WithRev(rev+1), clientv3.WithProgressNotify())
+	for resp := range wch {
+		if resp.CompactRevision != 0 {
+			return rev, true
+		}
+		if resp.Canceled || resp.Err() != nil {
+			return rev, false
+		}
+		healthy()
+		for _, ev := range resp.Events {
+			rev = max(rev, ev.Kv.ModRevision)
+			if relevant(ev) {
+				notify()
+			}
+		}
+		if resp.IsProgressNotify() {
+			rev = max(rev, resp.Header.Revision)
+		}
+	}
+	return rev, false
 }
 
 // watchRelevance returns the test WatchChanges applies to each event: a

@@ -168,3 +168,95 @@ func waitRevision(t *testing.T, started <-chan int64) int64 {
 		return 0
 	}
 }
+
+// breakingWatcher breaks the first watch at the first response that carries
+// an event on breakOn, without delivering it (as when a connection breaks
+// after the server sent a change), and holds the second Watch call until
+// release is closed. Every call reports its start revision on started.
+type breakingWatcher struct {
+	clientv3.Watcher
+	breakOn string
+	release chan struct{}
+	started chan int64
+	calls   int
+}
+
+// Watch implements clientv3.Watcher. Only the store's watch goroutine calls
+// it, so calls needs no lock.
+func (w *breakingWatcher) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
+	w.calls++
+	w.started <- clientv3.OpGet(key, opts...).Rev()
+	if w.calls > 1 {
+		if w.calls == 2 {
+			select {
+			case <-w.release:
+			case <-ctx.Done():
+			}
+		}
+		return w.Watcher.Watch(ctx, key, opts...)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	real := w.Watcher.Watch(wctx, key, opts...)
+	out := make(chan clientv3.WatchResponse)
+	go func() {
+		defer close(out)
+		defer func() {
+			cancel()
+			for range real {
+			}
+		}()
+		for resp := range real {
+			for _, ev := range resp.Events {
+				if string(ev.Kv.Key) == w.breakOn {
+					return
+				}
+			}
+			select {
+			case out <- resp:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// A watch that breaks (not by compaction) resumes just after the last
+// revision it delivered: the change lost with the break comes again, and
+// the break itself sends nothing.
+func TestWatchChangesResumesAfterABreak(t *testing.T) {
+	f := newFixture(t)
+	a := f.claim(t, "a")
+	first, lost := peer("n1", "a"), peer("n2", "a")
+	bw := &breakingWatcher{Watcher: f.s.watcher, breakOn: f.s.tableKey(location.TablePeers, rules.PeerKey(lost.Key())),
+		release: make(chan struct{}), started: make(chan int64, 4)}
+	f.s.watcher = bw
+	ctx, cancel := context.WithCancel(t.Context())
+	ch, err := f.s.WatchChanges(ctx, location.TablePeers)
+	require.NoError(t, err)
+	waitRevision(t, bw.started)
+
+	storedIn(t)(f.s.UpdatePeer(t.Context(), first, location.IntentNewClaim))
+	receive(t, ch, false)
+	seen, err := f.s.client.Get(t.Context(), f.s.tableKey(location.TablePeers, rules.PeerKey(first.Key())))
+	require.NoError(t, err)
+	delivered := seen.Kvs[0].ModRevision
+
+	// The change of n2 breaks the watch before it is delivered.
+	storedIn(t)(f.s.UpdatePeer(t.Context(), lost, location.IntentNewClaim))
+	second := waitRevision(t, bw.started)
+	require.Equal(t, delivered+1, second, "resumed after the last delivered revision")
+	require.Zero(t, len(ch), "the break itself notifies nothing")
+	close(bw.release)
+	receive(t, ch, false) // n2's change, delivered by the resumed watch
+
+	storedIn(t)(f.s.UpdatePeer(t.Context(), peer("n3", "a"), location.IntentNewClaim))
+	receive(t, ch, false)
+	require.NoError(t, f.s.ExpireOwnerLease(t.Context(), a.OwnerID))
+	receive(t, ch, false)
+	require.Equal(t, 2, bw.calls, "no further restart")
+
+	cancel()
+	for range ch {
+	}
+}

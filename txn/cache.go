@@ -5,15 +5,19 @@ import (
 	"sync"
 )
 
-// DefaultCacheSize is the number of present keys the engine remembers.
+// DefaultCacheSize is the number of keys the engine remembers.
 const DefaultCacheSize = 4096
 
 // cache remembers the latest observation of recently seen keys, so that a
 // steady-state write (a renew, a revision update) can start deciding without
 // a read. A cached observation is only a suggestion: every decision based on
 // it is verified by the guards of its commit (or, when it writes nothing, by
-// a verifying transaction). Only present keys are kept: a key seen absent is
-// read again, so that a create's generation is based on a fresh revision.
+// a verifying transaction). Keys seen absent are kept too (their absence is
+// guarded like any observation); a View never issues a generation from a
+// remembered absence, though (View.Revision reads such a key again), so that
+// a create's generation is based on a fresh read. Keys the engine deletes
+// itself are forgotten rather than remembered absent, so that a large
+// removal does not fill the cache with keys nobody will use.
 type cache struct {
 	mu    sync.Mutex
 	limit int
@@ -49,8 +53,8 @@ func (c *cache) get(key string) (Observation, bool) {
 	return it.obs, true
 }
 
-// store records an observation; an absent key is forgotten. An older
-// observation never replaces a newer one.
+// store records an observation (present or absent). An older observation
+// never replaces a newer one.
 func (c *cache) store(o Observation) {
 	if c.limit < 0 {
 		return
@@ -59,13 +63,6 @@ func (c *cache) store(o Observation) {
 	defer c.mu.Unlock()
 	it, ok := c.items[o.Key]
 	if ok && it.obs.Revision > o.Revision {
-		return
-	}
-	if !o.Present {
-		if ok {
-			c.order.Remove(it.elem)
-			delete(c.items, o.Key)
-		}
 		return
 	}
 	if ok {

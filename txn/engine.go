@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -117,17 +118,55 @@ func (e *Engine) Cached(key string) (Observation, bool) { return e.cache.get(key
 // CacheLen returns the number of cached keys.
 func (e *Engine) CacheLen() int { return e.cache.len() }
 
+// maxParallelReads bounds the requests one ReadKeys sends at a time.
+const maxParallelReads = 8
+
 // ReadKeys reads keys at one revision: rev, or the latest when rev is 0.
 // One key is one Get; several are one Txn of Gets (at most MaxTxnOps per
-// request; more keys take several requests, pinned to the first one's
-// revision).
+// request). More keys take several requests, pinned to one revision (the
+// first response's when rev is 0) and sent in parallel, a few at a time.
 func (e *Engine) ReadKeys(ctx context.Context, keys []string, rev int64) (Observations, error) {
 	out := Observations{Revision: rev, Keys: make(map[string]Observation, len(keys))}
 	keys = dedupe(keys)
 	maxOps := e.limits.maxOps()
+	var chunks [][]string
 	for start := 0; start < len(keys); start += maxOps {
-		if err := e.readChunk(ctx, keys[start:min(start+maxOps, len(keys))], &out); err != nil {
+		chunks = append(chunks, keys[start:min(start+maxOps, len(keys))])
+	}
+	if out.Revision == 0 && len(chunks) > 1 {
+		// The first response pins the revision of the others.
+		obs, err := e.readChunk(ctx, chunks[0], &out.Revision)
+		if err != nil {
 			return Observations{}, err
+		}
+		for _, o := range obs {
+			out.Keys[o.Key] = o
+		}
+		chunks = chunks[1:]
+	}
+	results := make([][]Observation, len(chunks))
+	errs := make([]error, len(chunks))
+	if len(chunks) == 1 {
+		results[0], errs[0] = e.readChunk(ctx, chunks[0], &out.Revision)
+	} else {
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, maxParallelReads)
+		for i, chunk := range chunks {
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				pinned := out.Revision
+				results[i], errs[i] = e.readChunk(ctx, chunk, &pinned)
+			})
+		}
+		wg.Wait()
+	}
+	for i := range chunks {
+		if errs[i] != nil {
+			return Observations{}, errs[i]
+		}
+		for _, o := range results[i] {
+			out.Keys[o.Key] = o
 		}
 	}
 	for _, o := range out.Keys {
@@ -136,25 +175,23 @@ func (e *Engine) ReadKeys(ctx context.Context, keys []string, rev int64) (Observ
 	return out, nil
 }
 
-// readChunk reads up to MaxTxnOps keys in one request. A pinned read
-// (out.Revision > 0) observes the keys at that revision; otherwise the first
-// response pins the revision of the later chunks.
-func (e *Engine) readChunk(ctx context.Context, chunk []string, out *Observations) error {
+// readChunk reads up to MaxTxnOps keys in one request, at *rev when it is
+// positive, else at the latest revision, which it then stores in *rev.
+func (e *Engine) readChunk(ctx context.Context, chunk []string, rev *int64) ([]Observation, error) {
 	var opts []clientv3.OpOption
-	if out.Revision > 0 {
-		opts = append(opts, clientv3.WithRev(out.Revision))
+	if *rev > 0 {
+		opts = append(opts, clientv3.WithRev(*rev))
 	}
 	if len(chunk) == 1 {
 		resp, err := e.kv.Get(ctx, chunk[0], opts...)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		e.NoteRevision(resp.Header.Revision)
-		if out.Revision == 0 {
-			out.Revision = resp.Header.Revision
+		if *rev == 0 {
+			*rev = resp.Header.Revision
 		}
-		out.Keys[chunk[0]] = observe(chunk[0], firstKV(resp.Kvs), out.Revision)
-		return nil
+		return []Observation{observe(chunk[0], firstKV(resp.Kvs), *rev)}, nil
 	}
 	ops := make([]clientv3.Op, len(chunk))
 	for i, k := range chunk {
@@ -162,17 +199,18 @@ func (e *Engine) readChunk(ctx context.Context, chunk []string, out *Observation
 	}
 	resp, err := e.kv.Txn(ctx).Then(ops...).Commit()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	e.NoteRevision(resp.Header.Revision)
-	if out.Revision == 0 {
-		out.Revision = resp.Header.Revision
+	if *rev == 0 {
+		*rev = resp.Header.Revision
 	}
+	out := make([]Observation, len(chunk))
 	for i, k := range chunk {
 		rr := resp.Responses[i].GetResponseRange()
-		out.Keys[k] = observe(k, firstKV(rr.GetKvs()), out.Revision)
+		out[i] = observe(k, firstKV(rr.GetKvs()), *rev)
 	}
-	return nil
+	return out, nil
 }
 
 // Outcome describes how an operation ended.
@@ -190,6 +228,21 @@ type Outcome struct {
 // effect.
 type Decision[R any] func(v *View) (R, Commit, error)
 
+// Prefetch names the keys a decision will probably read (others are fetched
+// on demand, one round trip per run of the decision that meets them).
+type Prefetch struct {
+	// Keys are read together first, unless the cache holds every one of
+	// them.
+	Keys []string
+	// Absent are keys expected not to exist, such as keys named after a
+	// fresh random id. When the Keys come from the cache, an Absent key the
+	// cache does not know is assumed absent without a read: the commit
+	// guards its absence, and should it exist after all, the failed guard's
+	// Else branch brings it and the decision runs again. When the Keys are
+	// read, the Absent keys are read with them.
+	Absent []string
+}
+
 // Run runs a decision to completion: prefetch names the keys the decision
 // will probably read (others are fetched on demand). It returns the result
 // of the run whose commit was applied, or of the run that wrote nothing.
@@ -197,6 +250,11 @@ type Decision[R any] func(v *View) (R, Commit, error)
 // (location.ErrUnavailable when nothing was applied, ErrOutcomeUnknown when
 // that cannot be known), ErrContention after MaxAttempts.
 func Run[R any](ctx context.Context, e *Engine, op string, prefetch []string, decide Decision[R]) (R, Outcome, error) {
+	return RunWith(ctx, e, op, Prefetch{Keys: prefetch}, decide)
+}
+
+// RunWith is Run with keys expected to be absent (Prefetch.Absent).
+func RunWith[R any](ctx context.Context, e *Engine, op string, prefetch Prefetch, decide Decision[R]) (R, Outcome, error) {
 	var zero R
 	out := Outcome{}
 	v, err := e.startView(ctx, prefetch)
@@ -307,27 +365,35 @@ func pendingApplied[R any](pending []pendingAttempt[R], v *View) (R, int64, bool
 }
 
 // startView builds the first view: from the cache when it holds every
-// prefetch key, else from one read of them.
-func (e *Engine) startView(ctx context.Context, prefetch []string) (*View, error) {
+// prefetch key (Absent keys it does not hold are assumed absent), else from
+// one read of all of them.
+func (e *Engine) startView(ctx context.Context, prefetch Prefetch) (*View, error) {
 	v := newView()
-	if len(prefetch) == 0 {
+	if len(prefetch.Keys) == 0 && len(prefetch.Absent) == 0 {
 		return v, nil
 	}
-	cached := make([]Observation, 0, len(prefetch))
-	for _, k := range prefetch {
+	cached := make([]Observation, 0, len(prefetch.Keys)+len(prefetch.Absent))
+	for _, k := range prefetch.Keys {
 		o, ok := e.cache.get(k)
 		if !ok {
 			break
 		}
 		cached = append(cached, o)
 	}
-	if len(cached) == len(prefetch) {
+	if len(cached) == len(prefetch.Keys) {
+		for _, k := range prefetch.Absent {
+			o, ok := e.cache.get(k)
+			if !ok {
+				o = Observation{Key: k}
+			}
+			cached = append(cached, o)
+		}
 		for _, o := range cached {
-			v.add(o)
+			v.remember(o)
 		}
 		return v, nil
 	}
-	obs, err := e.ReadKeys(ctx, prefetch, 0)
+	obs, err := e.ReadKeys(ctx, append(prefetch.Keys[:len(prefetch.Keys):len(prefetch.Keys)], prefetch.Absent...), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -504,14 +570,14 @@ func (e *Engine) applied(v *View, c *Commit, rev int64) {
 		written[w.Key] = true
 		prev := v.obs[w.Key]
 		if w.Delete {
-			e.cache.store(Observation{Key: w.Key, Revision: rev})
+			e.cache.forget(w.Key)
 			continue
 		}
 		o := Observation{Key: w.Key, Present: true, Value: w.Value, ModRevision: rev, CreateRevision: rev, Version: 1, Revision: rev}
 		if prev.Present {
 			o.CreateRevision, o.Version, o.Lease = prev.CreateRevision, prev.Version+1, prev.Lease
 		}
-		e.cache.store(o)
+		e.cache.store(withDerivedSlot(o))
 	}
 	e.confirm(v, written, rev)
 }

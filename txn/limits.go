@@ -53,19 +53,42 @@ type TxnShape struct {
 	Bytes int
 }
 
-// Check returns an error wrapping location.ErrTooLarge when the shape does
-// not fit the limits.
+// Check returns an error wrapping location.ErrTooLarge (a *TooLargeError)
+// when the shape does not fit the limits.
 func (l Limits) Check(op string, s TxnShape) error {
-	if n := max(s.Compares, s.Then, s.Else); n > l.maxOps() {
-		return fmt.Errorf("%s: %w: %d operations in one transaction, the limit is %d (compares %d, writes %d, reads %d)",
-			op, location.ErrTooLarge, n, l.maxOps(), s.Compares, s.Then, s.Else)
-	}
-	if s.Bytes > l.maxBytes() {
-		return fmt.Errorf("%s: %w: about %d bytes in one transaction, the limit is %d",
-			op, location.ErrTooLarge, s.Bytes, l.maxBytes())
+	if max(s.Compares, s.Then, s.Else) > l.maxOps() || s.Bytes > l.maxBytes() {
+		return &TooLargeError{Op: op, Shape: s, Limits: l}
 	}
 	return nil
 }
 
+// TooLargeError is the error of a transaction that does not fit the
+// limits; it wraps location.ErrTooLarge. A batched caller can size its next
+// batch from Shape.
+type TooLargeError struct {
+	Op     string
+	Shape  TxnShape
+	Limits Limits
+}
+
+// Error describes which limit the transaction exceeds.
+func (e *TooLargeError) Error() string {
+	l, s := e.Limits, e.Shape
+	if n := max(s.Compares, s.Then, s.Else); n > l.maxOps() {
+		return fmt.Sprintf("%s: %v: %d operations in one transaction, the limit is %d (compares %d, writes %d, reads %d)",
+			e.Op, location.ErrTooLarge, n, l.maxOps(), s.Compares, s.Then, s.Else)
+	}
+	return fmt.Sprintf("%s: %v: about %d bytes in one transaction, the limit is %d",
+		e.Op, location.ErrTooLarge, s.Bytes, l.maxBytes())
+}
+
+// Unwrap returns location.ErrTooLarge.
+func (e *TooLargeError) Unwrap() error { return location.ErrTooLarge }
+
 // keyCost estimates the bytes one key of a compare or operation costs.
 func keyCost(key string) int { return len(key) + opOverhead }
+
+// KeyCost estimates the bytes one compare or operation on key adds to a
+// transaction (the estimate Check's callers use), so that a batched caller
+// can size its batches.
+func KeyCost(key string) int { return keyCost(key) }

@@ -22,6 +22,10 @@ const (
 // engine fetches before running the decision again).
 type View struct {
 	obs map[string]Observation
+	// remembered are the keys whose observation this operation did not read
+	// itself: taken from the engine's cache, or assumed absent
+	// (Prefetch.Absent).
+	remembered map[string]bool
 	// consistent reports that every observation comes from one read at
 	// revision rev, so that a decision that writes nothing may answer
 	// without a verifying transaction.
@@ -37,7 +41,7 @@ type View struct {
 
 // newView returns an empty view.
 func newView() *View {
-	return &View{obs: map[string]Observation{}}
+	return &View{obs: map[string]Observation{}, remembered: map[string]bool{}}
 }
 
 // begin resets the per-run records for a new run of the decision.
@@ -49,12 +53,20 @@ func (v *View) begin(nonce string) {
 	v.nonce = nonce
 }
 
-// add records an observation in the view.
+// add records an observation this operation read.
 func (v *View) add(o Observation) {
 	v.obs[o.Key] = o
+	delete(v.remembered, o.Key)
 	if o.Revision > v.rev {
 		v.rev = o.Revision
 	}
+}
+
+// remember records an observation this operation did not read itself (from
+// the cache, or an assumed absence).
+func (v *View) remember(o Observation) {
+	v.add(o)
+	v.remembered[o.Key] = true
 }
 
 func (v *View) guard(key string, kind GuardKind) {
@@ -104,10 +116,13 @@ func (v *View) Owner(key string) (createRevision int64, present bool) {
 // issued for the key as Revision(key)+1 is greater than every generation
 // any earlier write of the key carried (decision E-3), because the commit
 // proves the key unchanged since. A key the view does not hold is a miss
-// (and answers 0).
+// (and answers 0), and so is a key whose absence the view only remembers
+// (cached or assumed): the guard of an absent key (CreateRevision = 0)
+// cannot tell whether the key was created and deleted again since, so a
+// generation is only issued from an absence this operation read itself.
 func (v *View) Revision(key string) int64 {
 	o, ok := v.obs[key]
-	if !ok {
+	if !ok || !o.Present && v.remembered[key] {
 		v.miss(key)
 		return 0
 	}

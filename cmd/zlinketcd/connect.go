@@ -2,19 +2,14 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
-	"os"
 	"strings"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -70,67 +65,49 @@ func open(ctx context.Context, cfg connConfig, stderr io.Writer, log *slog.Logge
 	return s, nil
 }
 
-// dial makes the client; it does not wait for a connection.
+// dial makes the client; it does not wait for a connection. The client
+// configuration (TLS, credentials) is the store's own (etcdstore.Config), so
+// that the command and Dial set up a connection the same way.
 func dial(cfg connConfig, endpoints []string) (*clientv3.Client, error) {
-	var tlsConfig *tls.Config
-	if cfg.TLS != nil {
-		var err error
-		if tlsConfig, err = clientTLS(*cfg.TLS); err != nil {
-			return nil, err
-		}
-	}
-	c, err := clientv3.New(clientv3.Config{
+	cc, err := etcdstore.Config{
 		Endpoints:   endpoints,
-		DialTimeout: cfg.DialTimeout,
-		TLS:         tlsConfig,
+		TLS:         cfg.TLS,
 		Username:    cfg.Username,
 		Password:    cfg.Password,
-		Logger:      zap.NewNop(),
-	})
+		DialTimeout: cfg.DialTimeout,
+	}.ClientConfig()
+	if err != nil {
+		return nil, withFlagNames(err)
+	}
+	c, err := clientv3.New(cc)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %s", strings.Join(endpoints, ","), describeEtcdError(err))
 	}
 	return c, nil
 }
 
-// clientTLS reads the TLS files; a missing or unusable file is named with
-// its flag.
-func clientTLS(f etcdstore.TLSFiles) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: f.ServerName}
-	if f.CAFile != "" {
-		pem, err := os.ReadFile(f.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls: --cacert %s: %w", f.CAFile, pathError(err))
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls: --cacert %s holds no PEM certificate", f.CAFile)
-		}
-		cfg.RootCAs = pool
+// tlsFlag names the flag that gives a TLS file.
+func tlsFlag(role etcdstore.TLSFileRole) string {
+	switch role {
+	case etcdstore.TLSCAFile:
+		return "--cacert"
+	case etcdstore.TLSCertFile:
+		return "--cert"
+	case etcdstore.TLSKeyFile:
+		return "--key"
+	default:
+		return "--cert / --key"
 	}
-	if f.CertFile != "" || f.KeyFile != "" {
-		for _, file := range []struct{ flag, path string }{{"--cert", f.CertFile}, {"--key", f.KeyFile}} {
-			if _, err := os.Stat(file.path); err != nil {
-				return nil, fmt.Errorf("tls: %s %s: %w", file.flag, file.path, pathError(err))
-			}
-		}
-		pair, err := tls.LoadX509KeyPair(f.CertFile, f.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls: --cert %s / --key %s: %w", f.CertFile, f.KeyFile, err)
-		}
-		cfg.Certificates = []tls.Certificate{pair}
-	}
-	return cfg, nil
 }
 
-// pathError drops the path from a file error (the message names it
-// already).
-func pathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
+// withFlagNames rewords a TLS file error with the flags that named the
+// files.
+func withFlagNames(err error) error {
+	var fe *etcdstore.TLSFileError
+	if !errors.As(err, &fe) {
+		return err
 	}
-	return err
+	return fmt.Errorf("tls: %s %s: %w", tlsFlag(fe.Role), strings.Join(fe.Paths, " / "), fe.Err)
 }
 
 // ping reads one key count under the prefix, within the dial timeout.

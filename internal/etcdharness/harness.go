@@ -46,6 +46,11 @@ type Options struct {
 	// Clock are set per fixture, and MinLeaseSeconds defaults to
 	// DefaultMinLeaseSeconds.
 	Store etcdstore.Options
+	// Parallel lets the suite run scenarios, and the random tester
+	// sequences, at the same time (conformance.Harness.Parallel): the
+	// fixtures are isolated by their prefixes, but a shared cluster then
+	// sees the load of several at once.
+	Parallel bool
 }
 
 // Harness is a conformance harness over one etcd client.
@@ -82,6 +87,7 @@ func (h *Harness) Conformance() conformance.Harness {
 		Name:         h.opts.Name,
 		NewFixture:   h.newFixture,
 		Capabilities: conformance.Capabilities{MeshNodeChangeStamp: true},
+		Parallel:     h.opts.Parallel,
 	}
 }
 
