@@ -350,6 +350,16 @@ func userSpotRoom(gid string, target location.CreationTarget) location.ReserveRe
 	}
 }
 
+// actorReservation is the reservation of one "player" actor on target.
+func actorReservation(gid string, target location.CreationTarget) location.ReserveRequest {
+	return location.ReserveRequest{
+		Key:      location.ObjectCreationKey{Kind: location.ObjectActor, GlobalID: gid},
+		Intent:   location.CreationIntent{StableType: "player", RequestContentReference: "r", RequestSHA256: make([]byte, 32), RequestEncodedSize: 1},
+		Target:   target,
+		Capacity: location.CapacityVector{Actors: 1},
+	}
+}
+
 // reserveAndCommit creates the user spot gid on target: Reserve, then
 // Commit. It returns the committed record's version and the reservation id.
 func reserveAndCommit(ctx context.Context, s *Store, gid string, target location.CreationTarget, payload []byte) (location.StoreVersion, string, error) {

@@ -143,11 +143,9 @@ func TestCollectGarbageTerminals(t *testing.T) {
 	a := f.claim(t, "a")
 	storedIn(t)(f.s.UpdateMeshNode(ctx, meshNode("m", "node-a", a), location.IntentNewClaim))
 	target := location.CreationTarget{MeshName: "m", NodeRID: "node-a", NodeLifecycleGeneration: 1, Owner: a}
-	key := location.ObjectCreationKey{Kind: location.ObjectActor, GlobalID: "actor-1"}
-	r, err := f.s.Reserve(ctx, location.ReserveRequest{Key: key,
-		Intent:   location.CreationIntent{StableType: "player", RequestContentReference: "r", RequestSHA256: make([]byte, 32), RequestEncodedSize: 1},
-		Target:   target,
-		Capacity: location.CapacityVector{Actors: 1}})
+	actor := actorReservation("actor-1", target)
+	key := actor.Key
+	r, err := f.s.Reserve(ctx, actor)
 	require.NoError(t, err)
 	require.Equal(t, location.KindReserved, r.Kind)
 	envelope := []byte("env")

@@ -156,12 +156,7 @@ func TestSteadyStateRoundTrips(t *testing.T) {
 		require.Equal(t, map[string]int{txn.CallTxn: 1, txn.CallKeepAliveOnce: 1}, f.counts(), "sent in parallel: one round")
 	})
 	t.Run("reserve and commit a user spot", func(t *testing.T) {
-		f := newFixture(t)
-		a := f.claim(t, "a")
-		storedIn(t)(f.s.UpdateMeshNode(ctx, creationNode("m", "node-a", a), location.IntentNewClaim))
-		target := location.CreationTarget{MeshName: "m", NodeRID: "node-a", NodeLifecycleGeneration: 1, Owner: a}
-		_, _, err := reserveAndCommit(ctx, f.s, "s0", target, []byte("ready"))
-		require.NoError(t, err)
+		f, target := creationFixture(t)
 
 		req := userSpotRoom("s1", target)
 		f.counts()
@@ -183,12 +178,7 @@ func TestSteadyStateRoundTrips(t *testing.T) {
 		require.Equal(t, oneTxn(), f.counts())
 	})
 	t.Run("other creation steps", func(t *testing.T) {
-		f := newFixture(t)
-		a := f.claim(t, "a")
-		storedIn(t)(f.s.UpdateMeshNode(ctx, creationNode("m", "node-a", a), location.IntentNewClaim))
-		target := location.CreationTarget{MeshName: "m", NodeRID: "node-a", NodeLifecycleGeneration: 1, Owner: a}
-		_, _, err := reserveAndCommit(ctx, f.s, "s0", target, []byte("ready"))
-		require.NoError(t, err)
+		f, target := creationFixture(t)
 
 		// A replayed Commit: the terminal it expected absent is cached now
 		// (the first Commit wrote it); the answer is verified by one
@@ -235,11 +225,9 @@ func TestSteadyStateRoundTrips(t *testing.T) {
 
 		// An actor's completion after this process's Reserve: one
 		// transaction (both terminals are assumed absent).
-		key := location.ObjectCreationKey{Kind: location.ObjectActor, GlobalID: "actor-1"}
-		r, err = f.s.Reserve(ctx, location.ReserveRequest{Key: key,
-			Intent:   location.CreationIntent{StableType: "player", RequestContentReference: "r", RequestSHA256: make([]byte, 32), RequestEncodedSize: 1},
-			Target:   target,
-			Capacity: location.CapacityVector{Actors: 1}})
+		actor := actorReservation("actor-1", target)
+		key := actor.Key
+		r, err = f.s.Reserve(ctx, actor)
 		require.NoError(t, err)
 		require.Equal(t, location.KindReserved, r.Kind)
 		envelope := []byte("env")
@@ -352,4 +340,18 @@ func writeSpotsDirectly(t *testing.T, f *fixture, tok location.OwnerToken, rows 
 			[2]string{f.s.layout.OwnerIndexKey(tok.OwnerID, string(location.TableSpots), key), string(indexValue(nonce))})
 	}
 	require.NoError(t, putAll(t.Context(), f.s.client.KV, kvs, 128, 4))
+}
+
+// creationFixture is a store with one owner's mesh node with room for
+// creations, and one user spot created on it (so that the node's keys are
+// cached); it returns the store and the node as a creation target.
+func creationFixture(t *testing.T) (*fixture, location.CreationTarget) {
+	t.Helper()
+	f := newFixture(t)
+	a := f.claim(t, "a")
+	storedIn(t)(f.s.UpdateMeshNode(t.Context(), creationNode("m", "node-a", a), location.IntentNewClaim))
+	target := location.CreationTarget{MeshName: "m", NodeRID: "node-a", NodeLifecycleGeneration: 1, Owner: a}
+	_, _, err := reserveAndCommit(t.Context(), f.s, "s0", target, []byte("ready"))
+	require.NoError(t, err)
+	return f, target
 }
