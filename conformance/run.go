@@ -23,8 +23,19 @@ type Case struct {
 // named h.Name/ID_title (call it from a test named TestConformance).
 func Run(t *testing.T, h Harness) {
 	t.Helper()
+	RunFiltered(t, h, nil)
+}
+
+// RunFiltered is Run restricted to the scenarios keep selects (all when keep
+// is nil): a representative subset for a deployment too slow for the whole
+// catalogue, such as a three-member cluster.
+func RunFiltered(t *testing.T, h Harness, keep func(Scenario) bool) {
+	t.Helper()
 	t.Run(h.Name, func(t *testing.T) {
 		for _, sc := range Scenarios() {
+			if keep != nil && !keep(sc) {
+				continue
+			}
 			t.Run(sc.Name(), func(t *testing.T) {
 				if h.Parallel {
 					t.Parallel()

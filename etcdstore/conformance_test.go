@@ -33,14 +33,17 @@ func TestConformance(t *testing.T) {
 // TestRandom runs the model-based random tester: seeded random sequences
 // against the etcd store and the memstore model, results compared up to the
 // renaming of store-chosen numbers, several sequences at a time. The default
-// number of sequences (1,000; 50,000 with -tags stress) drops to 500 under
-// the race detector and 50 in short mode; ZLINK_RANDOM_* variables override
+// number of sequences (1,000; 50,000 with -tags stress) is 500 under the race
+// detector (make test) and 5,000 under the race detector with -tags stress
+// (make stress), and 50 in short mode; ZLINK_RANDOM_* variables override
 // (conformance.ApplyEnv).
 func TestRandom(t *testing.T) {
 	opts := conformance.RandomOptions{Package: "./etcdstore"}
 	switch {
 	case testing.Short():
 		opts.Sequences = 50
+	case etcdstore.RaceEnabled && stressBuild:
+		opts.Sequences = 5000
 	case etcdstore.RaceEnabled:
 		opts.Sequences = 500
 	}
