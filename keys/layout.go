@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -11,8 +12,8 @@ import (
 //	<root><table>/<table key>            one row of a table (tables are
 //	                                     named by their identifier, e.g.
 //	                                     "meshNodes", "ledger")
-//	<root>owner/<seg(ownerId)>           an owner lease (the only key
-//	                                     attached to an etcd lease)
+//	<root>owner/<seg(ownerId)>           an owner lease (attached to its
+//	                                     etcd lease)
 //	<root>stamp/<seg(kind)><seg(mesh)>   a change stamp (mesh "" = the kind's
 //	                                     global counter)
 //	<root>meshnode-stamp/<seg(mesh)>     a mesh's mesh-node change stamp
@@ -21,6 +22,10 @@ import (
 //	                                     the owner id holds
 //	<root>marker/<table>                 the write marker of a table, written
 //	                                     by transactions that only delete
+//	<root>owner-release/<seg(ownerId)><seg(generation)>
+//	                                     a release marker: which release
+//	                                     ended an owner lease generation, on
+//	                                     a short etcd lease of its own
 //
 // Table keys are the canonical keys of package rules (self-delimiting
 // segments, or the raw authority key last), so a table's rows list in byte
@@ -45,6 +50,7 @@ const (
 	meshNodeStampSegment = "meshnode-stamp/"
 	byOwnerSegment       = "by-owner/"
 	markerSegment        = "marker/"
+	releaseSegment       = "owner-release/"
 )
 
 // reservedTable reports whether a table name would collide with a reserved
@@ -188,6 +194,14 @@ func (l Layout) SplitOwnerIndexKey(etcdKey string) (ownerID, table, key string, 
 
 // MarkerKey returns the write-marker key of a table.
 func (l Layout) MarkerKey(table string) string { return l.root + markerSegment + table }
+
+// ReleaseMarkerKey returns the key that a release of ownerID's lease of the
+// given generation writes beside deleting the owner key, so that a release
+// whose response was lost can tell whether its own delete ended the
+// generation.
+func (l Layout) ReleaseMarkerKey(ownerID string, generation int64) string {
+	return l.root + releaseSegment + Segments(ownerID, strconv.FormatInt(generation, 10))
+}
 
 // cutSegment splits the first "<len>:<bytes>" segment off s.
 func cutSegment(s string) (part, rest string, ok bool) {

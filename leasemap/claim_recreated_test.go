@@ -15,13 +15,14 @@ import (
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
-// afterLossKV applies the first write transaction, runs after, and then
-// loses the response: the owner's key changes hands before the claim can
-// look.
+// afterLossKV applies the first write transaction (or, with unsent, loses
+// it on its way), runs after, and then loses the response: the owner's key
+// changes hands before the caller can look.
 type afterLossKV struct {
 	clientv3.KV
-	mu    sync.Mutex
-	after func()
+	unsent bool
+	mu     sync.Mutex
+	after  func()
 }
 
 func (k *afterLossKV) Txn(ctx context.Context) clientv3.Txn {
@@ -57,8 +58,10 @@ func (t *afterLossTxn) Commit() (*clientv3.TxnResponse, error) {
 	if !t.writes || after == nil {
 		return t.Txn.Commit()
 	}
-	if _, err := t.Txn.Commit(); err != nil {
-		return nil, err
+	if !t.k.unsent {
+		if _, err := t.Txn.Commit(); err != nil {
+			return nil, err
+		}
 	}
 	after()
 	return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
