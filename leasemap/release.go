@@ -46,23 +46,51 @@ func (m *Map) Release(ctx context.Context, t location.OwnerToken) (location.Resu
 			m.revoke(ctx, markerLease)
 		}
 	}()
+	// lost is set once an attempt's response was lost: that attempt may
+	// still land, so a later failure no longer proves nothing was applied,
+	// and a key found gone may be this call's doing.
+	lost := false
+	failed := func(err error) error {
+		if lost {
+			return fmt.Errorf("leasemap: %s: %w: %w", op, txn.ErrOutcomeUnknown, err)
+		}
+		return txn.Unavailable("leasemap: "+op, err)
+	}
+	done := func(k location.ResultKind, leaseID clientv3.LeaseID, rev int64) (location.ResultKind, error) {
+		if k == location.KindReleased {
+			m.released(ctx, t.OwnerID, key, leaseID, rev)
+		}
+		kind = k
+		return k, nil
+	}
+	var leaseID clientv3.LeaseID
 	for range m.maxAtt {
 		if cerr := ctx.Err(); cerr != nil {
+			if lost {
+				return "", failed(cerr)
+			}
 			return "", fmt.Errorf("leasemap: %s: %w", op, cerr)
 		}
 		got, err := m.kv.Get(ctx, key)
 		if err != nil {
-			return "", txn.Unavailable("leasemap: "+op, err)
+			return "", failed(err)
 		}
 		m.seenKV(key, got)
 		if len(got.Kvs) == 0 || got.Kvs[0].CreateRevision != t.LeaseGeneration {
-			return location.KindStale, nil
+			if !lost {
+				return location.KindStale, nil
+			}
+			k, rev, rerr := m.resolveRelease(ctx, key, marker, nonce, t.LeaseGeneration)
+			if rerr != nil {
+				return "", failed(rerr)
+			}
+			return done(k, leaseID, rev)
 		}
-		leaseID := clientv3.LeaseID(got.Kvs[0].Lease)
+		leaseID = clientv3.LeaseID(got.Kvs[0].Lease)
 		if markerLease == clientv3.NoLease {
 			grant, err := m.lease.Grant(ctx, releaseMarkerSeconds)
 			if err != nil {
-				return "", txn.Unavailable("leasemap: "+op, err)
+				return "", failed(err)
 			}
 			markerLease = grant.ID
 		}
@@ -73,35 +101,27 @@ func (m *Map) Release(ctx context.Context, t location.OwnerToken) (location.Resu
 			Commit()
 		switch {
 		case err == nil && resp.Succeeded:
-			m.released(ctx, t.OwnerID, key, leaseID, resp.Header.Revision)
-			kind = location.KindReleased
-			return kind, nil
+			return done(location.KindReleased, leaseID, resp.Header.Revision)
+		case err == nil && markedBy(resp.Responses[0].GetResponseRange(), nonce):
+			// An earlier attempt of this call, whose response was lost,
+			// landed since.
+			return done(location.KindReleased, leaseID, resp.Header.Revision)
 		case err == nil:
-			// An earlier attempt of this call whose response was lost may
-			// have landed since.
-			if markedBy(resp.Responses[0].GetResponseRange(), nonce) {
-				m.released(ctx, t.OwnerID, key, leaseID, resp.Header.Revision)
-				kind = location.KindReleased
-				return kind, nil
-			}
-			return location.KindStale, nil
+			return done(location.KindStale, leaseID, resp.Header.Revision)
 		case !txn.IsAmbiguous(err):
-			return "", txn.Unavailable("leasemap: "+op, err)
+			return "", failed(err)
 		}
-		var (
-			rev  int64
-			rerr error
-		)
-		kind, rev, rerr = m.resolveRelease(ctx, key, marker, nonce, t.LeaseGeneration)
+		lost = true
+		k, rev, rerr := m.resolveRelease(ctx, key, marker, nonce, t.LeaseGeneration)
 		if rerr != nil {
-			return "", fmt.Errorf("leasemap: %s: %w: %w", op, txn.ErrOutcomeUnknown, err)
+			return "", failed(err)
 		}
-		if kind == location.KindReleased {
-			m.released(ctx, t.OwnerID, key, leaseID, rev)
+		if k != "" {
+			return done(k, leaseID, rev)
 		}
-		if kind != "" {
-			return kind, nil
-		}
+	}
+	if lost {
+		return "", failed(txn.ErrContention)
 	}
 	return "", fmt.Errorf("leasemap: %s: %w (%w)", op, txn.ErrContention, location.ErrUnavailable)
 }
