@@ -2,6 +2,8 @@
 
 package integration
 
+import "time"
+
 // The full run of make stress: many seeds, half of the fault types in every
 // history (each type in every other history), longer histories.
 const (
@@ -9,4 +11,7 @@ const (
 	linearHistories  = 100
 	faultsPerHistory = 4
 	opsPerClient     = 60
+	// A history of the full run can take porcupine minutes under -race (one
+	// in 100 went past 2 minutes, at 86,669 steps).
+	linearCheckTimeout = 10 * time.Minute
 )

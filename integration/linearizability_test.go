@@ -114,7 +114,7 @@ func TestLinearizability(t *testing.T) {
 	require.NoError(t, err)
 	for i := range linearHistories {
 		cfg := runConfig{seed: uint64(i + 1), clients: 4, ops: opsPerClient, pace: 15 * time.Millisecond,
-			faults: faultPlan(i), opTimeout: time.Second, checkTimeout: 2 * time.Minute}
+			faults: faultPlan(i), opTimeout: time.Second, checkTimeout: linearCheckTimeout}
 		rep := runHistory(t.Context(), tc, cfg)
 		require.Empty(t, rep.failure, "history %d could not run", i)
 		f.add(rep)
