@@ -23,6 +23,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/conformance"
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/internal/testpki"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -70,7 +71,7 @@ func (l *logBuffer) logger() *slog.Logger {
 // rootB).
 type securedMember struct {
 	m                 *embedetcd.Member
-	ca                *authority
+	ca                *testpki.Authority
 	rootCert, rootKey string
 	aCert, aKey       string
 	bCert, bKey       string
@@ -79,15 +80,15 @@ type securedMember struct {
 // startSecuredMember starts the member and sets up its users and roles.
 func startSecuredMember(t *testing.T) *securedMember {
 	t.Helper()
-	ca := newAuthority(t, "zlink-test-ca")
-	serverCert, serverKey := ca.issue(t, "etcd-server", x509.ExtKeyUsageServerAuth)
+	ca := testpki.New(t, "zlink-test-ca")
+	serverCert, serverKey := ca.Issue(t, "etcd-server", x509.ExtKeyUsageServerAuth)
 	s := &securedMember{ca: ca}
-	s.rootCert, s.rootKey = ca.issue(t, "root", x509.ExtKeyUsageClientAuth)
-	s.aCert, s.aKey = ca.issue(t, "zlink-a", x509.ExtKeyUsageClientAuth)
+	s.rootCert, s.rootKey = ca.Issue(t, "root", x509.ExtKeyUsageClientAuth)
+	s.aCert, s.aKey = ca.Issue(t, "zlink-a", x509.ExtKeyUsageClientAuth)
 	// B's certificate names no etcd user: B authenticates with its password.
-	s.bCert, s.bKey = ca.issue(t, "zlink-b-client", x509.ExtKeyUsageClientAuth)
+	s.bCert, s.bKey = ca.Issue(t, "zlink-b-client", x509.ExtKeyUsageClientAuth)
 	m, err := embedetcd.StartMember(t.Context(), embedetcd.Config{TLS: &embedetcd.TLSFiles{
-		CertFile: serverCert, KeyFile: serverKey, TrustedCAFile: ca.caFile(), ClientCertAuth: true}})
+		CertFile: serverCert, KeyFile: serverKey, TrustedCAFile: ca.CAFile(), ClientCertAuth: true}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
 	s.m = m
@@ -116,7 +117,7 @@ func startSecuredMember(t *testing.T) *securedMember {
 // client dials the member with a certificate (and a user, if given).
 func (s *securedMember) client(t *testing.T, cert, key, user, password string) *clientv3.Client {
 	t.Helper()
-	tlsConfig, err := transport.TLSInfo{CertFile: cert, KeyFile: key, TrustedCAFile: s.ca.caFile()}.ClientConfig()
+	tlsConfig, err := transport.TLSInfo{CertFile: cert, KeyFile: key, TrustedCAFile: s.ca.CAFile()}.ClientConfig()
 	require.NoError(t, err)
 	c, err := clientv3.New(clientv3.Config{Endpoints: s.m.Endpoints(), TLS: tlsConfig, DialTimeout: 5 * time.Second,
 		Username: user, Password: password, Logger: zap.NewNop()})
@@ -128,7 +129,7 @@ func (s *securedMember) client(t *testing.T, cert, key, user, password string) *
 // config is the etcdstore configuration of a tenant.
 func (s *securedMember) config(cert, key, user, password, root string, logs *logBuffer) etcdstore.Config {
 	return etcdstore.Config{Endpoints: s.m.Endpoints(), DialTimeout: 3 * time.Second,
-		TLS:      &etcdstore.TLSFiles{CertFile: cert, KeyFile: key, CAFile: s.ca.caFile()},
+		TLS:      &etcdstore.TLSFiles{CertFile: cert, KeyFile: key, CAFile: s.ca.CAFile()},
 		Username: user, Password: password,
 		Options: etcdstore.Options{Root: root, Logger: logs.logger()}}
 }
@@ -269,8 +270,8 @@ func TestLeastPrivilege(t *testing.T) {
 		require.ErrorIs(t, keep(err), location.ErrUnavailable)
 		_, err = etcdstore.Dial(ctx, sm.config(sm.bCert, sm.bKey, "zlink-b", wrongPass, rootB, logs))
 		require.Error(t, keep(err))
-		other := newAuthority(t, "other-ca")
-		oc, ok := other.issue(t, "zlink-a", x509.ExtKeyUsageClientAuth)
+		other := testpki.New(t, "other-ca")
+		oc, ok := other.Issue(t, "zlink-a", x509.ExtKeyUsageClientAuth)
 		_, err = etcdstore.Dial(ctx, sm.config(oc, ok, "", "", rootA, logs))
 		require.ErrorIs(t, keep(err), location.ErrUnavailable)
 	})

@@ -1,13 +1,7 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/internal/testpki"
 )
 
 // closedPort returns a loopback address nothing listens on.
@@ -50,58 +45,16 @@ type testPKI struct {
 	clientCert, clientKey, otherCA, emptyFile string
 }
 
-// newTestPKI writes the files into a temporary directory.
+// newTestPKI writes the files into temporary directories.
 func newTestPKI(t *testing.T) testPKI {
 	t.Helper()
-	dir := t.TempDir()
-	p := testPKI{dir: dir}
-	caKey, caCert := newCA(t, "test CA")
-	p.caFile = writePEM(t, dir, "ca.pem", "CERTIFICATE", caCert.Raw)
-	_, other := newCA(t, "other CA")
-	p.otherCA = writePEM(t, dir, "other-ca.pem", "CERTIFICATE", other.Raw)
-	p.serverCert, p.serverKey = issue(t, dir, "server", caKey, caCert, x509.ExtKeyUsageServerAuth, []net.IP{net.ParseIP("127.0.0.1")})
-	p.clientCert, p.clientKey = issue(t, dir, "client", caKey, caCert, x509.ExtKeyUsageClientAuth, nil)
-	p.emptyFile = filepath.Join(dir, "empty.pem")
+	ca := testpki.New(t, "test CA")
+	p := testPKI{dir: t.TempDir(), caFile: ca.CAFile(), otherCA: testpki.New(t, "other CA").CAFile()}
+	p.serverCert, p.serverKey = ca.Issue(t, "server", x509.ExtKeyUsageServerAuth)
+	p.clientCert, p.clientKey = ca.Issue(t, "client", x509.ExtKeyUsageClientAuth)
+	p.emptyFile = filepath.Join(p.dir, "empty.pem")
 	require.NoError(t, os.WriteFile(p.emptyFile, nil, 0o600))
 	return p
-}
-
-// newCA makes a self-signed CA.
-func newCA(t *testing.T, name string) (*ecdsa.PrivateKey, *x509.Certificate) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	cert, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	return key, cert
-}
-
-// issue signs a leaf certificate and writes it and its key.
-func issue(t *testing.T, dir, name string, caKey *ecdsa.PrivateKey, ca *x509.Certificate, usage x509.ExtKeyUsage, ips []net.IP) (string, string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage}, IPAddresses: ips}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	require.NoError(t, err)
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	require.NoError(t, err)
-	return writePEM(t, dir, name+".pem", "CERTIFICATE", der), writePEM(t, dir, name+"-key.pem", "EC PRIVATE KEY", keyDER)
-}
-
-// writePEM writes one PEM block and returns the file's path.
-func writePEM(t *testing.T, dir, name, kind string, der []byte) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	require.NoError(t, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600))
-	return path
 }
 
 func TestTLS(t *testing.T) {

@@ -1,4 +1,7 @@
-package integration
+// Package testpki makes throw-away certificate authorities for tests that
+// run etcd with TLS: a CA and the server and client certificates it signs,
+// written as PEM files into a temporary directory.
+package testpki
 
 import (
 	"crypto/ecdsa"
@@ -11,23 +14,26 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 )
 
-// authority is a throw-away certificate authority writing PEM files into
-// a temporary directory.
-type authority struct {
-	cert   *x509.Certificate
-	key    *ecdsa.PrivateKey
-	dir    string
+// Authority is a throw-away CA. Safe for concurrent use.
+type Authority struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	dir  string
+
+	mu     sync.Mutex
 	serial int64
 }
 
-// newAuthority makes a CA named name.
-func newAuthority(t *testing.T, name string) *authority {
+// New makes a CA named name, valid for an hour either side of now, and
+// writes its certificate to CAFile.
+func New(t testing.TB, name string) *Authority {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -40,31 +46,27 @@ func newAuthority(t *testing.T, name string) *authority {
 	require.NoError(t, err)
 	cert, err := x509.ParseCertificate(der)
 	require.NoError(t, err)
-	a := &authority{cert: cert, key: key, dir: t.TempDir(), serial: 1}
+	a := &Authority{cert: cert, key: key, dir: t.TempDir(), serial: 1}
 	a.write(t, "ca.pem", "CERTIFICATE", der)
 	return a
 }
 
-// caFile is the CA certificate's path.
-func (a *authority) caFile() string { return filepath.Join(a.dir, "ca.pem") }
+// CAFile is the path of the CA certificate.
+func (a *Authority) CAFile() string { return filepath.Join(a.dir, "ca.pem") }
 
-// write writes one PEM block into the CA's directory and returns its path.
-func (a *authority) write(t *testing.T, name, kind string, der []byte) string {
-	t.Helper()
-	path := filepath.Join(a.dir, name)
-	require.NoError(t, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600))
-	return path
-}
-
-// issue writes a certificate for commonName (a loopback server or a
-// client) and its key, and returns their paths.
-func (a *authority) issue(t *testing.T, commonName string, usage x509.ExtKeyUsage) (certFile, keyFile string) {
+// Issue writes a certificate for commonName, valid for 127.0.0.1 and
+// localhost with the given usage (server or client), and its key, and
+// returns their paths.
+func (a *Authority) Issue(t testing.TB, commonName string, usage x509.ExtKeyUsage) (certFile, keyFile string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
+	a.mu.Lock()
 	a.serial++
+	serial := a.serial
+	a.mu.Unlock()
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(a.serial), Subject: pkix.Name{CommonName: commonName},
+		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: commonName},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
@@ -74,4 +76,12 @@ func (a *authority) issue(t *testing.T, commonName string, usage x509.ExtKeyUsag
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	require.NoError(t, err)
 	return a.write(t, commonName+".pem", "CERTIFICATE", der), a.write(t, commonName+"-key.pem", "EC PRIVATE KEY", keyDER)
+}
+
+// write writes one PEM block into the CA's directory and returns its path.
+func (a *Authority) write(t testing.TB, name, kind string, der []byte) string {
+	t.Helper()
+	path := filepath.Join(a.dir, name)
+	require.NoError(t, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600))
+	return path
 }
