@@ -670,7 +670,7 @@ func (r *removeAll) prepare(ctx context.Context, raw bool, callers, perCaller in
 // batches, nextBatch) one read of the owner key and the rows and one transaction
 // that re-asserts the owner key's CreateRevision and every row's
 // ModRevision, deletes the rows and their index entries and touches the two
-// spot change stamps.
+// spot change stamps and the rows' delete fences.
 func (r *removeAll) rawRemove(ctx context.Context, t removeTarget) error {
 	kv := r.w.raw
 	l := r.rawLayout
@@ -724,8 +724,15 @@ func (r *removeAll) rawRemove(ctx context.Context, t removeTarget) error {
 			then = append(then, clientv3.OpDelete(string(e.Key)))
 		}
 		nonce := txn.NewNonce()
+		touched := map[string]bool{}
+		for _, k := range rowKeys {
+			touched[l.DeleteFenceKey(k)] = true
+		}
 		for _, s := range stamps {
-			then = append(then, clientv3.OpPut(s, nonce))
+			touched[s] = true
+		}
+		for k := range touched {
+			then = append(then, clientv3.OpPut(k, nonce))
 		}
 		resp, err := kv.Txn(ctx).If(cmps...).Then(then...).Else(gets...).Commit()
 		if err != nil {

@@ -57,7 +57,9 @@ func (c *txnCapture) Txn(ctx context.Context) clientv3.Txn {
 }
 
 // cmpTemplate is one compare of a captured transaction: its target (MOD,
-// CREATE, LEASE…) and key. The store compares with "=" only.
+// CREATE, LEASE…), result and key. The store compares with "=", and with
+// "<" on the ModRevision of a delete fence (nothing deleted under it since
+// an absence was read).
 type cmpTemplate struct {
 	target pb.Compare_CompareTarget
 	result pb.Compare_CompareResult
@@ -178,7 +180,7 @@ func writeTemplates(txns []txnTemplate) ([]txnTemplate, error) {
 			return nil, fmt.Errorf("bench: a captured transaction failed its guards (%d compares)", len(t.cmps))
 		}
 		for _, c := range t.cmps {
-			if c.result != pb.Compare_EQUAL {
+			if c.result != pb.Compare_EQUAL && (c.result != pb.Compare_LESS || c.target != pb.Compare_MOD) {
 				return nil, fmt.Errorf("bench: compare %v on %q is not an equality", c.result, c.key)
 			}
 		}
@@ -267,6 +269,10 @@ func (t *rawTwin) replay(ctx context.Context, tm *txnTemplate, rename func(strin
 		st := t.known[k]
 		switch c.target {
 		case pb.Compare_MOD:
+			if c.result == pb.Compare_LESS {
+				cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "<", st.mod+1))
+				break
+			}
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", st.mod))
 		case pb.Compare_CREATE:
 			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(k), "=", st.create))

@@ -145,17 +145,24 @@ func (s *Store) removeInBatches(ctx context.Context, op, ownerID string, entries
 
 // nextBatch returns how many of entries (at least one) the next removal
 // transaction takes: as many as fit the cluster's operation and request
-// size limits by removalCost's estimate, multiplied by scale.
+// size limits by removalCost's estimate, multiplied by scale. The delete
+// fences the rows move (one per table and bucket) count once per batch.
 func (s *Store) nextBatch(entries []indexEntry, scale float64) int {
 	limits := s.engine.Limits()
 	maxOps, maxBytes := float64(limits.MaxOps()), float64(limits.MaxBytes())
 	ops, bytes := removalReserveOps, removalReserveBytes
+	fences := map[string]bool{}
 	for i, e := range entries {
 		o, b := s.removalCost(e)
+		fence := s.layout.DeleteFenceKey(s.tableKey(e.table, e.key))
+		if !fences[fence] {
+			o, b = o+1, b+txn.KeyCost(fence)+txn.NonceLength
+		}
 		if i > 0 && (float64(ops+o)*scale > maxOps || float64(bytes+b)*scale > maxBytes) {
 			return i
 		}
 		ops, bytes = ops+o, bytes+b
+		fences[fence] = true
 	}
 	return len(entries)
 }
@@ -169,7 +176,7 @@ func (s *Store) nextBatch(entries []indexEntry, scale float64) int {
 //     deleted, the buckets rewritten (5 writes);
 //   - mesh-node descriptor: the row and its entry-spot claim are compared,
 //     read back and deleted, the index entry deleted, the mesh-node stamp
-//     touched (4 writes);
+//     and the claim's delete fence touched (5 writes);
 //   - any other row: the row compared, read back and deleted, the index
 //     entry deleted (2 writes).
 //
@@ -181,7 +188,7 @@ func (s *Store) removalCost(e indexEntry) (ops, bytes int) {
 	case rules.TableAuthority:
 		return 5, 4*2*row + row + index + 3*(row+ledgerValueBytes)
 	case location.TableMeshNodes:
-		return 4, 2*3*row + index + row
+		return 5, 2*3*row + index + row + row + txn.NonceLength
 	}
 	return 2, 3*row + index
 }

@@ -102,6 +102,7 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 		ResolveTimeout: opts.ResolveTimeout,
 		CacheSize:      opts.CacheSize,
 		MarkerKey:      layout.MarkerKey("deletes"),
+		DeleteFence:    layout.DeleteFenceKey,
 		Logger:         s.log,
 	})
 	s.leases = leasemap.New(s.kv, lease, layout, leasemap.Options{

@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"hash/fnv"
 	"strconv"
 	"strings"
 )
@@ -22,6 +23,10 @@ import (
 //	                                     the owner id holds
 //	<root>marker/<table>                 the write marker of a table, written
 //	                                     by transactions that only delete
+//	<root>fence/<table>/<bucket>          a delete fence: put by every
+//	                                     transaction that deletes a row of
+//	                                     the table whose table key hashes
+//	                                     to the bucket (0–15)
 //	<root>owner-release/<seg(ownerId)><seg(generation)>
 //	                                     a release marker: which release
 //	                                     ended an owner lease generation, on
@@ -50,6 +55,7 @@ const (
 	meshNodeStampSegment = "meshnode-stamp/"
 	byOwnerSegment       = "by-owner/"
 	markerSegment        = "marker/"
+	fenceSegment         = "fence/"
 	releaseSegment       = "owner-release/"
 )
 
@@ -57,7 +63,7 @@ const (
 // segment (the dashed ones cannot: table names have no dash).
 func reservedTable(name string) bool {
 	switch name + "/" {
-	case ownerSegment, stampSegment, markerSegment:
+	case ownerSegment, stampSegment, markerSegment, fenceSegment:
 		return true
 	}
 	return false
@@ -194,6 +200,33 @@ func (l Layout) SplitOwnerIndexKey(etcdKey string) (ownerID, table, key string, 
 
 // MarkerKey returns the write-marker key of a table.
 func (l Layout) MarkerKey(table string) string { return l.root + markerSegment + table }
+
+// FenceBuckets is how many delete fences each table has. It is part of the
+// key format: every store of one root must hash rows to the same fences.
+const FenceBuckets = 16
+
+// DeleteFenceKey returns the delete fence of an etcd key:
+// <root>fence/<table>/<bucket> for a table row, the bucket being the FNV-1a
+// hash of the row's table key (folded) modulo FenceBuckets; "" for any
+// other key.
+// Every transaction that deletes a row puts its fence, so that a
+// transaction that saw the row absent at some revision can assert that no
+// row of the bucket was deleted since (a guard on the row alone cannot see
+// a create and delete in between).
+func (l Layout) DeleteFenceKey(etcdKey string) string {
+	table, key, ok := l.SplitTableKey(etcdKey)
+	if !ok {
+		return ""
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key)) // never fails
+	// FNV's low bits barely mix the last bytes (rows that differ in one
+	// digit would share few buckets): fold the high bits in.
+	x := h.Sum32()
+	x ^= x >> 16
+	x ^= x >> 8
+	return l.root + fenceSegment + table + "/" + strconv.Itoa(int(x%FenceBuckets))
+}
 
 // ReleaseMarkerKey returns the key that a release of ownerID's lease of the
 // given generation writes beside deleting the owner key, so that a release

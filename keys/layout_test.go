@@ -2,6 +2,7 @@ package keys
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"testing"
 
@@ -39,7 +40,7 @@ func TestValidTable(t *testing.T) {
 	for _, ok := range []string{"meshNodes", "entryClaims", "ledger", "t1"} {
 		require.NoError(t, ValidTable(ok), ok)
 	}
-	for _, bad := range []string{"", "mesh/nodes", "a-b", "owner", "stamp", "marker", "é"} {
+	for _, bad := range []string{"", "mesh/nodes", "a-b", "owner", "stamp", "marker", "fence", "é"} {
 		err := ValidTable(bad)
 		var ce *CodecError
 		require.True(t, errors.As(err, &ce), bad)
@@ -65,6 +66,12 @@ func TestLayoutKeys(t *testing.T) {
 		{"owner index", l.OwnerIndexKey("a", "spots", "4:play6:spot-1"), "/zlink/v1/by-owner/1:a5:spots4:play6:spot-1"},
 		{"owner index prefix", l.OwnerIndexPrefix("a"), "/zlink/v1/by-owner/1:a"},
 		{"marker", l.MarkerKey("fanoutPublishers"), "/zlink/v1/marker/fanoutPublishers"},
+		{"delete fence of a row", l.DeleteFenceKey(l.TableKey("spots", Segments("play", "spot-1"))), "/zlink/v1/fence/spots/12"},
+		{"delete fence of another row", l.DeleteFenceKey(l.TableKey("spots", Segments("play", "spot-2"))), "/zlink/v1/fence/spots/14"},
+		{"delete fence of an authority record", l.DeleteFenceKey(l.TableKey("authority", "zla1:a:1:x")), "/zlink/v1/fence/authority/12"},
+		{"no delete fence for an owner index entry", l.DeleteFenceKey(l.OwnerIndexKey("a", "spots", "4:play6:spot-1")), ""},
+		{"no delete fence for an owner key", l.DeleteFenceKey(l.OwnerKey("a")), ""},
+		{"no delete fence for a fence", l.DeleteFenceKey("/zlink/v1/fence/spots/11"), ""},
 		{"root end", l.RootEnd(), "/zlink/v10"},
 	}
 	for _, tc := range tests {
@@ -132,4 +139,20 @@ func TestPrefixEnd(t *testing.T) {
 	// Every key with the prefix sorts below the end.
 	keys := []string{"/zlink/v1/", "/zlink/v1/\xff\xff", "/zlink/v10"}
 	require.True(t, sort.StringsAreSorted(keys))
+}
+
+// Rows whose keys differ only in their last digits spread over every delete
+// fence of their table, about evenly.
+func TestDeleteFencesSpreadRows(t *testing.T) {
+	l, err := NewLayout("")
+	require.NoError(t, err)
+	const rows = 1600
+	perFence := map[string]int{}
+	for i := range rows {
+		perFence[l.DeleteFenceKey(l.TableKey("spots", Segments("play", fmt.Sprintf("s%d", i))))]++
+	}
+	require.Len(t, perFence, FenceBuckets)
+	for fence, n := range perFence {
+		require.InDelta(t, rows/FenceBuckets, n, rows/FenceBuckets/2, fence)
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -20,6 +22,7 @@ type prepared struct {
 // build turns a decision's view and commit into a guarded transaction,
 // checking the commit's invariants and the server limits first.
 func (e *Engine) build(op string, v *View, c *Commit) (*prepared, error) {
+	c.Touch = append(c.Touch, e.deletedFences(c)...)
 	if !c.hasPut() && e.markerKey != "" {
 		c.Touch = append(c.Touch, e.markerKey)
 	}
@@ -56,6 +59,11 @@ func (e *Engine) build(op string, v *View, c *Commit) (*prepared, error) {
 	for _, k := range v.order {
 		size += 2 * keyCost(k) // one compare and one Get per guarded key
 	}
+	fences := e.issuedFences(v)
+	for _, f := range fences {
+		p.cmps = append(p.cmps, clientv3.Compare(clientv3.ModRevision(f.key), "<", f.readAt+1))
+		size += keyCost(f.key)
+	}
 	if err := e.limits.Check(op, TxnShape{Compares: len(p.cmps), Then: len(p.then), Else: len(p.els), Bytes: size}); err != nil {
 		return nil, err
 	}
@@ -70,4 +78,44 @@ func (p *prepared) commit(ctx context.Context, e *Engine) (*clientv3.TxnResponse
 	}
 	e.NoteRevision(resp.Header.Revision)
 	return resp, nil
+}
+
+// deletedFences returns the delete fences of the keys the commit deletes.
+func (e *Engine) deletedFences(c *Commit) []string {
+	var fences []string
+	for _, w := range append(c.Writes[:len(c.Writes):len(c.Writes)], c.Unguarded...) {
+		if w.Delete {
+			if f := e.deleteFence(w.Key); f != "" {
+				fences = append(fences, f)
+			}
+		}
+	}
+	return fences
+}
+
+// fenceGuard asserts that a delete fence has not moved since readAt.
+type fenceGuard struct {
+	key    string
+	readAt int64
+}
+
+// issuedFences returns the fence guards of the absences the view issued
+// generations from: per fence, the earliest revision one of its keys was
+// read absent at, in key order.
+func (e *Engine) issuedFences(v *View) []fenceGuard {
+	earliest := map[string]int64{}
+	for k, rev := range v.issued {
+		f := e.deleteFence(k)
+		if f == "" {
+			continue
+		}
+		if r, ok := earliest[f]; !ok || rev < r {
+			earliest[f] = rev
+		}
+	}
+	out := make([]fenceGuard, 0, len(earliest))
+	for _, f := range slices.Sorted(maps.Keys(earliest)) {
+		out = append(out, fenceGuard{key: f, readAt: earliest[f]})
+	}
+	return out
 }

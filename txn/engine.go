@@ -41,6 +41,15 @@ type Options struct {
 	// only delete, so that an ambiguous delete can be resolved too. Empty:
 	// delete-only commits are resolved by state alone.
 	MarkerKey string
+	// DeleteFence maps a key to its delete fence ("" for none). A commit
+	// that deletes a key puts its fence (with the nonce); a commit that
+	// issues a generation from a key's absence (View.Revision of an absent
+	// key) asserts that the key's fence has not moved since the absence was
+	// read. Together they close the window that the absence guard alone
+	// leaves open: the key created and deleted again between the read and
+	// the commit, by a writer that issued the same generation. nil: no
+	// fences, and no such protection.
+	DeleteFence func(key string) string
 	// Logger receives debug logs of retries and resolutions; nil discards.
 	Logger *slog.Logger
 }
@@ -53,6 +62,7 @@ type Engine struct {
 	maxAttempts    int
 	resolveTimeout time.Duration
 	markerKey      string
+	deleteFence    func(key string) string
 	cache          *cache
 	log            *slog.Logger
 	lastRev        atomic.Int64
@@ -68,6 +78,7 @@ func New(kv clientv3.KV, watcher clientv3.Watcher, opts Options) *Engine {
 		maxAttempts:    opts.MaxAttempts,
 		resolveTimeout: opts.ResolveTimeout,
 		markerKey:      opts.MarkerKey,
+		deleteFence:    opts.DeleteFence,
 		cache:          newCache(opts.CacheSize),
 		log:            opts.Logger,
 	}
@@ -79,6 +90,9 @@ func New(kv clientv3.KV, watcher clientv3.Watcher, opts Options) *Engine {
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
+	}
+	if e.deleteFence == nil {
+		e.deleteFence = func(string) string { return "" }
 	}
 	return e
 }

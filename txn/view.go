@@ -37,6 +37,10 @@ type View struct {
 	misses  []string
 	missSet map[string]bool
 	nonce   string
+	// issued are the absent keys this run issued a generation from
+	// (Revision), each with the revision its absence was read at: the
+	// commit asserts that their delete fences have not moved since.
+	issued map[string]int64
 }
 
 // newView returns an empty view.
@@ -51,6 +55,7 @@ func (v *View) begin(nonce string) {
 	v.misses = v.misses[:0]
 	v.missSet = map[string]bool{}
 	v.nonce = nonce
+	v.issued = map[string]int64{}
 }
 
 // add records an observation this operation read.
@@ -115,16 +120,25 @@ func (v *View) Owner(key string) (createRevision int64, present bool) {
 // Revision returns the revision at which key was observed: a generation
 // issued for the key as Revision(key)+1 is greater than every generation
 // any earlier write of the key carried (decision E-3), because the commit
-// proves the key unchanged since. A key the view does not hold is a miss
-// (and answers 0), and so is a key whose absence the view only remembers
-// (cached or assumed): the guard of an absent key (CreateRevision = 0)
-// cannot tell whether the key was created and deleted again since, so a
-// generation is only issued from an absence this operation read itself.
+// proves the key unchanged since (the key is guarded as by Get).
+//
+// For an absent key, unchanged is not enough: the key may have been
+// created (with the same generation) and deleted again between the read and
+// the commit, which the absence guard (CreateRevision = 0) cannot see. So
+// the commit also asserts that the key's delete fence (Options.DeleteFence)
+// has not moved since the absence was read. A key the view does not hold is
+// a miss (and answers 0), and so is a key whose absence the view only
+// remembers (cached or assumed): a generation is only issued from an
+// absence this operation read itself, at a known revision.
 func (v *View) Revision(key string) int64 {
 	o, ok := v.obs[key]
 	if !ok || !o.Present && v.remembered[key] {
 		v.miss(key)
 		return 0
+	}
+	v.guard(key, GuardMod)
+	if !o.Present {
+		v.issued[key] = o.Revision
 	}
 	return o.Revision
 }

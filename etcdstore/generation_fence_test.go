@@ -1,0 +1,137 @@
+package etcdstore
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/rules"
+)
+
+// interleavingKV runs before, once, just ahead of sending the first
+// transaction that writes key: another client's writes land between the
+// reads of a decision and its commit.
+type interleavingKV struct {
+	clientv3.KV
+	key    string
+	before func()
+	done   atomic.Bool
+}
+
+func (k *interleavingKV) Txn(ctx context.Context) clientv3.Txn {
+	return &interleavingTxn{Txn: k.KV.Txn(ctx), kv: k}
+}
+
+type interleavingTxn struct {
+	clientv3.Txn
+	kv        *interleavingKV
+	writesKey bool
+}
+
+func (t *interleavingTxn) If(cs ...clientv3.Cmp) clientv3.Txn { t.Txn = t.Txn.If(cs...); return t }
+func (t *interleavingTxn) Else(ops ...clientv3.Op) clientv3.Txn {
+	t.Txn = t.Txn.Else(ops...)
+	return t
+}
+func (t *interleavingTxn) Then(ops ...clientv3.Op) clientv3.Txn {
+	for _, op := range ops {
+		t.writesKey = t.writesKey || op.IsPut() && string(op.KeyBytes()) == t.kv.key
+	}
+	t.Txn = t.Txn.Then(ops...)
+	return t
+}
+
+func (t *interleavingTxn) Commit() (*clientv3.TxnResponse, error) {
+	if t.writesKey && t.kv.done.CompareAndSwap(false, true) {
+		t.kv.before()
+	}
+	return t.Txn.Commit()
+}
+
+// A generation issued from an absence never repeats (decision E-3), even
+// when another client creates the row and deletes it again between the
+// decision's read and its commit: the absence guard holds again by then,
+// but the row's delete fence has moved, so the commit fails and the
+// decision runs again on fresh reads. The first case is the history the
+// stress run found (docs/reliability.md): two Reserves of one object, the
+// other one aborted.
+func TestGenerationsIssuedFromAnAbsenceNeverRepeat(t *testing.T) {
+	tests := []struct {
+		name string
+		// key is the table and table key the first client creates.
+		key func(f *fixture) string
+		// create creates the row on s and answers its generation;
+		// remove deletes it again.
+		create func(t *testing.T, s *Store, target location.CreationTarget) int64
+		remove func(t *testing.T, s *Store, target location.CreationTarget)
+	}{
+		{
+			name: "reserve against a reserve and abort",
+			key: func(f *fixture) string {
+				k, err := location.EncodeAuthorityKey(location.ObjectUserSpot, "u4")
+				require.NoError(t, err)
+				return f.s.tableKey(rules.TableAuthority, string(k))
+			},
+			create: func(t *testing.T, s *Store, target location.CreationTarget) int64 {
+				r, err := s.Reserve(t.Context(), userSpotRoom("u4", target))
+				require.NoError(t, err)
+				require.Equal(t, location.KindReserved, r.Kind)
+				return r.Creating.ObjectGeneration
+			},
+			remove: func(t *testing.T, s *Store, target location.CreationTarget) {
+				k, err := location.EncodeAuthorityKey(location.ObjectUserSpot, "u4")
+				require.NoError(t, err)
+				read, err := s.ReadAuthority(t.Context(), k)
+				require.NoError(t, err)
+				snap := read.Snapshot
+				kind, err := s.AbortCreation(t.Context(), location.AbortRequest{Key: userSpotRoom("u4", target).Key,
+					ReservationID: snap.PendingCreation.ReservationID, ExpectedStoreVersion: snap.StoreVersion, Target: target})
+				require.NoError(t, err)
+				require.Equal(t, location.KindAborted, kind)
+			},
+		},
+		{
+			name: "spot claim against a claim and remove",
+			key: func(f *fixture) string {
+				return f.s.tableKey(location.TableSpots, rules.SpotKey(location.SpotKey{MeshName: "play", SpotID: "s1"}))
+			},
+			create: func(t *testing.T, s *Store, target location.CreationTarget) int64 {
+				return storedIn(t)(s.UpdateSpot(t.Context(), spot("s1", target.Owner), location.IntentNewClaim))
+			},
+			remove: func(t *testing.T, s *Store, target location.CreationTarget) {
+				status, err := s.RemoveSpot(t.Context(), location.SpotKey{MeshName: "play", SpotID: "s1"}, target.Owner)
+				require.NoError(t, err)
+				require.Equal(t, location.Stored, status)
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			interleaving := &interleavingKV{}
+			f := newFixture(t, func(o *Options) {
+				interleaving.KV = o.KV
+				o.KV = interleaving
+			})
+			a := f.claim(t, "a")
+			storedIn(t)(f.s.UpdateMeshNode(ctx, creationNode("m", "node-a", a), location.IntentNewClaim))
+			target := location.CreationTarget{MeshName: "m", NodeRID: "node-a", NodeLifecycleGeneration: 1, Owner: a}
+			other, err := New(f.s.client, Options{Root: f.s.layout.Root(), Clock: f.clock.Now, MinLeaseSeconds: 600})
+			require.NoError(t, err)
+
+			var between int64
+			interleaving.key = tc.key(f)
+			interleaving.before = func() {
+				between = tc.create(t, other, target)
+				tc.remove(t, other, target)
+			}
+			got := tc.create(t, f.s, target)
+			require.True(t, interleaving.done.Load(), "the other client wrote between the read and the commit")
+			require.Greater(t, got, between, "issued from a fresh read, above the deleted row's")
+		})
+	}
+}
