@@ -1,7 +1,6 @@
 package etcdstore
 
 import (
-	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -32,54 +31,30 @@ func TestTooLarge(t *testing.T) {
 	require.Empty(t, f.keysUnder(t, "stamp/"))
 }
 
-// lossyKV loses the response of the next write transaction after it was
-// applied (or before it was sent).
-type lossyKV struct {
-	clientv3.KV
-	mu      sync.Mutex
-	applied int
-	lost    int
-}
-
-func (l *lossyKV) Txn(ctx context.Context) clientv3.Txn { return &lossyTxn{Txn: l.KV.Txn(ctx), l: l} }
-
-type lossyTxn struct {
-	clientv3.Txn
-	l      *lossyKV
-	writes bool
-}
-
-func (t *lossyTxn) If(cs ...clientv3.Cmp) clientv3.Txn { t.Txn = t.Txn.If(cs...); return t }
-func (t *lossyTxn) Else(ops ...clientv3.Op) clientv3.Txn {
-	t.Txn = t.Txn.Else(ops...)
-	return t
-}
-func (t *lossyTxn) Then(ops ...clientv3.Op) clientv3.Txn {
-	for _, op := range ops {
-		t.writes = t.writes || op.IsPut() || op.IsDelete()
-	}
-	t.Txn = t.Txn.Then(ops...)
-	return t
-}
-
-func (t *lossyTxn) Commit() (*clientv3.TxnResponse, error) {
-	t.l.mu.Lock()
-	applied, lost := t.writes && t.l.applied > 0, t.writes && t.l.applied == 0 && t.l.lost > 0
-	if applied {
-		t.l.applied--
-	} else if lost {
-		t.l.lost--
-	}
-	t.l.mu.Unlock()
-	if applied {
-		if _, err := t.Txn.Commit(); err != nil {
-			return nil, err
+// loseResponses makes kv lose the responses of the next write transactions:
+// the first applied ones after they were applied, then the lost ones before
+// they were sent.
+func loseResponses(kv *hookedKV, applied, lost int) {
+	var mu sync.Mutex
+	kv.commit = func(then []clientv3.Op, send func() (*clientv3.TxnResponse, error)) (*clientv3.TxnResponse, error) {
+		mu.Lock()
+		apply, lose := writes(then) && applied > 0, writes(then) && applied == 0 && lost > 0
+		if apply {
+			applied--
+		} else if lose {
+			lost--
 		}
-	}
-	if applied || lost {
+		mu.Unlock()
+		if !apply && !lose {
+			return send()
+		}
+		if apply {
+			if _, err := send(); err != nil {
+				return nil, err
+			}
+		}
 		return nil, status.Error(codes.Unavailable, "etcdserver: request timed out, possibly due to connection lost")
 	}
-	return t.Txn.Commit()
 }
 
 // A write whose response is lost is resolved by re-reading for its nonce
@@ -92,15 +67,9 @@ func TestLostResponses(t *testing.T) {
 	}{{"applied", 1, 0}, {"not applied", 0, 1}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			lossy := &lossyKV{}
-			f := newFixture(t, func(o *Options) {
-				lossy.KV = o.KV
-				o.KV = lossy
-			})
+			f, lossy := newHookedFixture(t)
 			a := f.claim(t, "a")
-			lossy.mu.Lock()
-			lossy.applied, lossy.lost = tc.applied, tc.lost
-			lossy.mu.Unlock()
+			loseResponses(lossy, tc.applied, tc.lost)
 			g := storedIn(t)(f.s.UpdateSpot(ctx, spot("s1", a), location.IntentNewClaim))
 			resp, err := f.s.client.Get(ctx, f.s.layout.TableKey("spots", rules.SpotKey(location.SpotKey{MeshName: "play", SpotID: "s1"})))
 			require.NoError(t, err)

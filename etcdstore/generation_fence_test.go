@@ -1,7 +1,6 @@
 package etcdstore
 
 import (
-	"context"
 	"sync/atomic"
 	"testing"
 
@@ -12,44 +11,20 @@ import (
 	"github.com/zlink-systems/zlink-etcd/rules"
 )
 
-// interleavingKV runs before, once, just ahead of sending the first
-// transaction that writes key: another client's writes land between the
-// reads of a decision and its commit.
-type interleavingKV struct {
-	clientv3.KV
-	key    string
-	before func()
-	done   atomic.Bool
-}
-
-func (k *interleavingKV) Txn(ctx context.Context) clientv3.Txn {
-	return &interleavingTxn{Txn: k.KV.Txn(ctx), kv: k}
-}
-
-type interleavingTxn struct {
-	clientv3.Txn
-	kv        *interleavingKV
-	writesKey bool
-}
-
-func (t *interleavingTxn) If(cs ...clientv3.Cmp) clientv3.Txn { t.Txn = t.Txn.If(cs...); return t }
-func (t *interleavingTxn) Else(ops ...clientv3.Op) clientv3.Txn {
-	t.Txn = t.Txn.Else(ops...)
-	return t
-}
-func (t *interleavingTxn) Then(ops ...clientv3.Op) clientv3.Txn {
-	for _, op := range ops {
-		t.writesKey = t.writesKey || op.IsPut() && string(op.KeyBytes()) == t.kv.key
+// interleave makes kv run before, once, just ahead of sending the first
+// transaction that puts key: another client's writes land between the
+// reads of a decision and its commit. It answers whether before has run.
+func interleave(kv *hookedKV, key string, before func()) (ran func() bool) {
+	var done atomic.Bool
+	kv.commit = func(then []clientv3.Op, send func() (*clientv3.TxnResponse, error)) (*clientv3.TxnResponse, error) {
+		for _, op := range then {
+			if op.IsPut() && string(op.KeyBytes()) == key && done.CompareAndSwap(false, true) {
+				before()
+			}
+		}
+		return send()
 	}
-	t.Txn = t.Txn.Then(ops...)
-	return t
-}
-
-func (t *interleavingTxn) Commit() (*clientv3.TxnResponse, error) {
-	if t.writesKey && t.kv.done.CompareAndSwap(false, true) {
-		t.kv.before()
-	}
-	return t.Txn.Commit()
+	return done.Load
 }
 
 // A generation issued from an absence never repeats (decision E-3), even
@@ -112,11 +87,7 @@ func TestGenerationsIssuedFromAnAbsenceNeverRepeat(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			interleaving := &interleavingKV{}
-			f := newFixture(t, func(o *Options) {
-				interleaving.KV = o.KV
-				o.KV = interleaving
-			})
+			f, hooked := newHookedFixture(t)
 			a := f.claim(t, "a")
 			storedIn(t)(f.s.UpdateMeshNode(ctx, creationNode("m", "node-a", a), location.IntentNewClaim))
 			target := location.CreationTarget{MeshName: "m", NodeRID: "node-a", NodeLifecycleGeneration: 1, Owner: a}
@@ -124,13 +95,12 @@ func TestGenerationsIssuedFromAnAbsenceNeverRepeat(t *testing.T) {
 			require.NoError(t, err)
 
 			var between int64
-			interleaving.key = tc.key(f)
-			interleaving.before = func() {
+			ran := interleave(hooked, tc.key(f), func() {
 				between = tc.create(t, other, target)
 				tc.remove(t, other, target)
-			}
+			})
 			got := tc.create(t, f.s, target)
-			require.True(t, interleaving.done.Load(), "the other client wrote between the read and the commit")
+			require.True(t, ran(), "the other client wrote between the read and the commit")
 			require.Greater(t, got, between, "issued from a fresh read, above the deleted row's")
 		})
 	}

@@ -42,62 +42,19 @@ func TestRunFencesGenerationsIssuedFromAnAbsence(t *testing.T) {
 	tests := []struct {
 		name   string
 		fenced bool
-		// between runs after the first run of the decision read k absent;
-		// it answers the generation it created k with (0: none).
-		between func(t *testing.T, f *fixture, k string) (createdGeneration int64)
+		// between is the key another writer creates and deletes after the
+		// first run of the decision read k1 absent.
+		between string
 		// wantRuns is how often the decision runs.
 		wantRuns int32
-		// repeats: the generation issued equals the one created in between
-		// (the bug the fences prevent).
+		// repeats: the generation issued equals the one the other writer
+		// created k1 with (the bug the fences prevent).
 		repeats bool
 	}{
-		{
-			name:   "created and deleted in between",
-			fenced: true,
-			between: func(t *testing.T, f *fixture, k string) int64 {
-				res, _, err := Run(t.Context(), f.e, "other create", []string{k}, setData(t, k, "other", nil))
-				require.NoError(t, err)
-				deleteKey(t, f, k)
-				return res.Generation
-			},
-			wantRuns: 2,
-		},
-		{
-			name:   "without fences the generation repeats",
-			fenced: false,
-			between: func(t *testing.T, f *fixture, k string) int64 {
-				res, _, err := Run(t.Context(), f.e, "other create", []string{k}, setData(t, k, "other", nil))
-				require.NoError(t, err)
-				deleteKey(t, f, k)
-				return res.Generation
-			},
-			wantRuns: 1,
-			repeats:  true,
-		},
-		{
-			name:   "a delete under another fence does not matter",
-			fenced: true,
-			between: func(t *testing.T, f *fixture, k string) int64 {
-				other := f.key("zz")
-				_, _, err := Run(t.Context(), f.e, "other create", []string{other}, setData(t, other, "other", nil))
-				require.NoError(t, err)
-				deleteKey(t, f, other)
-				return 0
-			},
-			wantRuns: 1,
-		},
-		{
-			name:   "a delete of another key under the same fence retries",
-			fenced: true,
-			between: func(t *testing.T, f *fixture, k string) int64 {
-				other := f.key("k2")
-				_, _, err := Run(t.Context(), f.e, "other create", []string{other}, setData(t, other, "other", nil))
-				require.NoError(t, err)
-				deleteKey(t, f, other)
-				return 0
-			},
-			wantRuns: 2,
-		},
+		{name: "created and deleted in between", fenced: true, between: "k1", wantRuns: 2},
+		{name: "without fences the generation repeats", fenced: false, between: "k1", wantRuns: 1, repeats: true},
+		{name: "a delete under another fence does not matter", fenced: true, between: "zz", wantRuns: 1},
+		{name: "a delete of another key under the same fence retries", fenced: true, between: "k2", wantRuns: 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,18 +62,23 @@ func TestRunFencesGenerationsIssuedFromAnAbsence(t *testing.T) {
 			if tc.fenced {
 				withFences(f)
 			}
-			k := f.key("k1")
-			// A delete long before the read does not matter either.
+			k, other := f.key("k1"), f.key(tc.between)
+			// A delete long before the read does not matter.
 			f.put(t, k, string(encodeDoc(t, "old", "n")))
 			deleteKey(t, f, k)
 
 			var runs atomic.Int32
-			var created int64
+			var created int64 // the generation the other writer created k with
 			create := setData(t, k, "mine", &runs)
 			res, out, err := Run(t.Context(), f.e, "create", []string{k}, func(v *View) (setResult, Commit, error) {
 				res, c, err := create(v)
 				if runs.Load() == 1 {
-					created = tc.between(t, f, k)
+					theirs, _, err := Run(t.Context(), f.e, "other create", []string{other}, setData(t, other, "other", nil))
+					require.NoError(t, err)
+					deleteKey(t, f, other)
+					if other == k {
+						created = theirs.Generation
+					}
 				}
 				return res, c, err
 			})
