@@ -37,7 +37,7 @@ func interleave(kv *hookedKV, key string, before func()) (ran func() bool) {
 func TestGenerationsIssuedFromAnAbsenceNeverRepeat(t *testing.T) {
 	tests := []struct {
 		name string
-		// key is the table and table key the first client creates.
+		// key is the etcd key of the row both clients create.
 		key func(f *fixture) string
 		// create creates the row on s and answers its generation;
 		// remove deletes it again.
