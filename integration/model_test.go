@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math/rand/v2"
 	"reflect"
 	"sort"
@@ -27,7 +28,11 @@ import (
 // renaming, which the step extends.
 //
 // Two states are equal (porcupine's cache) when their renamings and a deep
-// dump of their memstores' contents are equal.
+// dump of their memstores' contents are equal. The dump is most of a
+// step's cost, so a state computes it only when asked: when porcupine
+// compares it with a state that linearized the same calls (its cache is
+// keyed by those alone, no state hash), or when a step from it draws a
+// reservation id.
 
 // outcome classifies a call's result.
 type outcome int
@@ -60,8 +65,37 @@ type opOutput struct {
 type modelState struct {
 	store *memstore.Store
 	ren   *renaming
+	once  sync.Once
 	dump  string
 	hash  uint64
+}
+
+// fingerprint returns the state's dump and its hash, computed on first use.
+func (s *modelState) fingerprint() (string, uint64) {
+	s.once.Do(func() { s.dump, s.hash = dumpState(s.store, s.ren) })
+	return s.dump, s.hash
+}
+
+// stateSeededRandom is the id source of a step from a state: seeded, on
+// its first read, with the state's hash.
+type stateSeededRandom struct {
+	from *modelState
+	r    io.Reader
+}
+
+func (l *stateSeededRandom) Read(p []byte) (int, error) {
+	if l.r == nil {
+		_, h := l.from.fingerprint()
+		l.r = seededRandom(h)
+	}
+	return l.r.Read(p)
+}
+
+// seededRandom is a deterministic id source.
+func seededRandom(seed uint64) io.Reader {
+	var key [32]byte
+	binary.LittleEndian.PutUint64(key[:], seed)
+	return rand.NewChaCha8(key)
 }
 
 // modelConfig fixes what the model's stores are made of.
@@ -69,12 +103,10 @@ type modelConfig struct {
 	now time.Time
 }
 
-// options are the options of a model store whose ids come from seed.
-func (mc modelConfig) options(seed uint64) memstore.Options {
-	var key [32]byte
-	binary.LittleEndian.PutUint64(key[:], seed)
+// options are the options of a model store whose ids come from random.
+func (mc modelConfig) options(random io.Reader) memstore.Options {
 	now := mc.now
-	return memstore.Options{Clock: func() time.Time { return now }, Random: rand.NewChaCha8(key)}
+	return memstore.Options{Clock: func() time.Time { return now }, Random: random}
 }
 
 // modelHooks are the lease hooks of a model store: expiry is
@@ -101,9 +133,7 @@ type modelStats struct {
 // newModel returns the porcupine model.
 func newModel(mc modelConfig, stats *modelStats) porcupine.Model {
 	init := func() any {
-		s := &modelState{store: memstore.New(mc.options(0)), ren: newRenaming()}
-		s.dump, s.hash = dumpState(s.store, s.ren)
-		return s
+		return &modelState{store: memstore.New(mc.options(seededRandom(0))), ren: newRenaming()}
 	}
 	step := func(state, input, output any) (bool, any) {
 		s, in, out := state.(*modelState), input.(opInput), output.(opOutput)
@@ -111,7 +141,7 @@ func newModel(mc modelConfig, stats *modelStats) porcupine.Model {
 		stats.steps++
 		stats.mu.Unlock()
 		mcall := in.c.toModel(s.ren)
-		st := s.store.Clone(mc.options(s.hash))
+		st := s.store.Clone(mc.options(&stateSeededRandom{from: s}))
 		res, err := mcall.run(context.Background(), st, modelHooks(st))
 		ren := s.ren
 		if out.kind == outcomeOK {
@@ -125,17 +155,16 @@ func newModel(mc modelConfig, stats *modelStats) porcupine.Model {
 				return false, nil
 			}
 		}
-		next := &modelState{store: st, ren: ren}
-		next.dump, next.hash = dumpState(st, ren)
-		return true, next
+		return true, &modelState{store: st, ren: ren}
 	}
 	return porcupine.Model{
 		Init: init,
 		Step: step,
 		Equal: func(a, b any) bool {
-			return a.(*modelState).dump == b.(*modelState).dump
+			da, _ := a.(*modelState).fingerprint()
+			db, _ := b.(*modelState).fingerprint()
+			return da == db
 		},
-		Hash: func(s any) uint64 { return s.(*modelState).hash },
 		DescribeOperation: func(input, output any) string {
 			in, out := input.(opInput), output.(opOutput)
 			return fmt.Sprintf("%v -> %s", in.c, describeOutput(out))
