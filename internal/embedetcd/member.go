@@ -29,6 +29,8 @@ type Member struct {
 	// cfg and plan are what the member was started with (Restart uses them).
 	cfg  Config
 	plan memberPlan
+	// stopped: Stop closed the server and Restart has not started it again.
+	stopped bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -205,7 +207,7 @@ func NewClient(endpoints []string) (*clientv3.Client, error) {
 // safe to call more than once.
 func (m *Member) Close() error {
 	m.closeOnce.Do(func() {
-		if m.etcd != nil {
+		if m.etcd != nil && !m.stopped {
 			m.etcd.Close()
 		}
 		m.closeErr = m.removeData()

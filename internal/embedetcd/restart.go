@@ -17,6 +17,7 @@ func (m *Member) Stop(hard bool) {
 		m.etcd.Server.HardStop()
 	}
 	m.etcd.Close()
+	m.stopped = true
 }
 
 // Restart starts a stopped member again from its data directory, on the
@@ -37,5 +38,6 @@ func (m *Member) Restart(ctx context.Context) error {
 		e.Close()
 		return fmt.Errorf("embedetcd: restart %s: %w", m.name, err)
 	}
+	m.stopped = false
 	return nil
 }
