@@ -31,7 +31,7 @@ func (e *Engine) build(op string, v *View, c *Commit) (*prepared, error) {
 	seen := make(map[string]bool, len(c.Writes)+len(c.Touch))
 	p := &prepared{}
 	size := 0
-	for _, w := range append(c.Writes[:len(c.Writes):len(c.Writes)], c.Unguarded...) {
+	for _, w := range c.allWrites() {
 		if seen[w.Key] {
 			return nil, fmt.Errorf("%s: %w: key %q written twice in one commit", op, location.ErrInternal, w.Key)
 		}
@@ -59,8 +59,7 @@ func (e *Engine) build(op string, v *View, c *Commit) (*prepared, error) {
 	for _, k := range v.order {
 		size += 2 * keyCost(k) // one compare and one Get per guarded key
 	}
-	fences := e.issuedFences(v)
-	for _, f := range fences {
+	for _, f := range e.issuedFences(v) {
 		p.cmps = append(p.cmps, clientv3.Compare(clientv3.ModRevision(f.key), "<", f.readAt+1))
 		size += keyCost(f.key)
 	}
@@ -83,7 +82,7 @@ func (p *prepared) commit(ctx context.Context, e *Engine) (*clientv3.TxnResponse
 // deletedFences returns the delete fences of the keys the commit deletes.
 func (e *Engine) deletedFences(c *Commit) []string {
 	var fences []string
-	for _, w := range append(c.Writes[:len(c.Writes):len(c.Writes)], c.Unguarded...) {
+	for _, w := range c.allWrites() {
 		if w.Delete {
 			if f := e.deleteFence(w.Key); f != "" {
 				fences = append(fences, f)

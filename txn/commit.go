@@ -1,5 +1,7 @@
 package txn
 
+import "slices"
+
 // Write is one guarded write of a Commit: a put of Value, or a delete.
 type Write struct {
 	Key    string
@@ -36,13 +38,16 @@ func (c Commit) Empty() bool {
 	return len(c.Writes) == 0 && len(c.Unguarded) == 0 && len(c.Touch) == 0
 }
 
+// allWrites returns the guarded and the unguarded writes, in that order.
+func (c Commit) allWrites() []Write { return slices.Concat(c.Writes, c.Unguarded) }
+
 // hasPut reports whether the commit writes at least one value (that carries
 // the nonce).
 func (c Commit) hasPut() bool {
 	if len(c.Touch) > 0 {
 		return true
 	}
-	for _, w := range append(c.Writes[:len(c.Writes):len(c.Writes)], c.Unguarded...) {
+	for _, w := range c.allWrites() {
 		if !w.Delete {
 			return true
 		}

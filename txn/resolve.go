@@ -30,7 +30,7 @@ func (e *Engine) resolve(ctx context.Context, v *View, c *Commit, sentAfter int6
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.resolveTimeout)
 	defer cancel()
 	var puts []string
-	for _, w := range append(c.Writes[:len(c.Writes):len(c.Writes)], c.Unguarded...) {
+	for _, w := range c.allWrites() {
 		if !w.Delete {
 			puts = append(puts, w.Key)
 		}
