@@ -114,11 +114,8 @@ func (r *Reconciler) localRowLost(rows []location.PeerLocation) bool {
 	if !r.localPublished || r.localRow == nil {
 		return false
 	}
-	for _, row := range rows {
-		if row.Role != r.localRow.Role || !location.RoutingIDsEqual(row.NodeRID, r.localRow.NodeRID) {
-			continue
-		}
-		if row.NodeRID != nil || row.Endpoint == r.localRow.Endpoint {
+	for i := range rows {
+		if sameIdentity(&rows[i], r.localRow) {
 			return false
 		}
 	}
