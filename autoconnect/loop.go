@@ -75,7 +75,7 @@ type LoopOptions struct {
 	// again (it doubles up to 30 s); 0 means the polling interval.
 	WatchRetryDelay time.Duration
 	// Options supplies PollingInterval, the delay between the end of one
-	// tick and the start of the next.
+	// tick and the start of the next; it must be positive.
 	Options Options
 	// Clock makes the timers; nil means SystemClock().
 	Clock Clock
@@ -141,6 +141,11 @@ func NewLoop(opts LoopOptions) (*Loop, error) {
 	t, err := opts.Options.resolve()
 	if err != nil {
 		return nil, err
+	}
+	if t.pollingInterval == 0 {
+		return nil, location.NewRangeError("autoconnect.polling_interval",
+			"a loop needs a positive polling interval: with 0 its ticks would run back to back (a full listing each); "+
+				"0 is meant for the lease tracker alone (no caching)")
 	}
 	if opts.WatchRetryDelay < 0 {
 		return nil, location.NewRangeError("autoconnect.watch_retry_delay", "watch retry delay %v must not be negative", opts.WatchRetryDelay)
