@@ -278,16 +278,19 @@ func (l *Loop) FinishTransportShutdown(ctx context.Context) error {
 // Tick runs one loop tick now (Start and the loop call it). With a change
 // stamp source, and unless the previous tick ended in a store failure, it
 // skips the reconciliation while the mesh's change stamp and the live owner
-// set are unchanged and the local row is published; a stamp that cannot be
-// read (or that the store cannot tell) makes it a full reconciliation, and
-// the remembered stamp is forgotten. A panic in the reconciler is returned
-// as an error.
+// set are unchanged and the reconciler is settled (see Loop's settled); a
+// stamp that cannot be read (or that the store cannot tell) makes it a full
+// reconciliation, and the remembered stamp is forgotten. The live-owner
+// version and the reconciliation share the owner leases they read (each
+// owner is read at most once per tick). A panic in the reconciler is
+// returned as an error.
 func (l *Loop) Tick(ctx context.Context) (err error) {
 	l.tickMu.Lock()
 	defer l.tickMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("autoconnect: loop tick: %w", err)
 	}
+	ctx = withTickReads(ctx)
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("autoconnect: loop tick panicked: %v", p)
@@ -321,16 +324,42 @@ func (l *Loop) stampedTick(ctx context.Context) error {
 			return err
 		}
 	}
-	if l.remembered && stamp == l.lastStamp && version == l.lastVersion && l.rec.LocalPublicationReady() {
+	if l.remembered && stamp == l.lastStamp && version == l.lastVersion && l.settled() {
 		return nil
 	}
 	if err := l.reconcile(ctx); err != nil {
 		return err
 	}
 	if !l.lastTickFailed {
+		if lt, ok := l.liveOwners.(*LeaseTracker); ok {
+			if v, ok := tickReadsOf(ctx).listingVersion(lt); ok {
+				// The version the reconciliation's listing left: its
+				// answers are what the reconciliation acted on.
+				version = v
+			}
+		}
 		l.remembered, l.lastStamp, l.lastVersion = true, stamp, version
 	}
 	return nil
+}
+
+// settledReconciler is implemented by *Reconciler: settled says whether a
+// tick would have nothing to do while the listing and its owners' liveness
+// stay as they are.
+type settledReconciler interface {
+	settled() bool
+}
+
+// settled reports whether a tick whose stamp and live-owner version did not
+// move may be skipped: for a *Reconciler, when it is settled (its local row
+// published or absent, every desired target connected, nothing left to
+// close or to remove); for another LoopReconciler, when its local row is
+// published.
+func (l *Loop) settled() bool {
+	if s, ok := l.rec.(settledReconciler); ok {
+		return s.settled()
+	}
+	return l.rec.LocalPublicationReady()
 }
 
 // reconcile runs the reconciler's tick and notes whether it failed. Called

@@ -91,6 +91,9 @@ type Reconciler struct {
 	failureStarted bool
 	// recoveryDeferUntil is when the recovery window after a failure ends.
 	recoveryDeferUntil time.Duration
+	// removalsDeferred says the last tick skipped removals (recovery
+	// window).
+	removalsDeferred bool
 	// lastDesired is the desired set of the last successful listing.
 	lastDesired *targetMap
 	// members holds the rids of the last successful listing; nil before it.
