@@ -128,6 +128,8 @@ func TestStorePorts(t *testing.T) {
 	var (
 		_ PeerWriter         = s
 		_ PeerLister         = s
+		_ PeerPublisher      = s
+		_ OwnerRetainer      = (*LeaseTracker)(nil)
 		_ MeshNodeLister     = s
 		_ OwnerLeaseReader   = s
 		_ LivenessChecker    = (*LeaseTracker)(nil)
