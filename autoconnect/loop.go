@@ -251,8 +251,10 @@ func (l *Loop) Stop(ctx context.Context) error {
 
 // PrepareTransportShutdown stops the loop for good: it cancels the timers,
 // the watch and the tick in flight, waits for the loop's goroutines and for
-// that tick to return, and then disconnects every peer. No tick runs after
-// it. Calling it again only disconnects again.
+// that tick to return, and then disconnects every peer. It makes no store
+// call, so it is also how a node stops acting on an owner lease it lost
+// (see the package doc). No tick runs after it. Calling it again only
+// disconnects again.
 func (l *Loop) PrepareTransportShutdown() {
 	l.mu.Lock()
 	l.state = loopStopped
@@ -270,7 +272,9 @@ func (l *Loop) PrepareTransportShutdown() {
 	l.rec.DisconnectPeers()
 }
 
-// FinishTransportShutdown removes the local row.
+// FinishTransportShutdown removes the local row (a store write, under the
+// node's owner id): the second half of a graceful Stop, never to be called
+// after the owner lease was lost.
 func (l *Loop) FinishTransportShutdown(ctx context.Context) error {
 	return l.rec.UnpublishLocal(ctx)
 }
