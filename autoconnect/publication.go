@@ -50,7 +50,7 @@ func (r *Reconciler) publishLocal(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	if claimed.Status != location.RejectedConflict {
-		r.noteRejected(fmt.Sprintf("the store answered the claim with %s", claimed.Status), "")
+		r.noteRejected(ctx, fmt.Sprintf("the store answered the claim with %s", claimed.Status), "")
 		return false, nil
 	}
 
@@ -97,16 +97,16 @@ func (r *Reconciler) adoptLocal(ctx context.Context, row location.PeerLocation) 
 	}
 	switch {
 	case stored == nil:
-		r.noteRejected("the row that conflicted with the claim is gone; the claim is retried on the next tick", "")
+		r.noteRejected(ctx, "the row that conflicted with the claim is gone; the claim is retried on the next tick", "")
 		return false, nil
 	case stored.OwnerID != row.OwnerID:
-		r.noteRejected("another live owner holds this node's peer row: two processes publish the same identity; "+
+		r.noteRejected(ctx, "another live owner holds this node's peer row: two processes publish the same identity; "+
 			"stop one of them or give this node its own routing id or endpoint", stored.OwnerID)
 		return false, nil
 	}
 	renewed, err := r.renewLocal(ctx, row, stored.Generation)
 	if err == nil && !renewed {
-		r.noteRejected("the row changed while it was being adopted; retried on the next tick", stored.OwnerID)
+		r.noteRejected(ctx, "the row changed while it was being adopted; retried on the next tick", stored.OwnerID)
 	}
 	return renewed, err
 }
@@ -161,7 +161,7 @@ func (r *Reconciler) notePublished(generation int64) {
 // lose a race once), at most once per publicationWarnInterval while the
 // streak lasts. holder is
 // the owner id of the stored row when it was read.
-func (r *Reconciler) noteRejected(reason, holder string) {
+func (r *Reconciler) noteRejected(ctx context.Context, reason, holder string) {
 	now := r.clock.Now()
 	r.mu.Lock()
 	r.rejectedPublications++
@@ -185,7 +185,7 @@ func (r *Reconciler) noteRejected(reason, holder string) {
 	if holder != "" {
 		attrs = append(attrs, "holder", holder)
 	}
-	r.log.Log(context.Background(), level, "autoconnect: local peer row not published; peers do not see this node", attrs...)
+	r.log.Log(ctx, level, "autoconnect: local peer row not published", attrs...)
 }
 
 // UnpublishLocal removes the published local row (RemovePeer with the row

@@ -201,7 +201,7 @@ func TestPublicationSelfHealing(t *testing.T) {
 		require.Equal(t, location.Stored, res.Status)
 
 		warnings := func() int {
-			return len(logs.at(slog.LevelWarn, "autoconnect: local peer row not published; peers do not see this node"))
+			return len(logs.at(slog.LevelWarn, "autoconnect: local peer row not published"))
 		}
 		f.tick()
 		require.False(t, f.r.LocalPublicationReady())
@@ -210,7 +210,7 @@ func TestPublicationSelfHealing(t *testing.T) {
 		f.mono.AdvanceMs(1000)
 		f.tick()
 		require.Equal(t, 1, warnings(), "a repeated rejection warns")
-		w := logs.at(slog.LevelWarn, "autoconnect: local peer row not published; peers do not see this node")[0]
+		w := logs.at(slog.LevelWarn, "autoconnect: local peer row not published")[0]
 		require.Equal(t, "oz", w.attrs["holder"])
 		require.Equal(t, "2", w.attrs["rejected_attempts"])
 		require.Contains(t, w.attrs["reason"], "stop one of them")

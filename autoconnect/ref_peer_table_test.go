@@ -2,6 +2,7 @@ package autoconnect
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 
@@ -123,13 +124,8 @@ func (p *refPeerTable) RemovePeer(_ context.Context, k location.PeerKey, owner l
 func (p *refPeerTable) ListPeers(_ context.Context, f location.PeerFilter) ([]location.PeerLocation, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	keys := make([]string, 0, len(p.rows))
-	for k := range p.rows {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	out := []location.PeerLocation{}
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(p.rows)) {
 		r := p.rows[k]
 		if (f.AutoConnectType != nil && r.AutoConnectType != *f.AutoConnectType) ||
 			(f.MeshName != nil && r.MeshName != *f.MeshName) ||

@@ -3,6 +3,7 @@ package autoconnect
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -39,12 +40,7 @@ func (l *mutablePeerLister) ListPeers(context.Context, location.PeerFilter) ([]l
 func cachedOwners(lt *LeaseTracker) []string {
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
-	out := []string{}
-	for o := range lt.snapshots {
-		out = append(out, o)
-	}
-	slices.Sort(out)
-	return out
+	return append([]string{}, slices.Sorted(maps.Keys(lt.snapshots))...)
 }
 
 // readCounts returns the reads of each owner.
