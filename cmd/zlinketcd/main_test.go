@@ -119,7 +119,7 @@ func requireOneLineError(t *testing.T, r result, want int, fragments ...string) 
 	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
 	var errLines []string
 	for _, l := range lines {
-		if strings.Contains(l, "started an embedded single-member etcd") {
+		if strings.Contains(l, "started an embedded single-member etcd") || isProgressLine(l) {
 			continue
 		}
 		errLines = append(errLines, l)
@@ -132,6 +132,17 @@ func requireOneLineError(t *testing.T, r result, want int, fragments ...string) 
 	require.NotContains(t, r.stderr, "goroutine ")
 	require.NotContains(t, r.stderr, "panic")
 	requireNoDoubledPrefix(t, errLines[0])
+}
+
+// isProgressLine reports whether l is a progress line of check or bench.
+func isProgressLine(l string) bool {
+	return strings.HasPrefix(l, "check: ") || strings.HasPrefix(l, "bench: ")
+}
+
+// lastLine is the last line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
 }
 
 // requireNoDoubledPrefix requires that no "prefix: " of a message follows

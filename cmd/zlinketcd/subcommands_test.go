@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"regexp"
 	"runtime/debug"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/etcd/api/v3/version"
 
+	"github.com/zlink-systems/zlink-etcd/internal/scratch"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -226,4 +228,65 @@ func TestVersion(t *testing.T) {
 	writeVersion(&b, bi)
 	require.Equal(t, "zlinketcd version: example.com/m v1.2.3 (commit abc123, modified)\nGo version: go1.26.8\netcd client version: v3.7.3 (API "+
 		version.APIVersion+")\n", b.String())
+}
+
+// gc lists the scratch prefixes under --prefix and removes the abandoned
+// ones (with --apply); a prefix whose run still holds its marker stays.
+func TestGCScratchPrefixes(t *testing.T) {
+	_, c, prefix, eps := sharedStore(t)
+	inUse, err := scratch.New(prefix, "check")
+	require.NoError(t, err)
+	m, err := scratch.Claim(t.Context(), c, inUse, scratch.MarkerOptions{TTL: time.Minute,
+		Value: scratch.MarkerValue{Command: "check", Holder: "host-a pid 7"}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = m.Release(context.Background()) })
+	abandoned, err := scratch.New(prefix, "bench")
+	require.NoError(t, err)
+	for _, k := range []string{"store/a", "store/b", "raw/c"} {
+		_, err := c.Put(t.Context(), abandoned+k, "v")
+		require.NoError(t, err)
+	}
+
+	conn := []string{"--endpoints", eps, "--prefix", prefix}
+	r := runCmd(t, append([]string{"gc"}, conn...)...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "gc: 2 scratch prefix(es) under "+prefix+", 1 abandoned\n")
+	require.Regexp(t, regexp.QuoteMeta(inUse)+`\s+check\s+1\s+in use by check \(host-a pid 7\) since \S+; marker lease \d+s left\n`, r.stdout)
+	require.Regexp(t, regexp.QuoteMeta(abandoned)+`\s+bench\s+3\s+abandoned\n`, r.stdout)
+	require.Regexp(t, `abandoned scratch prefixes\s+1\s+3 keys\n`, r.stdout)
+	require.Contains(t, r.stdout, "run again with --apply")
+	require.EqualValues(t, 3, keyCount(t, c, abandoned), "a dry run removes nothing")
+
+	r = runCmd(t, append([]string{"gc", "--apply"}, conn...)...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Regexp(t, regexp.QuoteMeta(abandoned)+`\s+bench\s+3\s+abandoned: removed\n`, r.stdout)
+	require.Regexp(t, `abandoned scratch prefixes\s+1\s+3 keys\n`, r.stdout)
+	require.Zero(t, keyCount(t, c, abandoned))
+	require.EqualValues(t, 1, keyCount(t, c, inUse), "the prefix in use keeps its marker")
+
+	require.NoError(t, m.Release(t.Context()))
+	r = runCmd(t, append([]string{"gc", "--apply"}, conn...)...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "gc: 0 scratch prefix(es) under "+prefix+", 0 abandoned\n", "a released marker takes its key along")
+}
+
+// Long work reports its progress on stderr (here on a fast schedule):
+// the scenario counts of check, the set-up and the runs of bench.
+func TestProgress(t *testing.T) {
+	_, _, prefix, eps := sharedStore(t)
+	fast := progressTiming{first: time.Millisecond, every: time.Millisecond}
+	r := runWith(t, runOptions{args: []string{"check", "--endpoints", eps, "--prefix", prefix, "--run", "^LS-00[1-4]_"}, progress: fast})
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Regexp(t, `(?m)^check: [1-4]/4 scenarios done \(\d passed, 0 failed, \d skipped\), in LS A\. Owner leases$`, r.stderr)
+	require.NotContains(t, r.stdout, "scenarios done", "progress goes to stderr")
+
+	r = runWith(t, runOptions{args: []string{"bench", "--endpoints", eps, "--prefix", prefix, "--clients", "2", "--mesh-size", "40", "--total", "50", "lease-read"},
+		progress: fast})
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Regexp(t, `(?m)^bench: set-up: \d+/40$`, r.stderr)
+	require.Regexp(t, `(?m)^bench: lease-read \((zlink|raw etcd)\): \d+/50$`, r.stderr)
+
+	// Work shorter than the first delay prints none.
+	var p progressTiming
+	require.Equal(t, progressTiming{first: time.Second, every: 5 * time.Second}, p.withDefaults())
 }
