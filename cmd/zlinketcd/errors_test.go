@@ -41,7 +41,9 @@ func (t refusingTxn) Then(ops ...clientv3.Op) clientv3.Txn { return refusingTxn{
 func (t refusingTxn) Else(ops ...clientv3.Op) clientv3.Txn { return refusingTxn{t.Txn.Else(ops...)} }
 
 // Commit implements clientv3.Txn.
-func (refusingTxn) Commit() (*clientv3.TxnResponse, error) { return nil, rpctypes.ErrGRPCPermissionDenied }
+func (refusingTxn) Commit() (*clientv3.TxnResponse, error) {
+	return nil, rpctypes.ErrGRPCPermissionDenied
+}
 
 // Each layer says its prefix once: the store names the operation once
 // (txn names it too), and the command does not repeat its name when a
