@@ -171,7 +171,7 @@ func gcScratch(ctx context.Context, w io.Writer, s *session, dry bool) (scratchS
 		}
 		rows = append(rows, []string{f.Prefix, f.Purpose, strconv.FormatInt(f.Keys, 10), state})
 	}
-	fmt.Fprintf(w, "gc: %d scratch prefix(es) under %s, %d abandoned\n", len(found), s.cfg.Prefix, countAbandoned(found))
+	fmt.Fprintf(w, "gc: %d scratch prefix(es) at or under %s, %d abandoned\n", len(found), s.cfg.Prefix, countAbandoned(found))
 	if len(rows) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  PREFIX\tCOMMAND\tKEYS\tSTATE")

@@ -135,7 +135,7 @@ func TestTLS(t *testing.T) {
 		{name: "no client certificate", args: []string{"--endpoints", ep, "--cacert", p.caFile},
 			fragments: []string{ep + " requires a client certificate (remote error: tls: certificate required): give --cert and --key"}},
 		{name: "client certificate of another CA", args: []string{"--endpoints", ep, "--cacert", p.caFile, "--cert", p.otherClientCert, "--key", p.otherClientKey},
-			fragments: []string{ep + " rejected the client certificate --cert " + p.otherClientCert + " (remote error: tls: ", "signed by a CA the cluster trusts"}},
+			fragments: []string{ep + " rejected the client certificate --cert " + p.otherClientCert + " (remote error: tls: unknown certificate authority)", "signed by a CA the cluster trusts"}},
 		{name: "plain http to a TLS member", args: []string{"--endpoints", plain},
 			fragments: []string{plain + " is a TLS port: use https://"}},
 		{name: "https to a plain member", args: []string{"--endpoints", sharedPlain, "--cacert", p.caFile},

@@ -250,7 +250,7 @@ func TestGCScratchPrefixes(t *testing.T) {
 	conn := []string{"--endpoints", eps, "--prefix", prefix}
 	r := runCmd(t, append([]string{"gc"}, conn...)...)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Contains(t, r.stdout, "gc: 2 scratch prefix(es) under "+prefix+", 1 abandoned\n")
+	require.Contains(t, r.stdout, "gc: 2 scratch prefix(es) at or under "+prefix+", 1 abandoned\n")
 	require.Regexp(t, regexp.QuoteMeta(inUse)+`\s+check\s+1\s+in use by check \(host-a pid 7\) since \S+; marker lease \d+s left\n`, r.stdout)
 	require.Regexp(t, regexp.QuoteMeta(abandoned)+`\s+bench\s+3\s+abandoned\n`, r.stdout)
 	require.Regexp(t, `abandoned scratch prefixes\s+1\s+3 keys\n`, r.stdout)
@@ -267,7 +267,7 @@ func TestGCScratchPrefixes(t *testing.T) {
 	require.NoError(t, m.Release(t.Context()))
 	r = runCmd(t, append([]string{"gc", "--apply"}, conn...)...)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Contains(t, r.stdout, "gc: 0 scratch prefix(es) under "+prefix+", 0 abandoned\n", "a released marker takes its key along")
+	require.Contains(t, r.stdout, "gc: 0 scratch prefix(es) at or under "+prefix+", 0 abandoned\n", "a released marker takes its key along")
 }
 
 // Long work reports its progress on stderr (here on a fast schedule):
