@@ -80,8 +80,8 @@ type env struct {
 	guard         *guard
 	progress      progressTiming
 	// explain rewords etcd's refusals with the session's user and prefix
-	// (set by open).
-	explain func(error) error
+	// (set by open); ok is false for other errors.
+	explain func(error) (msg string, ok bool)
 }
 
 // commands lists the subcommands in help order.
@@ -143,7 +143,7 @@ func run(ctx context.Context, inv invocation) int {
 	g := newGuard(ctx, cfg.CommandTimeout)
 	defer g.trip(context.Canceled)
 	e := &env{cmd: cmd.name, conn: cfg, embeddedAsked: conn.embedded, stdout: inv.stdout, stderr: inv.stderr, guard: g,
-		progress: inv.progress.withDefaults(), explain: func(err error) error { return err },
+		progress: inv.progress.withDefaults(), explain: func(error) (string, bool) { return "", false },
 		log: slog.New(slog.NewTextHandler(inv.stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))}
 	return e.runGuarded(runner, positional, inv.signals)
 }
@@ -206,7 +206,10 @@ func (e *env) finish(err error) int {
 	case errors.As(cause, &ce):
 		return fail(e.stderr, e.cmd, errors.New(ce.Error()+leftNote(err)))
 	}
-	return fail(e.stderr, e.cmd, e.explain(err))
+	if explained, ok := e.explain(err); ok {
+		return fail(e.stderr, e.cmd, errors.New(explained+leftNote(err)))
+	}
+	return fail(e.stderr, e.cmd, err)
 }
 
 // fail prints err as one line and returns its exit status.

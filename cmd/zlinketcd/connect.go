@@ -328,15 +328,15 @@ func (s *session) userName() (name, how string) {
 }
 
 // explain rewords an error of the run when it is one of etcd's refusals.
-func (s *session) explain(err error) error {
+func (s *session) explain(err error) (string, bool) {
 	if !isEtcdRefusal(err) {
-		return err
+		return "", false
 	}
 	action := "write"
 	if !s.opts.write {
 		action = "read"
 	}
-	return errors.New(s.explainText(err, action))
+	return s.explainText(err, action), true
 }
 
 // isEtcdRefusal reports whether err is an authentication or permission
