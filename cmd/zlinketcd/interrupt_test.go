@@ -41,6 +41,7 @@ func TestInterrupt(t *testing.T) {
 			sent := time.Now()
 			r := b.wait(t)
 			took := time.Since(sent)
+			t.Logf("%s: exited %v after the signal", tc.name, took.Round(time.Millisecond))
 			require.Less(t, took, 3*interruptGrace, "exits within a second of the signal (asserted with three)")
 			requireOneLineError(t, r, tc.code, "zlinketcd: "+tc.args[0]+": interrupted by "+signalName(tc.sig))
 			require.Contains(t, r.stdout, tc.stdout)
@@ -91,6 +92,7 @@ func TestInterruptProcess(t *testing.T) {
 	}
 	err = cmd.Wait()
 	took := time.Since(sent)
+	t.Logf("the process exited %v after SIGINT", took.Round(time.Millisecond))
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit, "stderr: %s", stderr.String())
 	require.Equal(t, 130, exit.ExitCode(), "stderr: %s", stderr.String())

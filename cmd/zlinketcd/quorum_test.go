@@ -57,6 +57,7 @@ func TestQuorumLoss(t *testing.T) {
 			lost := time.Now()
 			r := b.wait(t)
 			took := time.Since(lost)
+			t.Logf("%s failed %v after the quorum was lost (--command-timeout %v)", tc.name, took.Round(time.Millisecond), commandTimeout)
 
 			bound := commandTimeout + 2*time.Second
 			require.Less(t, took, 2*bound, "fails within --command-timeout + 2s (asserted with twice that)")
