@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -70,12 +71,22 @@ func decideWith[R any](ctx context.Context, s *Store, op string, now time.Time, 
 		return r, commit, err
 	})
 	if err != nil {
-		return zero, fmt.Errorf("etcdstore: %s: %w", op, err)
+		return zero, opError(op, err)
 	}
 	if out.Written {
 		replaceVersions(&res, versionOf(out.Revision))
 	}
 	return res, nil
+}
+
+// opError prefixes an error of txn.Run with the package and op; txn names
+// op itself in the errors of etcd requests, which then get only the
+// package.
+func opError(op string, err error) error {
+	if strings.HasPrefix(err.Error(), op+": ") {
+		return fmt.Errorf("etcdstore: %w", err)
+	}
+	return fmt.Errorf("etcdstore: %s: %w", op, err)
 }
 
 // replaceVersions replaces every pendingVersion inside *res (through

@@ -222,7 +222,7 @@ func (s *Store) purge(ctx context.Context, op string, table rules.Table, dry boo
 			return int64(len(c.Writes)), c, nil
 		})
 		if err != nil {
-			return removed, fmt.Errorf("etcdstore: %s: %w", op, err)
+			return removed, opError(op, err)
 		}
 		removed += n
 	}
