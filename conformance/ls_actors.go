@@ -9,7 +9,8 @@ import (
 // Catalogue section G: actors (LS-140 … LS-145). Actors follow the spot
 // rules.
 
-// ls140 is LS-140.
+// ls140 checks LS-140 "Create" (G. Actors): a NewClaim stores the actor with
+// the store time and bumps the Actor scope.
 func ls140(l *lsCase) {
 	a := l.claim("a")
 	l.expectStored(l.putActor(lsACTOR("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "ACTOR(a) NewClaim")
@@ -41,7 +42,8 @@ func lsActorClaimRules(l *lsCase, id string) int64 {
 	return g
 }
 
-// ls141 is LS-141, with its ⏱L variant on actor-2.
+// ls141 checks LS-141 "Claim rules (as spots)" (G. Actors), with its ⏱L variant
+// on actor-2.
 func ls141(l *lsCase) {
 	l.claim("a")
 	b := l.claim("b")
@@ -55,7 +57,7 @@ func ls141(l *lsCase) {
 	l.expectStored(l.putActor(x, location.IntentNewClaim), numAbove(2, g), l.now(), "ACTOR(b) NewClaim after expire(a)")
 }
 
-// ls142 is LS-142.
+// ls142 checks LS-142 "Remove fencing" (G. Actors).
 func ls142(l *lsCase) {
 	a := l.claim("a")
 	res := l.putActor(lsACTOR("a", a.LeaseGeneration), location.IntentNewClaim)
@@ -72,7 +74,7 @@ func ls142(l *lsCase) {
 	require.Nil(l, l.resolveActor(lsActorKey()))
 }
 
-// ls143 is LS-143.
+// ls143 checks LS-143 "Mesh is part of actor identity" (G. Actors).
 func ls143(l *lsCase) {
 	a := l.claim("a")
 	l.expectStored(l.putActor(lsACTOR("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), l.now(), "ACTOR(a) in play")
@@ -87,7 +89,8 @@ func ls143(l *lsCase) {
 	require.NotNil(l, l.resolveActor(location.ActorKey{MeshName: "other", ActorID: "actor-1"}), "the other mesh's row stays")
 }
 
-// ls144 is LS-144.
+// ls144 checks LS-144 "Filters (no mesh field)" (G. Actors): every ActorFilter
+// field selects the matching rows.
 func ls144(l *lsCase) {
 	a := l.claim("a")
 	mk := func(mesh, id, typ, node, spot string, kind location.SpotKind) location.ActorLocation {
@@ -126,7 +129,7 @@ func ls144(l *lsCase) {
 	}
 }
 
-// ls145 is LS-145.
+// ls145 checks LS-145 "No writer lease needed" (G. Actors).
 func ls145(l *lsCase) {
 	l.expectStored(l.putActor(lsACTOR("ghost", 1), location.IntentNewClaim), numPositive(1), T0(), "ACTOR(ghost, 1) NewClaim")
 }

@@ -24,7 +24,8 @@ func lsEveryStamp(names ...string) []stampScope {
 	return out
 }
 
-// ls190 is LS-190.
+// ls190 checks LS-190 "Fresh store" (K. Change stamps): every stamp of an
+// empty store reads 0.
 func ls190(l *lsCase) {
 	for _, k := range []location.LocationKind{location.LocationPeer, location.LocationSpot, location.LocationActor, location.LocationRoute, location.LocationClientServer} {
 		l.expectStamp(stampOf(k, ""), 0)
@@ -36,7 +37,7 @@ func ls190(l *lsCase) {
 	}
 }
 
-// ls191 is LS-191.
+// ls191 checks LS-191 "Per-mesh and global counters" (K. Change stamps).
 func ls191(l *lsCase) {
 	l.claim("a")
 	play, other, global := stampOf(location.LocationPeer, lsMeshPlay), stampOf(location.LocationPeer, "other"), stampOf(location.LocationPeer, "")
@@ -65,14 +66,14 @@ func ls191(l *lsCase) {
 	l.expectStamp(global, 3)
 }
 
-// ls192 is LS-192.
+// ls192 checks LS-192 "Mesh nodes use the Peer scope" (K. Change stamps; A-05).
 func ls192(l *lsCase) {
 	lsCreateMN(l, nil)
 	l.expectStamp(stampOf(location.LocationPeer, lsMeshGame), 1)
 	l.expectStamp(stampScope{Kind: location.ScopeMeshNode, Mesh: lsMeshGame}, 0)
 }
 
-// ls193 is LS-193.
+// ls193 checks LS-193 "No bump without a change" (K. Change stamps).
 func ls193(l *lsCase) {
 	a := l.claim("a")
 	b := l.claim("b")
@@ -193,14 +194,15 @@ func ls193(l *lsCase) {
 	check("a transfer operation")
 }
 
-// ls194 is LS-194.
+// ls194 checks LS-194 "Routes are global only" (K. Change stamps; A-09).
 func ls194(l *lsCase) {
 	lsCreateRoute(l)
 	l.expectStamp(stampOf(location.LocationRoute, ""), 1)
 	l.expectStamp(stampOf(location.LocationRoute, lsMeshPlay), 0)
 }
 
-// ls195 is LS-195 (A-06 reproduced: ChannelName is ignored).
+// ls195 checks LS-195 "Client-server scopes" (K. Change stamps; A-06
+// reproduced: ChannelName is ignored).
 func ls195(l *lsCase) {
 	a := l.claim("a")
 	orders, billing, global := stampOf(location.LocationClientServer, "orders"), stampOf(location.LocationClientServer, "billing"), stampOf(location.LocationClientServer, "")
@@ -226,7 +228,7 @@ func ls195(l *lsCase) {
 	require.Equal(l, l.readStamp(global), byChannel, "ChannelName is ignored: the global client-server counter")
 }
 
-// ls196 is LS-196.
+// ls196 checks LS-196 "Optional mesh-node stamp" (K. Change stamps).
 func ls196(l *lsCase) {
 	st, ok := l.S.(location.MeshNodeChangeStamper)
 	if !ok {
@@ -261,7 +263,8 @@ func ls196(l *lsCase) {
 	require.Equal(l, s3, read(lsMeshGame), "another mesh's write leaves game's stamp")
 }
 
-// ls197 is LS-197 (A-39 fixed: one bump).
+// ls197 checks LS-197 "Empty mesh name" (K. Change stamps; A-39 fixed: one
+// bump).
 func ls197(l *lsCase) {
 	a := l.claim("a")
 	s := lsSpotOn("a", a.LeaseGeneration, "", "spot-1")
@@ -269,7 +272,8 @@ func ls197(l *lsCase) {
 	l.expectStamp(stampOf(location.LocationSpot, ""), 1)
 }
 
-// ls198 is LS-198.
+// ls198 checks LS-198 "Renew and revision updates bump, replays do not" (K.
+// Change stamps).
 func ls198(l *lsCase) {
 	a := l.claim("a")
 	g := lsCreateMN(l, nil)

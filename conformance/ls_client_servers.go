@@ -29,7 +29,8 @@ func lsCreateCS(l *lsCase) int64 {
 	return res.Generation
 }
 
-// ls080 is LS-080.
+// ls080 checks LS-080 "Create" (C. Client-server descriptors): a NewClaim
+// stores the row and bumps the ClientServer scope only.
 func ls080(l *lsCase) {
 	a := l.claim("a")
 	l.expectStored(l.putCS(lsCS(a), location.IntentNewClaim), numPositive(1), T0(), "CS(a) NewClaim")
@@ -41,7 +42,8 @@ func ls080(l *lsCase) {
 	l.expectStamp(stampOf(location.LocationPeer, ""), 0)
 }
 
-// ls081 is LS-081.
+// ls081 checks LS-081 "Validation" (C. Client-server descriptors): each bad
+// field fails with its error class and changes nothing.
 func ls081(l *lsCase) {
 	a := l.claim("a")
 	invalid := []struct {
@@ -76,7 +78,8 @@ func ls081(l *lsCase) {
 	}
 }
 
-// ls082 is LS-082.
+// ls082 checks LS-082 "Lease checks" (C. Client-server descriptors): a writer
+// without a live lease of the right generation is rejected.
 func ls082(l *lsCase) {
 	a := l.claim("a")
 	before := l.snap()
@@ -89,7 +92,8 @@ func ls082(l *lsCase) {
 	l.noEffect(before, "write with an expired lease")
 }
 
-// ls083 is LS-083.
+// ls083 checks LS-083 "Replay" (C. Client-server descriptors): an identical
+// Renew keeps generation and updatedAt and bumps nothing.
 func ls083(l *lsCase) {
 	g := lsCreateCS(l)
 	stamps := lsAllStampScopes("orders")
@@ -102,7 +106,7 @@ func ls083(l *lsCase) {
 	}
 }
 
-// ls084 is LS-084.
+// ls084 checks LS-084 "Revision update" (C. Client-server descriptors).
 func ls084(l *lsCase) {
 	g := lsCreateCS(l)
 	s := stampOf(location.LocationClientServer, "orders")
@@ -117,7 +121,7 @@ func ls084(l *lsCase) {
 	l.expectFailed(l.putCS(d, location.IntentRenew), location.IgnoredStale, "same revision, different content")
 }
 
-// ls085 is LS-085.
+// ls085 checks LS-085 "Immutable change" (C. Client-server descriptors).
 func ls085(l *lsCase) {
 	lsCreateCS(l)
 	edits := []struct {
@@ -138,14 +142,16 @@ func ls085(l *lsCase) {
 	}
 }
 
-// ls086 is LS-086.
+// ls086 checks LS-086 "Re-create continues the counter" (C. Client-server
+// descriptors).
 func ls086(l *lsCase) {
 	g := lsCreateCS(l)
 	require.Equal(l, location.Stored, l.rmCS(lsCSKey(), l.tok("a")))
 	l.expectStored(l.putCS(lsCS(l.tok("a")), location.IntentNewClaim), numAbove(2, g), l.now(), "CS(a) re-created")
 }
 
-// ls087 is LS-087.
+// ls087 checks LS-087 "Other owner" (C. Client-server descriptors): another
+// owner's NewClaim is ignored until the holder's lease has expired.
 func ls087(l *lsCase) {
 	g := lsCreateCS(l)
 	b := l.claim("b")
@@ -155,7 +161,8 @@ func ls087(l *lsCase) {
 	require.Equal(l, "b", l.listCS("orders")[0].OwnerID)
 }
 
-// ls088 is LS-088.
+// ls088 checks LS-088 "List" (C. Client-server descriptors): a list is per
+// channel and shows a dead owner's rows.
 func ls088(l *lsCase) {
 	lsCreateCS(l)
 	d := lsCS(l.tok("a"))
@@ -168,7 +175,8 @@ func ls088(l *lsCase) {
 	require.Equal(l, "a", rows[0].OwnerID)
 }
 
-// ls089 is LS-089.
+// ls089 checks LS-089 "Remove" (C. Client-server descriptors): fenced by the
+// lease generation; a removal bumps the channel stamp.
 func ls089(l *lsCase) {
 	lsCreateCS(l)
 	a := l.tok("a")

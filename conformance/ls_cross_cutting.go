@@ -16,7 +16,8 @@ import (
 
 // Catalogue section L: cross-cutting rules (LS-200 … LS-209).
 
-// ls200 is LS-200 (A-29 fixed: every method checks its context first).
+// ls200 checks LS-200 "Cancelled context" (L. Cross-cutting; A-29 fixed: every
+// method checks its context first).
 func ls200(l *lsCase) {
 	a := l.claim("a")
 	l.expectStored(l.putMN(lsMN(a), location.IntentNewClaim), numPositive(1), T0(), "MN(a)")
@@ -141,7 +142,8 @@ func lsActorReserve(id, mesh, node string, owner location.OwnerToken) location.R
 	}
 }
 
-// ls201 is LS-201.
+// ls201 checks LS-201 "Order" (L. Cross-cutting): lists are in (mesh, id) byte
+// order, not creation order.
 func ls201(l *lsCase) {
 	a := l.claim("a")
 	lsSpotRows(l,
@@ -154,7 +156,8 @@ func ls201(l *lsCase) {
 	require.Equal(l, []string{"m1/spot-z", "m2/spot-a", "m2/spot-b", "m2/spot-c"}, lsMeshSpotIDs(l.listSpots(location.SpotFilter{}, location.PageRequest{}).Items))
 }
 
-// ls202 is LS-202.
+// ls202 checks LS-202 "Full traversal" (L. Cross-cutting): paging through all
+// rows yields the unpaged list.
 func ls202(l *lsCase) {
 	a := l.claim("a")
 	for i := 1; i <= 5; i++ {
@@ -178,7 +181,8 @@ func ls202(l *lsCase) {
 	l.expectSameRow(all.Items, got, "the pages concatenated equal the unpaged list")
 }
 
-// ls203 is LS-203 (A-40 fixed).
+// ls203 checks LS-203 "Returned rows are copies" (L. Cross-cutting; A-40
+// fixed).
 func ls203(l *lsCase) {
 	lsCreateMN(l, nil)
 	lsCreateSpot(l)
@@ -203,7 +207,7 @@ func ls203(l *lsCase) {
 	l.expectSameRow(wantPeers, l.listPeers(location.PeerFilter{}), "ListPeers after mutating a returned row")
 }
 
-// ls204 is LS-204.
+// ls204 checks LS-204 "Caller timestamps are ignored" (L. Cross-cutting).
 func ls204(l *lsCase) {
 	a := l.claim("a")
 	old := time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -237,7 +241,7 @@ func ls204(l *lsCase) {
 	l.expectTime(l.resolveRoute(lsRouteKey()).UpdatedAt, T0(), "resolved route")
 }
 
-// ls205 is LS-205.
+// ls205 checks LS-205 "Failure payload" (L. Cross-cutting).
 func ls205(l *lsCase) {
 	a := l.claim("a")
 	b := l.claim("b")
@@ -267,8 +271,9 @@ func ls205(l *lsCase) {
 	l.expectFailed(l.putRoute(lsROUTE("b", 0), location.IntentNewClaim), location.RejectedConflict, "ROUTE NewClaim over live a")
 }
 
-// ls206 is LS-206: concurrent NewClaims on one fresh key, started together
-// behind a barrier, and concurrent claims of one owner lease.
+// ls206 checks LS-206 "Concurrent claims are atomic" (L. Cross-cutting):
+// concurrent NewClaims on one fresh key, started together behind a barrier,
+// and concurrent claims of one owner lease.
 func ls206(l *lsCase) {
 	a := l.claim("a")
 	b := l.claim("b")
@@ -336,7 +341,7 @@ func ls206(l *lsCase) {
 	require.Equal(l, 1, won, "exactly one concurrent claim of owner-z succeeds")
 }
 
-// ls207 is LS-207 (A-31, Go fix).
+// ls207 checks LS-207 "Unknown write intent" (L. Cross-cutting; A-31, Go fix).
 func ls207(l *lsCase) {
 	a := l.claim("a")
 	writes := []struct {
@@ -369,7 +374,8 @@ func ls207(l *lsCase) {
 	l.noEffect(before, "writes with unknown intents")
 }
 
-// ls208 is LS-208 (A-41, Go rule).
+// ls208 checks LS-208 "Transfer lease under one millisecond" (L. Cross-cutting;
+// A-41, Go rule).
 func ls208(l *lsCase) {
 	ref := lsRef(lsXFER())
 	for _, ttl := range []time.Duration{0, -time.Millisecond, 999 * time.Microsecond} {
@@ -395,10 +401,11 @@ func ls208(l *lsCase) {
 	l.expectXferStatus(l.takeOver(ref, "recovery-c", time.Millisecond), location.TransferStored, "the successor's 1 ms lease expired 1 ms later")
 }
 
-// ls209 is LS-209: RemoveAllByOwner races a NewClaim on one of the owner's
-// spots while an observer reads the owner's authority record and then the
-// spot; in no round may the observer see the authority record gone while
-// the owner's spot remains.
+// ls209 checks LS-209 "RemoveAllByOwner is one atomic step" (L. Cross-cutting;
+// in memory only, etcd batches it, E-8): RemoveAllByOwner races a NewClaim on
+// one of the owner's spots while an observer reads the owner's authority record
+// and then the spot; in no round may the observer see the authority record gone
+// while the owner's spot remains.
 func ls209(l *lsCase) {
 	b := l.claim("b")
 	const rounds = 20

@@ -32,7 +32,8 @@ func lsEntryConflictSetup(l *lsCase) location.MeshNodeDescriptor {
 	return d
 }
 
-// ls060 is LS-060.
+// ls060 checks LS-060 "Entry spot conflict on another key" (B. Mesh-node
+// descriptors).
 func ls060(l *lsCase) {
 	other := lsEntryConflictSetup(l)
 	l.expectFailed(l.putMN(other, location.IntentNewClaim), location.RejectedConflict, "MNE(b, node-b) claims entry-1 held by a")
@@ -40,7 +41,8 @@ func ls060(l *lsCase) {
 	l.expectStamp(stampOf(location.LocationPeer, lsMeshGame), 1)
 }
 
-// ls061 is LS-061.
+// ls061 checks LS-061 "Remove releases the entry spot" (B. Mesh-node
+// descriptors).
 func ls061(l *lsCase) {
 	other := lsEntryConflictSetup(l)
 	l.expectFailed(l.putMN(other, location.IntentNewClaim), location.RejectedConflict, "MNE(b, node-b) while a holds entry-1")
@@ -59,7 +61,8 @@ func lsDeadEntryHolder(l *lsCase) int64 {
 	return res.Generation
 }
 
-// ls062 is LS-062 (A-03 fixed: the dead owner's claim is free).
+// ls062 checks LS-062 "Dead owner's claim on the same key" (B. Mesh-node
+// descriptors; A-03 fixed: the dead owner's claim is free).
 func ls062(l *lsCase) {
 	g := lsDeadEntryHolder(l)
 	b := l.claim("b")
@@ -67,7 +70,8 @@ func ls062(l *lsCase) {
 	require.Equal(l, "b", l.oneMN(lsMeshGame).OwnerID)
 }
 
-// ls063 is LS-063.
+// ls063 checks LS-063 "New owner without entry spot frees the claim" (B.
+// Mesh-node descriptors).
 func ls063(l *lsCase) {
 	g := lsDeadEntryHolder(l)
 	b := l.claim("b")
@@ -76,7 +80,8 @@ func ls063(l *lsCase) {
 	l.expectStored(l.putMN(lsMNEOn(c, "node-c"), location.IntentNewClaim), numPositive(1), l.now(), "MNE(c, node-c)")
 }
 
-// ls064 is LS-064.
+// ls064 checks LS-064 "Restarted owner keeps its claim" (B. Mesh-node
+// descriptors).
 func ls064(l *lsCase) {
 	_, g := lsRestartedOwner(l, lsMNE)
 	b := l.claim("b")
@@ -84,7 +89,8 @@ func ls064(l *lsCase) {
 	l.expectFailed(l.putMN(lsMNEOn(b, "node-b"), location.IntentNewClaim), location.RejectedConflict, "MNE(b, node-b) while restarted a holds entry-1")
 }
 
-// ls065 is LS-065 (A-02 fixed: the claim survives).
+// ls065 checks LS-065 "Same-owner Takeover with unchanged entry spot" (B.
+// Mesh-node descriptors; A-02 fixed: the claim survives).
 func ls065(l *lsCase) {
 	a := l.claim("a")
 	b := l.claim("b")
@@ -94,7 +100,8 @@ func ls065(l *lsCase) {
 	l.expectFailed(l.putMN(lsMNEOn(b, "node-b"), location.IntentNewClaim), location.RejectedConflict, "MNE(b, node-b): a still holds entry-1")
 }
 
-// ls066 is LS-066.
+// ls066 checks LS-066 "Takeover changing the entry spot releases the old one"
+// (B. Mesh-node descriptors).
 func ls066(l *lsCase) {
 	_, g := lsRestartedOwner(l, lsMNE)
 	b := l.claim("b")
@@ -110,14 +117,16 @@ func ls066(l *lsCase) {
 	l.expectFailed(l.putMN(e2, location.IntentNewClaim), location.RejectedConflict, "MN(c, node-c, entry-2) while a holds entry-2")
 }
 
-// ls067 is LS-067.
+// ls067 checks LS-067 "Same owner, second key, same entry spot" (B. Mesh-node
+// descriptors).
 func ls067(l *lsCase) {
 	a := l.claim("a")
 	l.expectStored(l.putMN(lsMNE(a), location.IntentNewClaim), numPositive(1), l.now(), "MNE(a)")
 	l.expectFailed(l.putMN(lsMNEOn(a, "node-b"), location.IntentNewClaim), location.RejectedConflict, "MNE(a, node-b): entry-1 is claimed by K_A")
 }
 
-// ls068 is LS-068.
+// ls068 checks LS-068 "removeAllByOwner releases the claim" (B. Mesh-node
+// descriptors).
 func ls068(l *lsCase) {
 	a := l.claim("a")
 	b := l.claim("b")
@@ -126,7 +135,8 @@ func ls068(l *lsCase) {
 	l.expectStored(l.putMN(lsMNEOn(b, "node-b"), location.IntentNewClaim), numPositive(1), l.now(), "MNE(b, node-b) after the sweep")
 }
 
-// ls069 is LS-069 (cross-suite).
+// ls069 checks LS-069 "Entry claims block authority reservations" (B. Mesh-node
+// descriptors; cross-suite).
 func ls069(l *lsCase) {
 	a := l.claim("a")
 	b := l.claim("b")

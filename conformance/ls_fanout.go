@@ -45,7 +45,7 @@ func lsEveryStampZero(l *lsCase, names ...string) {
 	}
 }
 
-// ls090 is LS-090.
+// ls090 checks LS-090 "Create bumps nothing" (D. Fanout publishers).
 func ls090(l *lsCase) {
 	lsCreateFP(l)
 	want := lsFP(l.tok("a"))
@@ -54,7 +54,8 @@ func ls090(l *lsCase) {
 	lsEveryStampZero(l, "events")
 }
 
-// ls091 is LS-091.
+// ls091 checks LS-091 "Revision rules" (D. Fanout publishers): a mutable change
+// needs a higher revision and an immutable one a new lifecycle.
 func ls091(l *lsCase) {
 	g := lsCreateFP(l)
 	a := l.tok("a")
@@ -84,7 +85,8 @@ func ls091(l *lsCase) {
 	require.Equal(l, location.StateDraining, rows[0].State)
 }
 
-// ls092 is LS-092.
+// ls092 checks LS-092 "Validation" (D. Fanout publishers): each bad field fails
+// with its error class and changes nothing.
 func ls092(l *lsCase) {
 	a := l.claim("a")
 	invalid := []struct {
@@ -107,7 +109,8 @@ func ls092(l *lsCase) {
 	}
 }
 
-// ls093 is LS-093 (A-16 reproduced: liveness by owner id).
+// ls093 checks LS-093 "Liveness filter" (D. Fanout publishers; A-16 reproduced:
+// liveness by owner id).
 func ls093(l *lsCase) {
 	lsCreateFP(l)
 	b := l.claim("b")
@@ -118,7 +121,7 @@ func ls093(l *lsCase) {
 	require.Equal(l, []string{"pub-a", "pub-b"}, lsFPRIDs(l.listFP("events")), "b holds a new lease: its old row is listed again")
 }
 
-// ls094 is LS-094.
+// ls094 checks LS-094 "Released owner hidden" (D. Fanout publishers).
 func ls094(l *lsCase) {
 	g := lsCreateFP(l)
 	l.release("a")
@@ -127,7 +130,7 @@ func ls094(l *lsCase) {
 	l.expectStored(l.putFP(lsFP(b), location.IntentNewClaim), numAbove(2, g), l.now(), "FP(b) NewClaim on the hidden row's key")
 }
 
-// ls095 is LS-095.
+// ls095 checks LS-095 "Paging counts live rows only" (D. Fanout publishers).
 func ls095(l *lsCase) {
 	a := l.claim("a")
 	b := l.claim("b")
@@ -145,7 +148,8 @@ func ls095(l *lsCase) {
 	l.expectToken(p.ContinuationToken, "", "second page")
 }
 
-// ls096 is LS-096.
+// ls096 checks LS-096 "Remove" (D. Fanout publishers): fenced by the lease
+// generation, and no stamp moves.
 func ls096(l *lsCase) {
 	lsCreateFP(l)
 	a := l.tok("a")
@@ -155,7 +159,8 @@ func ls096(l *lsCase) {
 	lsEveryStampZero(l, "events")
 }
 
-// ls097 is LS-097.
+// ls097 checks LS-097 "Lease checks" (D. Fanout publishers): a writer without
+// a lease, or with the wrong generation, is rejected.
 func ls097(l *lsCase) {
 	a := l.claim("a")
 	before := l.snap()

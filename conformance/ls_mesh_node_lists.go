@@ -9,7 +9,7 @@ import (
 // Catalogue section B, third part: mesh-node remove and list (LS-070 …
 // LS-076).
 
-// ls070 is LS-070.
+// ls070 checks LS-070 "Remove rejections" (B. Mesh-node descriptors).
 func ls070(l *lsCase) {
 	lsCreateMN(l, nil)
 	b := l.claim("b")
@@ -21,7 +21,8 @@ func ls070(l *lsCase) {
 	l.noEffect(before, "rejected removes")
 }
 
-// ls071 is LS-071.
+// ls071 checks LS-071 "Remove" (B. Mesh-node descriptors): the owner removes
+// its descriptor and the Peer stamps move.
 func ls071(l *lsCase) {
 	lsCreateMN(l, nil)
 	scopes := []stampScope{stampOf(location.LocationPeer, lsMeshGame), stampOf(location.LocationPeer, "")}
@@ -35,7 +36,7 @@ func ls071(l *lsCase) {
 	}
 }
 
-// ls072 is LS-072.
+// ls072 checks LS-072 "Remove needs no live lease" (B. Mesh-node descriptors).
 func ls072(l *lsCase) {
 	lsCreateMN(l, nil)
 	l.expire("a")
@@ -43,7 +44,8 @@ func ls072(l *lsCase) {
 	require.Empty(l, l.listMN(lsMeshGame))
 }
 
-// ls073 is LS-073 (A-04: a re-created mesh node restarts at 1 in memory).
+// ls073 checks LS-073 "Re-create after remove" (B. Mesh-node descriptors; A-04:
+// a re-created mesh node restarts at 1 in memory).
 func ls073(l *lsCase) {
 	g := lsCreateMN(l, nil)
 	l.expectStored(l.putMN(lsMN(l.tok("a")), location.IntentTakeover), numAbove(2, g), l.now(), "MN(a) Takeover")
@@ -51,7 +53,8 @@ func ls073(l *lsCase) {
 	l.expectStored(l.putMN(lsMN(l.tok("a")), location.IntentNewClaim), numPositive(1), l.now(), "MN(a) re-created")
 }
 
-// ls074 is LS-074.
+// ls074 checks LS-074 "List is per mesh and not liveness-filtered" (B.
+// Mesh-node descriptors).
 func ls074(l *lsCase) {
 	lsCreateMN(l, nil)
 	d := lsMN(l.tok("a"))
@@ -63,7 +66,7 @@ func ls074(l *lsCase) {
 	l.expectSameRow(lsListed(lsMN(l.tok("a")), T0()), rows[0], "the listed row")
 }
 
-// ls075 is LS-075.
+// ls075 checks LS-075 "Capacity projection" (B. Mesh-node descriptors).
 func ls075(l *lsCase) {
 	var stored location.MeshNodeDescriptor
 	lsCreateMN(l, func(d *location.MeshNodeDescriptor) {
@@ -84,7 +87,8 @@ func ls075(l *lsCase) {
 	l.expectSameRow(lsListed(stored, T0()), row, "every other field as stored")
 }
 
-// ls076 is LS-076.
+// ls076 checks LS-076 "Paging" (B. Mesh-node descriptors): pages of two in
+// rid order, then the rest, and the whole list without a page request.
 func ls076(l *lsCase) {
 	l.claim("a")
 	for _, r := range []string{"node-a", "node-b", "node-c"} {

@@ -58,7 +58,8 @@ func lsCreateMN(l *lsCase, edit func(*location.MeshNodeDescriptor)) int64 {
 	return res.Generation
 }
 
-// ls030 is LS-030.
+// ls030 checks LS-030 "Create" (B. Mesh-node descriptors): a NewClaim stores
+// the descriptor, stamps it with the store time and bumps the Peer scope.
 func ls030(l *lsCase) {
 	a := l.claim("a")
 	res := l.putMN(lsMN(a), location.IntentNewClaim)
@@ -70,13 +71,14 @@ func ls030(l *lsCase) {
 	l.expectStamp(stampOf(location.LocationClientServer, ""), 0)
 }
 
-// ls031 is LS-031.
+// ls031 checks LS-031 "Create with Takeover intent" (B. Mesh-node descriptors).
 func ls031(l *lsCase) {
 	a := l.claim("a")
 	l.expectStored(l.putMN(lsMN(a), location.IntentTakeover), numPositive(1), T0(), "MN(a) Takeover on an absent key")
 }
 
-// ls032 is LS-032.
+// ls032 checks LS-032 "Renew of an absent descriptor" (B. Mesh-node
+// descriptors).
 func ls032(l *lsCase) {
 	a := l.claim("a")
 	before := l.snap()
@@ -85,7 +87,7 @@ func ls032(l *lsCase) {
 	l.noEffect(before, "Renew of an absent descriptor")
 }
 
-// ls033 is LS-033.
+// ls033 checks LS-033 "Writer without a lease" (B. Mesh-node descriptors).
 func ls033(l *lsCase) {
 	before := l.snap()
 	for _, in := range []location.WriteIntent{location.IntentNewClaim, location.IntentRenew, location.IntentTakeover} {
@@ -94,7 +96,8 @@ func ls033(l *lsCase) {
 	l.noEffect(before, "writes without a lease")
 }
 
-// ls034 is LS-034.
+// ls034 checks LS-034 "Writer lease generation mismatch" (B. Mesh-node
+// descriptors).
 func ls034(l *lsCase) {
 	a := l.claim("a")
 	before := l.snap()
@@ -102,7 +105,7 @@ func ls034(l *lsCase) {
 	l.noEffect(before, "write with a mismatching lease generation")
 }
 
-// ls035 is LS-035.
+// ls035 checks LS-035 "Writer lease expired" (B. Mesh-node descriptors).
 func ls035(l *lsCase) {
 	lsCreateMN(l, nil)
 	l.expire("a")
@@ -112,7 +115,8 @@ func ls035(l *lsCase) {
 	require.Equal(l, int64(3), l.oneMN(lsMeshGame).DescriptorRevision, "the listed row keeps revision 3")
 }
 
-// ls036 is LS-036.
+// ls036 checks LS-036 "Validation precedes the lease check" (B. Mesh-node
+// descriptors).
 func ls036(l *lsCase) {
 	d := lsMN(lsToken("ghost", 1))
 	d.MeshName = ""
@@ -120,7 +124,7 @@ func ls036(l *lsCase) {
 	l.expectInputError(err, location.ClassType, `MN(meshName "", owner ghost)`)
 }
 
-// ls037 is LS-037.
+// ls037 checks LS-037 "Validation table" (B. Mesh-node descriptors).
 func ls037(l *lsCase) {
 	a := l.claim("a")
 	nul := l.claim("a\x00b")
@@ -188,7 +192,8 @@ func ls037(l *lsCase) {
 	}
 }
 
-// ls038 is LS-038.
+// ls038 checks LS-038 "Validation boundaries accepted" (B. Mesh-node
+// descriptors).
 func ls038(l *lsCase) {
 	l.claim("a")
 	variants := []struct {
@@ -226,7 +231,8 @@ func ls038(l *lsCase) {
 	}
 }
 
-// ls039 is LS-039.
+// ls039 checks LS-039 "Exact replay keeps generation and updatedAt" (B.
+// Mesh-node descriptors).
 func ls039(l *lsCase) {
 	g := lsCreateMN(l, nil)
 	peerGame := stampOf(location.LocationPeer, lsMeshGame)
@@ -240,7 +246,7 @@ func ls039(l *lsCase) {
 	l.expectTime(l.oneMN(lsMeshGame).UpdatedAt, T0(), "the listed row keeps updatedAt")
 }
 
-// ls040 is LS-040.
+// ls040 checks LS-040 "Normalised replay" (B. Mesh-node descriptors).
 func ls040(l *lsCase) {
 	second := location.ObjectCapability{
 		ObjectKind: location.ObjectUserSpot, StableType: "lobby", Policy: location.PolicyRecreate, Limit: 10,
@@ -264,7 +270,8 @@ func ls040(l *lsCase) {
 	require.Equal(l, []string{"room", "lobby"}, l.oneMN(lsMeshGame).SpotTypes)
 }
 
-// ls041 is LS-041.
+// ls041 checks LS-041 "Same revision, mutable change" (B. Mesh-node
+// descriptors).
 func ls041(l *lsCase) {
 	lsCreateMN(l, nil)
 	before := l.snap()
@@ -274,7 +281,7 @@ func ls041(l *lsCase) {
 	l.noEffect(before, "same revision, mutable change")
 }
 
-// ls042 is LS-042.
+// ls042 checks LS-042 "Revision update" (B. Mesh-node descriptors).
 func ls042(l *lsCase) {
 	g := lsCreateMN(l, nil)
 	peerGame := stampOf(location.LocationPeer, lsMeshGame)
@@ -293,7 +300,8 @@ func ls042(l *lsCase) {
 	l.expectStamp(peerGame, 2)
 }
 
-// ls043 is LS-043.
+// ls043 checks LS-043 "Revision update through NewClaim by the same owner and
+// lease" (B. Mesh-node descriptors).
 func ls043(l *lsCase) {
 	g := lsCreateMN(l, nil)
 	d := lsMN(l.tok("a"))
@@ -337,7 +345,7 @@ func lsFindMN(l *lsCase, r location.RoutingID) location.MeshNodeDescriptor {
 	return location.MeshNodeDescriptor{}
 }
 
-// ls044 is LS-044.
+// ls044 checks LS-044 "Mutable fields" (B. Mesh-node descriptors).
 func ls044(l *lsCase) {
 	edits := []func(*location.MeshNodeDescriptor){
 		func(d *location.MeshNodeDescriptor) { d.PlacementWeight = 1 },
@@ -364,7 +372,7 @@ func ls044(l *lsCase) {
 	})
 }
 
-// ls045 is LS-045.
+// ls045 checks LS-045 "Immutable fields" (B. Mesh-node descriptors).
 func ls045(l *lsCase) {
 	edits := []func(*location.MeshNodeDescriptor){
 		func(d *location.MeshNodeDescriptor) { d.Endpoint = "tcp://10.0.0.9:7300" },
@@ -399,19 +407,20 @@ func lsRenewVariant(l *lsCase, what string, edit func(*location.MeshNodeDescript
 	l.noEffect(before, "%s", what)
 }
 
-// ls046 is LS-046.
+// ls046 checks LS-046 "Lifecycle change" (B. Mesh-node descriptors).
 func ls046(l *lsCase) {
 	lsRenewVariant(l, "lifecycle 8, revision 4", func(d *location.MeshNodeDescriptor) {
 		d.LifecycleGeneration, d.DescriptorRevision = 8, 4
 	})
 }
 
-// ls047 is LS-047.
+// ls047 checks LS-047 "Lower revision" (B. Mesh-node descriptors).
 func ls047(l *lsCase) {
 	lsRenewVariant(l, "revision 2", func(d *location.MeshNodeDescriptor) { d.DescriptorRevision = 2 })
 }
 
-// ls048 is LS-048 (A-10: IgnoredStale, not RejectedConflict).
+// ls048 checks LS-048 "Other live owner's NewClaim" (B. Mesh-node descriptors;
+// A-10: IgnoredStale, not RejectedConflict).
 func ls048(l *lsCase) {
 	lsCreateMN(l, nil)
 	b := l.claim("b")
@@ -421,7 +430,7 @@ func ls048(l *lsCase) {
 	l.noEffect(before, "NewClaim over a live owner's row")
 }
 
-// ls049 is LS-049.
+// ls049 checks LS-049 "Other owner after expiry" (B. Mesh-node descriptors).
 func ls049(l *lsCase) {
 	g := lsCreateMN(l, nil)
 	b := l.claim("b")
@@ -433,7 +442,7 @@ func ls049(l *lsCase) {
 	l.expectStampDelta(before, l.readStamps(peerGame), peerGame, 1)
 }
 
-// ls050 is LS-050.
+// ls050 checks LS-050 "Other owner after release" (B. Mesh-node descriptors).
 func ls050(l *lsCase) {
 	g := lsCreateMN(l, nil)
 	b := l.claim("b")
@@ -454,7 +463,7 @@ func lsRestartedOwner(l *lsCase, mk func(location.OwnerToken) location.MeshNodeD
 	return g1, res.Generation
 }
 
-// ls051 is LS-051.
+// ls051 checks LS-051 "Restarted owner" (B. Mesh-node descriptors).
 func ls051(l *lsCase) {
 	_, g := lsRestartedOwner(l, lsMN)
 	g2 := l.tok("a")
@@ -463,13 +472,15 @@ func ls051(l *lsCase) {
 	require.Equal(l, g2.LeaseGeneration, l.oneMN(lsMeshGame).LeaseGeneration)
 }
 
-// ls052 is LS-052.
+// ls052 checks LS-052 "Old incarnation after restart" (B. Mesh-node
+// descriptors).
 func ls052(l *lsCase) {
 	g1, _ := lsRestartedOwner(l, lsMN)
 	l.expectFailed(l.putMN(lsMN(g1), location.IntentNewClaim), location.RejectedConflict, "MN(a, g1) NewClaim after the restart")
 }
 
-// ls053 is LS-053.
+// ls053 checks LS-053 "Takeover by a live other owner" (B. Mesh-node
+// descriptors).
 func ls053(l *lsCase) {
 	g := lsCreateMN(l, nil)
 	b := l.claim("b")
@@ -480,7 +491,7 @@ func ls053(l *lsCase) {
 	l.expectFailed(l.putMN(d, location.IntentRenew), location.IgnoredStale, "MN(a, revision 4) Renew after b's takeover")
 }
 
-// ls054 is LS-054.
+// ls054 checks LS-054 "Same-owner Takeover bumps" (B. Mesh-node descriptors).
 func ls054(l *lsCase) {
 	g := lsCreateMN(l, nil)
 	peerGame := stampOf(location.LocationPeer, lsMeshGame)
@@ -491,7 +502,8 @@ func ls054(l *lsCase) {
 	l.expectStamp(peerGame, 2)
 }
 
-// ls055 is LS-055.
+// ls055 checks LS-055 "Takeover may change lifecycle and immutable fields" (B.
+// Mesh-node descriptors).
 func ls055(l *lsCase) {
 	g := lsCreateMN(l, nil)
 	d := lsMN(l.tok("a"))

@@ -11,7 +11,7 @@ import (
 
 // Catalogue section A: owner leases (LS-001 … LS-022).
 
-// ls001 is LS-001.
+// ls001 checks LS-001 "Claim issues a lease" (A. Owner leases).
 func ls001(l *lsCase) {
 	res, err := l.S.ClaimOwnerLease(l.Ctx, "owner-a", 30000*time.Millisecond)
 	require.NoError(l, err)
@@ -23,7 +23,8 @@ func ls001(l *lsCase) {
 	l.expectLeaseFound("owner-a", res.Token, lsAt(30*time.Second))
 }
 
-// ls002 is LS-002.
+// ls002 checks LS-002 "Generations are global and increasing" (A. Owner
+// leases).
 func ls002(l *lsCase) {
 	a := l.claim("a")
 	l.expectNum(a.LeaseGeneration, numPositive(1), "gen(a)")
@@ -33,7 +34,8 @@ func ls002(l *lsCase) {
 	l.expectNum(c.LeaseGeneration, numAbove(3, b.LeaseGeneration), "gen(c)")
 }
 
-// ls003 is LS-003.
+// ls003 checks LS-003 "Re-claiming a live lease conflicts and consumes nothing"
+// (A. Owner leases).
 func ls003(l *lsCase) {
 	a := l.claim("a")
 	res, err := l.S.ClaimOwnerLease(l.Ctx, "a", 60000*time.Millisecond)
@@ -44,7 +46,7 @@ func ls003(l *lsCase) {
 	l.expectNum(b.LeaseGeneration, numAbove(2, a.LeaseGeneration), "gen(b): the conflict consumed no generation")
 }
 
-// ls004 is LS-004.
+// ls004 checks LS-004 "Claim after expiry" (A. Owner leases).
 func ls004(l *lsCase) {
 	l.claim("a")
 	b := l.claim("b")
@@ -57,7 +59,7 @@ func ls004(l *lsCase) {
 	l.expectTime(res.StoreNow, l.now(), "storeNow")
 }
 
-// ls005 is LS-005.
+// ls005 checks LS-005 "Claim after release" (A. Owner leases).
 func ls005(l *lsCase) {
 	old := l.claim("a")
 	l.release("a")
@@ -65,7 +67,7 @@ func ls005(l *lsCase) {
 	require.Greater(l, again.LeaseGeneration, old.LeaseGeneration, "a new generation is greater than the old one")
 }
 
-// ls006 is LS-006.
+// ls006 checks LS-006 "Claim validation" (A. Owner leases).
 func ls006(l *lsCase) {
 	cases := []struct {
 		owner string
@@ -93,7 +95,7 @@ func ls006(l *lsCase) {
 	l.expectNum(a.LeaseGeneration, numPositive(1), "gen(a) after the rejected claims")
 }
 
-// ls007 is LS-007.
+// ls007 checks LS-007 "Generation exhaustion" (A. Owner leases).
 func ls007(l *lsCase) {
 	require.NotNil(l, l.F.SetOwnerLeaseCounter, "the harness declares OwnerLeaseCounterHook but Fixture.SetOwnerLeaseCounter is nil")
 	err := l.F.SetOwnerLeaseCounter(location.MaxGeneration)
@@ -109,10 +111,10 @@ func ls007(l *lsCase) {
 	}
 }
 
-// ls008 is LS-008.
+// ls008 checks LS-008 "Read of an unknown owner" (A. Owner leases).
 func ls008(l *lsCase) { l.expectLeaseMissing("nobody") }
 
-// ls009 is LS-009.
+// ls009 checks LS-009 "Read after expiry" (A. Owner leases).
 func ls009(l *lsCase) {
 	l.claim("a")
 	l.expire("a")
@@ -120,13 +122,13 @@ func ls009(l *lsCase) {
 	l.claim("a")
 }
 
-// ls010 is LS-010.
+// ls010 checks LS-010 "Read validation" (A. Owner leases).
 func ls010(l *lsCase) {
 	_, err := l.S.ReadOwnerLease(l.Ctx, "  ")
 	l.expectInputError(err, location.ClassType, `read("  ")`)
 }
 
-// ls011 is LS-011.
+// ls011 checks LS-011 "Renew extends from now" (A. Owner leases).
 func ls011(l *lsCase) {
 	a := l.claim("a")
 	l.setClock(10 * time.Second)
@@ -138,7 +140,7 @@ func ls011(l *lsCase) {
 	l.expectLeaseFound("a", a, lsAt(70*time.Second))
 }
 
-// ls012 is LS-012.
+// ls012 checks LS-012 "Renew may shorten" (A. Owner leases).
 func ls012(l *lsCase) {
 	a := l.claim("a")
 	res, err := l.S.RenewOwnerLease(l.Ctx, a, 1000*time.Millisecond)
@@ -148,7 +150,7 @@ func ls012(l *lsCase) {
 	l.expectLeaseFound("a", a, lsAt(time.Second))
 }
 
-// ls013 is LS-013.
+// ls013 checks LS-013 "Renew with a wrong generation" (A. Owner leases).
 func ls013(l *lsCase) {
 	a := l.claim("a")
 	res, err := l.S.RenewOwnerLease(l.Ctx, lsToken("a", a.LeaseGeneration+1), lsTTL)
@@ -157,7 +159,7 @@ func ls013(l *lsCase) {
 	l.expectLeaseFound("a", a, lsAt(30*time.Second))
 }
 
-// ls014 is LS-014.
+// ls014 checks LS-014 "Renew after expiry" (A. Owner leases).
 func ls014(l *lsCase) {
 	a := l.claim("a")
 	l.expire("a")
@@ -167,14 +169,14 @@ func ls014(l *lsCase) {
 	l.expectLeaseMissing("a")
 }
 
-// ls015 is LS-015.
+// ls015 checks LS-015 "Renew of an unknown owner" (A. Owner leases).
 func ls015(l *lsCase) {
 	res, err := l.S.RenewOwnerLease(l.Ctx, lsToken("nobody", 1), lsTTL)
 	require.NoError(l, err)
 	require.Equal(l, location.KindStale, res.Kind)
 }
 
-// ls016 is LS-016.
+// ls016 checks LS-016 "Renew validation" (A. Owner leases).
 func ls016(l *lsCase) {
 	a := l.claim("a")
 	before := l.snap()
@@ -185,7 +187,7 @@ func ls016(l *lsCase) {
 	l.noEffect(before, "rejected renews")
 }
 
-// ls017 is LS-017.
+// ls017 checks LS-017 "Release" (A. Owner leases).
 func ls017(l *lsCase) {
 	a := l.claim("a")
 	l.release("a")
@@ -195,7 +197,7 @@ func ls017(l *lsCase) {
 	require.Equal(l, location.KindStale, res.Kind, "renew after release")
 }
 
-// ls018 is LS-018.
+// ls018 checks LS-018 "Release rejections" (A. Owner leases).
 func ls018(l *lsCase) {
 	a := l.claim("a")
 	release := func(t location.OwnerToken) location.ResultKind {
@@ -211,7 +213,8 @@ func ls018(l *lsCase) {
 	require.Equal(l, location.KindStale, release(a), "second release")
 }
 
-// ls019 is LS-019 (A-20 reproduced).
+// ls019 checks LS-019 "Release of an expired lease" (A. Owner leases; A-20
+// reproduced).
 func ls019(l *lsCase) {
 	a := l.claim("a")
 	l.expire("a")
@@ -253,7 +256,7 @@ func lsReleaseKeepsRows(l *lsCase) (spotGen, peerGen int64) {
 	return sres.Generation, pres.Generation
 }
 
-// ls020 is LS-020.
+// ls020 checks LS-020 "Release keeps rows" (A. Owner leases).
 func ls020(l *lsCase) { lsReleaseKeepsRows(l) }
 
 // lsReleasedRowsClaimed continues LS-020 with LS-021.
@@ -272,10 +275,11 @@ func lsReleasedRowsClaimed(l *lsCase) {
 	require.Equal(l, "b", peers[0].OwnerID)
 }
 
-// ls021 is LS-021.
+// ls021 checks LS-021 "A released owner's rows are claimable" (A. Owner
+// leases).
 func ls021(l *lsCase) { lsReleasedRowsClaimed(l) }
 
-// ls022 is LS-022.
+// ls022 checks LS-022 "Claim does not touch rows" (A. Owner leases).
 func ls022(l *lsCase) {
 	lsReleasedRowsClaimed(l)
 	spotBefore := l.resolveSpot(lsSpotKey())

@@ -32,7 +32,8 @@ func lsOnePeer(l *lsCase) location.PeerLocation {
 	return rows[0]
 }
 
-// ls100 is LS-100.
+// ls100 checks LS-100 "Create" (E. Peers): a NewClaim stores the peer with
+// the store time and bumps the Peer scope.
 func ls100(l *lsCase) {
 	g := lsCreatePeer(l)
 	want := lsPEER("a", g)
@@ -42,12 +43,12 @@ func ls100(l *lsCase) {
 	l.expectStamp(stampOf(location.LocationPeer, ""), 1)
 }
 
-// ls101 is LS-101.
+// ls101 checks LS-101 "No writer lease needed" (E. Peers).
 func ls101(l *lsCase) {
 	l.expectStored(l.putPeer(lsPEER("ghost", 0), location.IntentNewClaim), numPositive(1), T0(), "PEER(ghost) NewClaim")
 }
 
-// ls102 is LS-102.
+// ls102 checks LS-102 "Live other owner" (E. Peers).
 func ls102(l *lsCase) {
 	lsCreatePeer(l)
 	l.claim("b")
@@ -56,7 +57,8 @@ func ls102(l *lsCase) {
 	l.noEffect(before, "rejected NewClaim")
 }
 
-// ls103 is LS-103 (A-13: claims are not idempotent).
+// ls103 checks LS-103 "Own live row" (E. Peers; A-13: claims are not
+// idempotent).
 func ls103(l *lsCase) {
 	lsCreatePeer(l)
 	before := l.snap()
@@ -64,7 +66,7 @@ func ls103(l *lsCase) {
 	l.noEffect(before, "rejected NewClaim")
 }
 
-// ls104 is LS-104.
+// ls104 checks LS-104 "Dead owner" (E. Peers).
 func ls104(l *lsCase) {
 	g := lsCreatePeer(l)
 	l.claim("b")
@@ -76,7 +78,7 @@ func ls104(l *lsCase) {
 	require.Equal(l, res.Generation, row.Generation, "the row generation is the returned one")
 }
 
-// ls105 is LS-105.
+// ls105 checks LS-105 "Owner that never had a lease" (E. Peers).
 func ls105(l *lsCase) {
 	res := l.putPeer(lsPEER("ghost", 0), location.IntentNewClaim)
 	l.expectStored(res, numPositive(1), T0(), "PEER(ghost)")
@@ -84,7 +86,7 @@ func ls105(l *lsCase) {
 	l.expectStored(l.putPeer(lsPEER("b", 0), location.IntentNewClaim), numAbove(2, res.Generation), T0(), "PEER(b) NewClaim over ghost's row")
 }
 
-// ls106 is LS-106.
+// ls106 checks LS-106 "Takeover is unconditional" (E. Peers).
 func ls106(l *lsCase) {
 	g := lsCreatePeer(l)
 	l.claim("b")
@@ -93,7 +95,7 @@ func ls106(l *lsCase) {
 	l.expectStored(l.putPeer(lsPEER("ghost", 0), location.IntentTakeover), numAbove(3, res.Generation), l.now(), "PEER(ghost) Takeover")
 }
 
-// ls107 is LS-107.
+// ls107 checks LS-107 "Renew with the row generation" (E. Peers).
 func ls107(l *lsCase) {
 	g := lsCreatePeer(l)
 	s := stampOf(location.LocationPeer, lsMeshPlay)
@@ -110,7 +112,7 @@ func ls107(l *lsCase) {
 	l.expectStamp(s, 2)
 }
 
-// ls108 is LS-108.
+// ls108 checks LS-108 "Renew rejections" (E. Peers).
 func ls108(l *lsCase) {
 	g := lsCreatePeer(l)
 	l.claim("b")
@@ -130,7 +132,8 @@ func ls108(l *lsCase) {
 	l.noEffect(before, "rejected renews")
 }
 
-// ls109 is LS-109 (A-01 fixed: the row keeps its generation).
+// ls109 checks LS-109 "Renew with the wildcard generation 0" (E. Peers; A-01
+// fixed: the row keeps its generation).
 func ls109(l *lsCase) {
 	g := lsCreatePeer(l)
 	l.expectStored(l.putPeer(lsPEER("a", 0), location.IntentRenew), numEqual(g), l.now(), "PEER(a, 0) Renew")
@@ -139,7 +142,8 @@ func ls109(l *lsCase) {
 	require.Empty(l, l.listPeers(location.PeerFilter{}))
 }
 
-// ls110 is LS-110 (A-19: with a nodeRid the endpoint is not identity).
+// ls110 checks LS-110 "Identity with nodeRid ignores the endpoint" (E. Peers;
+// with a nodeRid the endpoint is not identity).
 func ls110(l *lsCase) {
 	g := lsCreatePeer(l)
 	l.claim("b")
@@ -157,7 +161,7 @@ func ls110(l *lsCase) {
 	require.Empty(l, l.listPeers(location.PeerFilter{}))
 }
 
-// ls111 is LS-111.
+// ls111 checks LS-111 "Identity without nodeRid uses the endpoint" (E. Peers).
 func ls111(l *lsCase) {
 	l.claim("a")
 	const e1, e2 = "tcp://127.0.0.1:5001", "tcp://127.0.0.1:5002"
@@ -177,7 +181,7 @@ func ls111(l *lsCase) {
 	require.Equal(l, e2, rows[0].Endpoint)
 }
 
-// ls112 is LS-112.
+// ls112 checks LS-112 "Key validation" (E. Peers).
 func ls112(l *lsCase) {
 	l.claim("a")
 	before := l.snap()
@@ -202,7 +206,8 @@ func ls112(l *lsCase) {
 	l.noEffect(before, "rejected peer keys")
 }
 
-// ls113 is LS-113.
+// ls113 checks LS-113 "Remove" (E. Peers): removal with the row generation
+// answers Stored and bumps the mesh's Peer stamp.
 func ls113(l *lsCase) {
 	g := lsCreatePeer(l)
 	s := stampOf(location.LocationPeer, lsMeshPlay)
@@ -213,7 +218,7 @@ func ls113(l *lsCase) {
 	l.expectStamp(s, 2)
 }
 
-// ls114 is LS-114.
+// ls114 checks LS-114 "Remove is fenced by the row generation" (E. Peers).
 func ls114(l *lsCase) {
 	g1 := lsCreatePeer(l)
 	res := l.putPeer(lsPEER("a", 0), location.IntentTakeover)
@@ -224,21 +229,22 @@ func ls114(l *lsCase) {
 	l.expectStored(l.rmPeer(lsPK(), lsToken("a", g2)), numEqual(g2), l.now(), "RemovePeer with g2")
 }
 
-// ls115 is LS-115.
+// ls115 checks LS-115 "Remove needs no live lease" (E. Peers).
 func ls115(l *lsCase) {
 	g := lsCreatePeer(l)
 	l.expire("a")
 	l.expectStored(l.rmPeer(lsPK(), lsToken("a", g)), numEqual(g), l.now(), "RemovePeer by a dead owner")
 }
 
-// ls116 is LS-116.
+// ls116 checks LS-116 "Re-create continues" (E. Peers).
 func ls116(l *lsCase) {
 	g := lsCreatePeer(l)
 	l.expectStored(l.rmPeer(lsPK(), lsToken("a", g)), numEqual(g), l.now(), "RemovePeer")
 	l.expectStored(l.putPeer(lsPEER("a", 0), location.IntentNewClaim), numAbove(2, g), l.now(), "PEER(a) re-created")
 }
 
-// ls117 is LS-117.
+// ls117 checks LS-117 "Filters" (E. Peers): every PeerFilter field, alone and
+// combined, selects the matching rows.
 func ls117(l *lsCase) {
 	const e3 = "tcp://127.0.0.1:5003"
 	mk := func(t location.AutoConnectType, mesh string, role location.PeerRole, node string, endpoint string) location.PeerLocation {
@@ -290,7 +296,7 @@ func ls117(l *lsCase) {
 	}
 }
 
-// ls118 is LS-118.
+// ls118 checks LS-118 "Dead owners' peers are listed" (E. Peers).
 func ls118(l *lsCase) {
 	g := lsCreatePeer(l)
 	l.expire("a")

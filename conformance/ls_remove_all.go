@@ -9,7 +9,7 @@ import (
 // Catalogue section I: RemoveAllByOwner (LS-160 … LS-167). Rows are matched
 // by owner id; (Actor, mesh) is bumped too (A-08, fixed).
 
-// ls160 is LS-160.
+// ls160 checks LS-160 "Without a lease" (I. removeAllByOwner).
 func ls160(l *lsCase) {
 	l.expectStored(l.putSpot(lsSPOT("ghost", 1), location.IntentNewClaim), numPositive(1), T0(), "SPOT(ghost)")
 	before := l.snap()
@@ -17,7 +17,7 @@ func ls160(l *lsCase) {
 	l.noEffect(before, "RemoveAllByOwner without a lease")
 }
 
-// ls161 is LS-161.
+// ls161 checks LS-161 "Wrong generation" (I. removeAllByOwner).
 func ls161(l *lsCase) {
 	lsCreateSpot(l)
 	before := l.snap()
@@ -25,7 +25,7 @@ func ls161(l *lsCase) {
 	l.noEffect(before, "RemoveAllByOwner with a wrong generation")
 }
 
-// ls162 is LS-162.
+// ls162 checks LS-162 "Expired lease" (I. removeAllByOwner).
 func ls162(l *lsCase) {
 	lsCreateSpot(l)
 	l.expire("a")
@@ -112,10 +112,11 @@ func lsSweep(l *lsCase) (peerGen int64) {
 	return peerGen
 }
 
-// ls163 is LS-163.
+// ls163 checks LS-163 "Sweep across tables" (I. removeAllByOwner).
 func ls163(l *lsCase) { lsSweep(l) }
 
-// ls164 is LS-164.
+// ls164 checks LS-164 "Rows of an older incarnation are swept" (I.
+// removeAllByOwner).
 func ls164(l *lsCase) {
 	g1 := l.claim("a")
 	l.expectStored(l.putSpot(lsSPOT("a", g1.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "SPOT(a, g1)")
@@ -127,14 +128,14 @@ func ls164(l *lsCase) {
 	require.Empty(l, l.listPeers(location.PeerFilter{}))
 }
 
-// ls165 is LS-165.
+// ls165 checks LS-165 "Counters survive the sweep" (I. removeAllByOwner).
 func ls165(l *lsCase) {
 	g := lsSweep(l)
 	l.expectStored(l.putPeer(lsPEER("a", 0), location.IntentNewClaim), numAbove(2, g), l.now(), "PEER(a) after the sweep")
 	l.expectStored(l.putMN(lsMN(l.tok("a")), location.IntentNewClaim), numPositive(1), l.now(), "MN(a) after the sweep (A-04)")
 }
 
-// ls166 is LS-166.
+// ls166 checks LS-166 "Transfers untouched" (I. removeAllByOwner).
 func ls166(l *lsCase) {
 	l.expectXferStatus(l.prepare(lsXFER()), location.TransferStored, "prepare XFER")
 	rec := l.resolveXfer(lsMeshGame, "actor-1")
@@ -143,7 +144,7 @@ func ls166(l *lsCase) {
 	l.expectSameRow(rec, l.resolveXfer(lsMeshGame, "actor-1"), "the transfer is untouched")
 }
 
-// ls167 is LS-167.
+// ls167 checks LS-167 "Second sweep" (I. removeAllByOwner).
 func ls167(l *lsCase) {
 	lsSweep(l)
 	before := l.snap()

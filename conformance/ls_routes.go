@@ -21,7 +21,8 @@ func lsCreateRoute(l *lsCase) int64 {
 	return res.Generation
 }
 
-// ls150 is LS-150.
+// ls150 checks LS-150 "Create" (H. Routes): a NewClaim stores the route and
+// bumps only the global Route stamp.
 func ls150(l *lsCase) {
 	g := lsCreateRoute(l)
 	r := l.resolveRoute(lsRouteKey())
@@ -36,7 +37,7 @@ func ls150(l *lsCase) {
 	l.expectStamp(stampOf(location.LocationPeer, ""), 0)
 }
 
-// ls151 is LS-151.
+// ls151 checks LS-151 "Session-route claim pattern" (H. Routes).
 func ls151(l *lsCase) {
 	g := lsCreateRoute(l)
 	l.claim("b")
@@ -45,7 +46,7 @@ func ls151(l *lsCase) {
 	require.Equal(l, "b", l.resolveRoute(lsRouteKey()).OwnerID)
 }
 
-// ls152 is LS-152.
+// ls152 checks LS-152 "Renew rules" (H. Routes).
 func ls152(l *lsCase) {
 	g := lsCreateRoute(l)
 	l.expectStored(l.putRoute(lsROUTE("a", g), location.IntentRenew), numEqual(g), l.now(), "ROUTE(a, g) Renew")
@@ -53,7 +54,8 @@ func ls152(l *lsCase) {
 	l.expectFailed(l.putRoute(lsROUTE("b", g), location.IntentRenew), location.IgnoredStale, "ROUTE(b, g) Renew")
 }
 
-// ls153 is LS-153.
+// ls153 checks LS-153 "Remove" (H. Routes): fenced by the row generation and
+// the exact key; a removal bumps the Route stamp.
 func ls153(l *lsCase) {
 	g := lsCreateRoute(l)
 	s := stampOf(location.LocationRoute, "")
@@ -66,7 +68,7 @@ func ls153(l *lsCase) {
 	require.Nil(l, l.resolveRoute(lsRouteKey()))
 }
 
-// ls154 is LS-154.
+// ls154 checks LS-154 "Re-claim after remove (reference trace)" (H. Routes).
 func ls154(l *lsCase) {
 	l.claim("a")
 	l.claim("b")
@@ -75,7 +77,7 @@ func ls154(l *lsCase) {
 	l.expectStored(l.putRoute(lsROUTE("b", 0), location.IntentNewClaim), numAbove(2, g), l.now(), "ROUTE(b) NewClaim after the remove")
 }
 
-// ls155 is LS-155.
+// ls155 checks LS-155 "Kind is part of route identity" (H. Routes).
 func ls155(l *lsCase) {
 	lsCreateRoute(l)
 	r := lsROUTE("a", 0)
@@ -84,7 +86,8 @@ func ls155(l *lsCase) {
 	require.Len(l, l.listRoutes(location.RouteFilter{}), 2)
 }
 
-// ls156 is LS-156.
+// ls156 checks LS-156 "Filters" (H. Routes): each RouteFilter field selects
+// the matching rows.
 func ls156(l *lsCase) {
 	mk := func(kind location.RouteKind, key, node, owner string) location.RouteLocation {
 		r := lsROUTE(owner, 0)
@@ -120,7 +123,8 @@ func ls156(l *lsCase) {
 	}
 }
 
-// ls157 is LS-157 (A-40 fixed: values are copied in and out).
+// ls157 checks LS-157 "Value bytes are copied" (H. Routes; A-40 fixed: values
+// are copied in and out).
 func ls157(l *lsCase) {
 	l.claim("a")
 	r := lsROUTE("a", 0)
@@ -137,7 +141,7 @@ func ls157(l *lsCase) {
 	require.Equal(l, []byte{1, 2, 3, 4}, l.resolveRoute(lsRouteKey()).Value, "listed values are copies")
 }
 
-// ls158 is LS-158.
+// ls158 checks LS-158 "Dead owners' routes resolve" (H. Routes).
 func ls158(l *lsCase) {
 	lsCreateRoute(l)
 	l.expire("a")

@@ -31,7 +31,8 @@ func lsSpotOn(owner string, lg int64, mesh, id string) location.SpotLocation {
 	return s
 }
 
-// ls120 is LS-120.
+// ls120 checks LS-120 "Create" (F. Spots): a NewClaim stores the spot with
+// the store time and bumps the Spot scope.
 func ls120(l *lsCase) {
 	lsCreateSpot(l)
 	want := lsSPOT("a", l.gen("a"))
@@ -41,7 +42,7 @@ func ls120(l *lsCase) {
 	l.expectStamp(stampOf(location.LocationSpot, ""), 1)
 }
 
-// ls121 is LS-121.
+// ls121 checks LS-121 "SpotId validation" (F. Spots).
 func ls121(l *lsCase) {
 	a := l.claim("a")
 	for _, id := range []string{"", strings.Repeat("s", 256)} {
@@ -61,7 +62,7 @@ func ls121(l *lsCase) {
 	require.Equal(l, location.Stored, l.rmSpot(k, a), "RemoveSpot of the 255-byte id")
 }
 
-// ls122 is LS-122.
+// ls122 checks LS-122 "Live other owner" (F. Spots).
 func ls122(l *lsCase) {
 	lsCreateSpot(l)
 	b := l.claim("b")
@@ -70,7 +71,7 @@ func ls122(l *lsCase) {
 	l.noEffect(before, "rejected NewClaim")
 }
 
-// ls123 is LS-123.
+// ls123 checks LS-123 "Own live row" (F. Spots; A-13).
 func ls123(l *lsCase) {
 	lsCreateSpot(l)
 	before := l.snap()
@@ -78,7 +79,7 @@ func ls123(l *lsCase) {
 	l.noEffect(before, "rejected NewClaim")
 }
 
-// ls124 is LS-124.
+// ls124 checks LS-124 "Dead owner, writer without lease" (F. Spots).
 func ls124(l *lsCase) {
 	g := lsCreateSpot(l)
 	l.expire("a")
@@ -86,8 +87,8 @@ func ls124(l *lsCase) {
 	require.Equal(l, "ghost", l.resolveSpot(lsSpotKey()).OwnerID)
 }
 
-// ls125 is LS-125 (A-12: liveness by owner id protects the old incarnation's
-// row from NewClaim).
+// ls125 checks LS-125 "Restarted owner" (F. Spots; A-12: liveness by owner id
+// protects the old incarnation's row from NewClaim).
 func ls125(l *lsCase) {
 	g := lsCreateSpot(l)
 	l.expire("a")
@@ -96,7 +97,7 @@ func ls125(l *lsCase) {
 	l.expectStored(l.putSpot(lsSPOT("a", g2.LeaseGeneration), location.IntentTakeover), numAbove(2, g), l.now(), "SPOT(a, g2) Takeover")
 }
 
-// ls126 is LS-126.
+// ls126 checks LS-126 "Renew replaces the row" (F. Spots).
 func ls126(l *lsCase) {
 	g := lsCreateSpot(l)
 	s := stampOf(location.LocationSpot, lsMeshPlay)
@@ -112,7 +113,7 @@ func ls126(l *lsCase) {
 	l.expectStamp(s, 2)
 }
 
-// ls127 is LS-127.
+// ls127 checks LS-127 "Renew rejections" (F. Spots).
 func ls127(l *lsCase) {
 	lsCreateSpot(l)
 	b := l.claim("b")
@@ -131,7 +132,8 @@ func ls127(l *lsCase) {
 	l.noEffect(before, "rejected renews")
 }
 
-// ls128 is LS-128 (A-30 reproduced: Renew needs no live lease).
+// ls128 checks LS-128 "Renew by an expired owner" (F. Spots; A-30 reproduced:
+// Renew needs no live lease).
 func ls128(l *lsCase) {
 	g := lsCreateSpot(l)
 	l.expire("a")
@@ -141,7 +143,7 @@ func ls128(l *lsCase) {
 	require.Equal(l, int64(2), l.resolveSpot(lsSpotKey()).SpotGeneration)
 }
 
-// ls129 is LS-129.
+// ls129 checks LS-129 "Takeover while the owner is live" (F. Spots).
 func ls129(l *lsCase) {
 	g := lsCreateSpot(l)
 	b := l.claim("b")
@@ -149,7 +151,8 @@ func ls129(l *lsCase) {
 	require.Equal(l, "b", l.resolveSpot(lsSpotKey()).OwnerID)
 }
 
-// ls130 is LS-130.
+// ls130 checks LS-130 "Remove is fenced by the row's leaseGeneration" (F.
+// Spots).
 func ls130(l *lsCase) {
 	g1 := lsCreateSpot(l)
 	a := l.tok("a")
@@ -173,14 +176,15 @@ func ls130(l *lsCase) {
 	l.expectStampDelta(before, l.readStamps(s), s, 1)
 }
 
-// ls131 is LS-131.
+// ls131 checks LS-131 "Re-create continues" (F. Spots).
 func ls131(l *lsCase) {
 	g := lsCreateSpot(l)
 	require.Equal(l, location.Stored, l.rmSpot(lsSpotKey(), l.tok("a")))
 	l.expectStored(l.putSpot(lsSPOT("a", l.gen("a")), location.IntentNewClaim), numAbove(2, g), l.now(), "SPOT(a) re-created")
 }
 
-// ls132 is LS-132.
+// ls132 checks LS-132 "Resolve" (F. Spots): a dead owner's spot still
+// resolves; an unknown id or another mesh resolves to nil.
 func ls132(l *lsCase) {
 	lsCreateSpot(l)
 	l.expire("a")
@@ -203,7 +207,8 @@ func lsSpotRows(l *lsCase, rows ...location.SpotLocation) {
 	}
 }
 
-// ls133 is LS-133.
+// ls133 checks LS-133 "Filters" (F. Spots): every SpotFilter field, alone and
+// combined, selects the matching rows.
 func ls133(l *lsCase) {
 	a := l.claim("a")
 	mk := func(mesh, id, typ, node string, kind location.SpotKind) location.SpotLocation {
@@ -242,7 +247,8 @@ func lsTwoSpots(l *lsCase) {
 	lsSpotRows(l, lsSpotOn("a", a.LeaseGeneration, lsMeshPlay, "spot-1"), lsSpotOn("a", a.LeaseGeneration, lsMeshPlay, "spot-2"))
 }
 
-// ls134 is LS-134.
+// ls134 checks LS-134 "Paging" (F. Spots): a page of one, then the rest without
+// a token.
 func ls134(l *lsCase) {
 	lsTwoSpots(l)
 	play := location.SpotFilter{MeshName: lsStrPtr(lsMeshPlay)}
@@ -254,7 +260,7 @@ func ls134(l *lsCase) {
 	l.expectToken(p.ContinuationToken, "", "second page")
 }
 
-// ls135 is LS-135.
+// ls135 checks LS-135 "Token and size edge cases" (F. Spots).
 func ls135(l *lsCase) {
 	lsTwoSpots(l)
 	play := location.SpotFilter{MeshName: lsStrPtr(lsMeshPlay)}

@@ -31,7 +31,8 @@ func lsMoved(l *lsCase, t lsTransition, r location.ActorTransferPrepareRequest, 
 	return *res.Record
 }
 
-// ls170 is LS-170.
+// ls170 checks LS-170 "Prepare" (J. Actor transfers): the prepared record
+// copies the request and gives the recovery owner its lease.
 func ls170(l *lsCase) {
 	rec := lsPrepared(l, lsXFER())
 	require.Equal(l, location.TransferPrepared, rec.State)
@@ -42,7 +43,7 @@ func ls170(l *lsCase) {
 	l.expectSameRow(&rec, l.resolveXfer(lsMeshGame, "actor-1"), "ResolveActorTransfer(game, actor-1)")
 }
 
-// ls171 is LS-171.
+// ls171 checks LS-171 "Prepare validation" (J. Actor transfers).
 func ls171(l *lsCase) {
 	for _, c := range []struct {
 		what  string
@@ -69,7 +70,8 @@ func ls171(l *lsCase) {
 	}
 }
 
-// ls172 is LS-172 (A-26 reproduced).
+// ls172 checks LS-172 "Idempotent re-prepare ignores content" (J. Actor
+// transfers; A-26 reproduced).
 func ls172(l *lsCase) {
 	rec := lsPrepared(l, lsXFER())
 	l.setClock(time.Second)
@@ -82,21 +84,23 @@ func ls172(l *lsCase) {
 	l.expectSameRow(&rec, l.resolveXfer(lsMeshGame, "actor-1"), "resolve")
 }
 
-// ls173 is LS-173.
+// ls173 checks LS-173 "A second transfer while one is active" (J. Actor
+// transfers).
 func ls173(l *lsCase) {
 	rec := lsPrepared(l, lsXFER())
 	l.expectXferStatus(l.prepare(lsXFER2()), location.TransferRejectedConflict, "prepare XFER2 while XFER is active")
 	l.expectSameRow(&rec, l.resolveXfer(lsMeshGame, "actor-1"), "resolve")
 }
 
-// ls174 is LS-174.
+// ls174 checks LS-174 "Same id while committed" (J. Actor transfers).
 func ls174(l *lsCase) {
 	lsPrepared(l, lsXFER())
 	lsMoved(l, trCommit, lsXFER(), "recovery-a", location.TransferCommitted)
 	l.expectXferStatus(l.prepare(lsXFER()), location.TransferRejectedConflict, "re-prepare a committed transfer")
 }
 
-// ls175 is LS-175.
+// ls175 checks LS-175 "Commit" (J. Actor transfers): only the recovery owner
+// commits a prepared transfer, once.
 func ls175(l *lsCase) {
 	lsPrepared(l, lsXFER())
 	ref := lsRef(lsXFER())
@@ -123,10 +127,12 @@ func lsActivated(l *lsCase) {
 	}
 }
 
-// ls176 is LS-176.
+// ls176 checks LS-176 "Activate" (J. Actor transfers): only a committed
+// transfer activates, which frees the slot.
 func ls176(l *lsCase) { lsActivated(l) }
 
-// ls177 is LS-177.
+// ls177 checks LS-177 "Abort" (J. Actor transfers): a prepared transfer aborts
+// and frees the slot; a committed one does not.
 func ls177(l *lsCase) {
 	lsPrepared(l, lsXFER())
 	lsMoved(l, trAbort, lsXFER(), "recovery-a", location.TransferAborted)
@@ -136,14 +142,14 @@ func ls177(l *lsCase) {
 	l.expectXferStatus(l.move(trAbort, lsRef(lsXFER2()), "recovery-a"), location.TransferInvalidState, "abort a committed transfer")
 }
 
-// ls178 is LS-178.
+// ls178 checks LS-178 "New transfer after completion" (J. Actor transfers).
 func ls178(l *lsCase) {
 	lsActivated(l)
 	rec := lsPrepared(l, lsXFER2())
 	l.expectSameRow(&rec, l.resolveXfer(lsMeshGame, "actor-1"), "resolve returns XFER2")
 }
 
-// ls179 is LS-179.
+// ls179 checks LS-179 "Re-preparing a finished id" (J. Actor transfers).
 func ls179(l *lsCase) {
 	lsPrepared(l, lsXFER())
 	lsMoved(l, trAbort, lsXFER(), "recovery-a", location.TransferAborted)
@@ -153,7 +159,7 @@ func ls179(l *lsCase) {
 	l.expectSameRow(&rec, l.resolveXfer(lsMeshGame, "actor-1"), "resolve")
 }
 
-// ls180 is LS-180.
+// ls180 checks LS-180 "Unknown transfers" (J. Actor transfers).
 func ls180(l *lsCase) {
 	lsPrepared(l, lsXFER())
 	for _, t := range lsTransitions() {
@@ -183,17 +189,17 @@ func lsTakenOver(l *lsCase) {
 	l.expectSameRow(want, *res.Record, "taken-over record")
 }
 
-// ls181 is LS-181.
+// ls181 checks LS-181 "Takeover timing" (J. Actor transfers).
 func ls181(l *lsCase) { lsTakenOver(l) }
 
-// ls182 is LS-182.
+// ls182 checks LS-182 "After takeover" (J. Actor transfers).
 func ls182(l *lsCase) {
 	lsTakenOver(l)
 	l.expectXferStatus(l.move(trCommit, lsRef(lsXFER()), "recovery-a"), location.TransferRejectedConflict, "commit by the former recovery owner")
 	lsMoved(l, trCommit, lsXFER(), "recovery-b", location.TransferCommitted)
 }
 
-// ls183 is LS-183.
+// ls183 checks LS-183 "Takeover of a committed transfer" (J. Actor transfers).
 func ls183(l *lsCase) {
 	lsPrepared(l, lsXFER())
 	lsMoved(l, trCommit, lsXFER(), "recovery-a", location.TransferCommitted)
@@ -204,7 +210,7 @@ func ls183(l *lsCase) {
 	require.Equal(l, "recovery-b", res.Record.RecoveryOwnerID)
 }
 
-// ls184 is LS-184.
+// ls184 checks LS-184 "Takeover of finished transfers" (J. Actor transfers).
 func ls184(l *lsCase) {
 	lsPrepared(l, lsXFER())
 	lsMoved(l, trCommit, lsXFER(), "recovery-a", location.TransferCommitted)
@@ -215,7 +221,7 @@ func ls184(l *lsCase) {
 	l.expectXferStatus(l.takeOver(lsRef(lsXFER2()), "recovery-b", lsTTL), location.TransferInvalidState, "takeover of an aborted transfer")
 }
 
-// ls185 is LS-185.
+// ls185 checks LS-185 "Takeover validation" (J. Actor transfers).
 func ls185(l *lsCase) {
 	lsPrepared(l, lsXFER())
 	before := l.snap()
@@ -240,14 +246,15 @@ func ls185(l *lsCase) {
 	l.noEffect(before, "rejected takeovers")
 }
 
-// ls186 is LS-186 (A-27 reproduced).
+// ls186 checks LS-186 "An expired recovery owner keeps its rights" (J. Actor
+// transfers; A-27 reproduced).
 func ls186(l *lsCase) {
 	lsPrepared(l, lsXFER())
 	l.setClock(31 * time.Second)
 	lsMoved(l, trCommit, lsXFER(), "recovery-a", location.TransferCommitted)
 }
 
-// ls187 is LS-187.
+// ls187 checks LS-187 "Self-takeover after expiry" (J. Actor transfers).
 func ls187(l *lsCase) {
 	lsPrepared(l, lsXFER())
 	l.setClock(31 * time.Second)
@@ -256,7 +263,7 @@ func ls187(l *lsCase) {
 	l.expectTime(res.Record.RecoveryLeaseExpiresAt, lsAt(41*time.Second), "recoveryLeaseExpiresAt")
 }
 
-// ls188 is LS-188.
+// ls188 checks LS-188 "Slots are independent" (J. Actor transfers).
 func ls188(l *lsCase) {
 	lsPrepared(l, lsXFER())
 	r := lsXFER2()
@@ -267,7 +274,7 @@ func ls188(l *lsCase) {
 	lsPrepared(l, r)
 }
 
-// ls189 is LS-189.
+// ls189 checks LS-189 "Transition validation" (J. Actor transfers).
 func ls189(l *lsCase) {
 	lsPrepared(l, lsXFER())
 	ref := lsRef(lsXFER())
