@@ -30,6 +30,8 @@ func auth132(c *Case) {
 	e.requireAbortKind(authAbortReq(location.ObjectUserSpot, "x1", R, e.TA()), location.KindAborted, "abort")
 	e.requireMissing(e.KS("x1"))
 	e.requireU(e.NA, u)
+	next := e.RS("x1b", e.TA())
+	e.exactVersion(next.Creating.StoreVersion, "2", "the reservation after an abort (an abort issues no version)")
 }
 
 // auth133 AUTH-133 Replay.
@@ -45,7 +47,8 @@ func auth134(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("x2", e.TA())
 	e.release(e.A)
-	e.requireAbortKind(authAbortReq(location.ObjectUserSpot, "x2", R, e.TA()), location.KindAborted, "abort on a released owner")
+	e.removeNode(e.NA, e.A)
+	e.requireAbortKind(authAbortReq(location.ObjectUserSpot, "x2", R, e.TA()), location.KindAborted, "abort on a released owner's removed node")
 }
 
 // auth135 AUTH-135 Mismatches.
@@ -95,7 +98,7 @@ func auth138(c *Case) {
 	e.requireAbortKind(authAbortReq(location.ObjectActor, "other", R, e.TA()), location.KindAlreadyAborted, "abort replay under another key")
 	e.unchanged("abort replay with an invalid key", func() {
 		_, err := c.S.AbortCreation(c.Ctx, authAbortReq(location.ObjectUserSpot, "", R, e.TA()))
-		authRequireInvalid(c, err, "abort with global ID \"\"")
+		c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityIdentityLength, "abort with global ID \"\"")
 	})
 }
 

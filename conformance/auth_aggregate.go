@@ -65,16 +65,19 @@ func (e *authEnv) requirePrepareKind(req location.AggregatePrepareRequest, k loc
 		require.Equal(e.c, k, res.Kind, what)
 		if k == location.KindAlreadyPrepared {
 			require.Equal(e.c, authAggFence(req.AggregateID, req.AggregateGeneration), res.Fence)
+		} else {
+			require.Equal(e.c, location.AggregateFence{}, res.Fence, "%s: only prepared answers carry a fence", what)
 		}
 	})
 }
 
-// requirePrepareInvalid requires an invalid-argument error and no change.
-func (e *authEnv) requirePrepareInvalid(req location.AggregatePrepareRequest, what string) {
+// requirePrepareInvalid requires an invalid-argument error of the class and
+// code, and no change.
+func (e *authEnv) requirePrepareInvalid(req location.AggregatePrepareRequest, class location.ErrorClass, code, what string) {
 	e.c.Helper()
 	e.unchanged(what, func() {
 		_, err := e.c.S.PrepareAggregate(e.c.Ctx, req)
-		authRequireInvalid(e.c, err, what)
+		e.c.expectInputErrorCode(err, class, code, "%s", what)
 	})
 }
 
@@ -95,12 +98,13 @@ func (e *authEnv) requireAggKind(call func(location.AggregateFence) location.Res
 func auth156(c *Case) {
 	e := newAuthEnv(c)
 	S1, S2 := e.aggRows()
-	u := e.U(e.NB)
+	ua, u := e.U(e.NA), e.U(e.NB)
 	req := e.auth156Request(S1, S2)
 	e.requirePrepared(e.prepare(req), req, location.KindPrepared)
 	u.Spots.Reserved += 2
 	u.Room.Reserved += 2
 	e.requireU(e.NB, u)
+	e.requireU(e.NA, ua)
 	e.requireRow(e.KS("g1"), S1)
 	e.requireRow(e.KS("g2"), S2)
 }
@@ -116,10 +120,19 @@ func auth157(c *Case) {
 func auth158(c *Case) {
 	e := newAuthEnv(c)
 	_, _, req := e.auth156Setup()
-	other := req
-	other.Participants = append([]location.AggregateParticipant(nil), req.Participants...)
-	other.Participants[0].AuthorityPayload = []byte("different")
-	e.requirePrepareKind(other, location.KindConflict, "a prepare with other content")
+	edits := map[string]func(r *location.AggregatePrepareRequest){
+		"another participant payload": func(r *location.AggregatePrepareRequest) { r.Participants[0].AuthorityPayload = []byte("different") },
+		"another membership mutation": func(r *location.AggregatePrepareRequest) { r.Participants[1].MembershipMutation = []byte("different") },
+		"another inventory digest":    func(r *location.AggregatePrepareRequest) { r.InventoryDigest = authDigest32(0x08) },
+		"another target lifecycle":    func(r *location.AggregatePrepareRequest) { r.TargetDescriptorLifecycleGeneration = 2 },
+		"one participant fewer":       func(r *location.AggregatePrepareRequest) { r.Participants = r.Participants[:1] },
+	}
+	for name, edit := range edits {
+		other := req
+		other.Participants = append([]location.AggregateParticipant(nil), req.Participants...)
+		edit(&other)
+		e.requirePrepareKind(other, location.KindConflict, "a prepare with "+name)
+	}
 }
 
 // auth159 AUTH-159 Validation.
@@ -127,24 +140,29 @@ func auth159(c *Case) {
 	e := newAuthEnv(c)
 	S1, S2 := e.aggRows()
 	base := e.auth156Request(S1, S2)
-	edits := map[string]func(r *location.AggregatePrepareRequest){
-		"empty id":          func(r *location.AggregatePrepareRequest) { r.AggregateID = "" },
-		"generation 0":      func(r *location.AggregatePrepareRequest) { r.AggregateGeneration = 0 },
-		"no participants":   func(r *location.AggregatePrepareRequest) { r.Participants = nil },
-		"digest of 31":      func(r *location.AggregatePrepareRequest) { r.InventoryDigest = authDigest32(7)[:31] },
-		"capacity all zero": func(r *location.AggregatePrepareRequest) { r.Capacity = location.CapacityVector{} },
-		"duplicate participant": func(r *location.AggregatePrepareRequest) {
-			r.Participants = []location.AggregateParticipant{r.Participants[0], r.Participants[0]}
-		},
-		"participants not byte-sorted": func(r *location.AggregatePrepareRequest) {
-			r.Participants = []location.AggregateParticipant{r.Participants[1], r.Participants[0]}
-		},
+	type bad struct {
+		class location.ErrorClass
+		code  string
+		edit  func(r *location.AggregatePrepareRequest)
 	}
-	for name, edit := range edits {
+	edits := map[string]bad{
+		"empty id":          {location.ClassType, location.CodeAggregateID, func(r *location.AggregatePrepareRequest) { r.AggregateID = "" }},
+		"generation 0":      {location.ClassRange, location.CodeAggregateShape, func(r *location.AggregatePrepareRequest) { r.AggregateGeneration = 0 }},
+		"no participants":   {location.ClassRange, location.CodeAggregateShape, func(r *location.AggregatePrepareRequest) { r.Participants = nil }},
+		"digest of 31":      {location.ClassType, location.CodeAggregateDigest, func(r *location.AggregatePrepareRequest) { r.InventoryDigest = authDigest32(7)[:31] }},
+		"capacity all zero": {location.ClassRange, location.CodeAuthorityCapacity, func(r *location.AggregatePrepareRequest) { r.Capacity = location.CapacityVector{} }},
+		"duplicate participant": {location.ClassType, location.CodeAggregateParticipantOrder, func(r *location.AggregatePrepareRequest) {
+			r.Participants = []location.AggregateParticipant{r.Participants[0], r.Participants[0]}
+		}},
+		"participants not byte-sorted": {location.ClassType, location.CodeAggregateParticipantOrder, func(r *location.AggregatePrepareRequest) {
+			r.Participants = []location.AggregateParticipant{r.Participants[1], r.Participants[0]}
+		}},
+	}
+	for name, b := range edits {
 		req := base
 		req.Participants = append([]location.AggregateParticipant(nil), base.Participants...)
-		edit(&req)
-		e.requirePrepareInvalid(req, "prepare with "+name)
+		b.edit(&req)
+		e.requirePrepareInvalid(req, b.class, b.code, "prepare with "+name)
 	}
 }
 
@@ -167,6 +185,8 @@ func auth161(c *Case) {
 	e.requirePrepareKind(reserved, location.KindConflict, "prepare with a reserved participant")
 	stale := e.AGG("AG1", 1, []authPart{authNewOwnerPart(e.KS("g1"), S2), authNewOwnerPart(e.KS("g2"), S2)}, authTwoRooms())
 	e.requirePrepareKind(stale, location.KindConflict, "prepare with a stale participant version")
+	suffixed := e.AGG("AG1", 1, []authPart{{Key: e.KS("g1"), Version: S1.StoreVersion + "0", Transition: location.TransitionNewOwner}, authNewOwnerPart(e.KS("g2"), S2)}, authTwoRooms())
+	e.requirePrepareKind(suffixed, location.KindConflict, "prepare with a participant version that only starts like the row's")
 }
 
 // auth162 AUTH-162 Preserve participant needs a live owner.
@@ -192,7 +212,7 @@ func auth164(c *Case) {
 	e := newAuthEnv(c)
 	S1, _ := e.aggRows()
 	parts := []authPart{authPreservePart(e.KS("g1"), S1)}
-	e.requirePrepareInvalid(e.AGG("AG1", 1, parts, location.CapacityVector{}), "a preserve-only aggregate with capacity {}")
+	e.requirePrepareInvalid(e.AGG("AG1", 1, parts, location.CapacityVector{}), location.ClassRange, location.CodeAuthorityCapacity, "a preserve-only aggregate with capacity {}")
 	e.requirePrepareKind(e.AGG("AG1", 1, parts, authVS("room")), location.KindConflict, "a preserve-only aggregate with capacity VS(room)")
 }
 
@@ -220,6 +240,7 @@ func auth167(c *Case) {
 	req := e.AGG("AG3", 1, []authPart{authNewOwnerPart(e.KS("g1"), S1), authNewOwnerPart(e.KS("g2"), S2)}, authTwoRooms())
 	e.requirePrepared(e.prepare(req), req, location.KindPrepared)
 	require.Equal(c, int64(3), e.U(e.NB).Spots.Reserved)
+	require.Equal(c, int64(3), e.U(e.NB).Room.Reserved)
 	require.Equal(c, location.KindAborted, e.abortRel("AG3"))
 	require.Equal(c, int64(2), e.U(e.NB).Spots.Reserved)
 	require.Equal(c, int64(2), e.U(e.NB).Room.Reserved)
@@ -231,7 +252,7 @@ func auth168(c *Case) {
 	S1, _ := e.aggRows()
 	H := e.AS("h1", e.TA(), "hall")
 	req := e.AGG("AG1", 1, []authPart{authNewOwnerPart(e.KS("g1"), S1), authNewOwnerPart(e.KS("h1"), H)}, authTwoRooms())
-	e.requirePrepareInvalid(req, "prepare moving two spot types")
+	e.requirePrepareInvalid(req, location.ClassType, location.CodeAggregateSpotTypes, "prepare moving two spot types")
 }
 
 // auth169 AUTH-169 Re-prepare after commit (D-25 kept: stale).
@@ -297,6 +318,8 @@ func auth173(c *Case) {
 		require.Equal(c, []string{"agg-0", "agg-1"}[i], string(got.Payload))
 		require.NotEqual(c, S.StoreVersion, got.StoreVersion)
 		require.Nil(c, got.PendingCreation)
+		e.exactVersion(got.StoreVersion, []string{"5", "6"}[i], "moved row")
+		e.exactNumber(got.AuthorityOwnerGeneration, []int64{3, 4}[i], "moved authorityOwnerGeneration")
 	}
 	ua.Spots.Active -= 2
 	ua.Room.Active -= 2
@@ -375,11 +398,13 @@ func auth179(c *Case) {
 	e.requireAggKind(e.commitAgg, authAggFence("AG1", 1), location.KindGenerationExhausted, "commit with one version too few")
 	e.setCounters(authI64(location.MaxGeneration-2), nil, nil)
 	e.requireAggKind(e.commitAgg, authAggFence("AG1", 1), location.KindCommitted, "commit with exactly enough versions")
+	e.exactVersion(e.read(e.KS("g2")).Snapshot.StoreVersion, "9223372036854775807", "the last version issued")
 
 	e.setCounters(authI64(1<<62), nil, authI64(location.MaxGeneration-1))
 	e.requireAggKind(e.commitAgg, authAggFence("AG9", 1), location.KindGenerationExhausted, "commit with one owner generation too few")
 	e.setCounters(nil, nil, authI64(location.MaxGeneration-2))
 	e.requireAggKind(e.commitAgg, authAggFence("AG9", 1), location.KindCommitted, "commit with exactly enough owner generations")
+	require.Equal(c, location.MaxGeneration, e.read(e.KS("g4")).Snapshot.AuthorityOwnerGeneration, "the last owner generation issued")
 }
 
 // auth180 AUTH-180 [newer] Adopted reservation follows the aggregate.
@@ -404,11 +429,16 @@ func auth181(c *Case) {
 	require.Equal(c, S1.AuthorityOwnerGeneration, g1.AuthorityOwnerGeneration)
 	require.Equal(c, S1.Allocation, g1.Allocation)
 	require.NotEqual(c, S1.StoreVersion, g1.StoreVersion)
+	e.exactVersion(g1.StoreVersion, "5", "the preserved participant")
 	g2 := e.read(e.KS("g2")).Snapshot
 	require.Equal(c, e.B, g2.Owner)
 	require.Equal(c, e.NB.Key(), g2.Allocation.Descriptor)
 	require.Greater(c, g2.AuthorityOwnerGeneration, S2.AuthorityOwnerGeneration)
+	e.exactNumber(g2.AuthorityOwnerGeneration, 3, "the moved participant's authorityOwnerGeneration")
 	require.Equal(c, "agg-1", string(g2.Payload))
+	ua := e.U(e.NA)
+	require.Equal(c, authSlot{Active: 1}, ua.Spots, "U(NA): the preserved row stays")
+	require.Equal(c, authSlot{Active: 1}, e.U(e.NB).Spots, "U(NB): the moved row arrives")
 }
 
 // auth182 AUTH-182 Source owner may be dead.

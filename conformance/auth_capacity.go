@@ -19,6 +19,7 @@ func auth193(c *Case) {
 	for _, d := range e.listNodes() {
 		if d.RID == e.NA.Desc.RID {
 			require.Equal(c, location.PopulationCapacity{Active: 0, Reserved: 0, Limit: 10}, d.PopulationCapacity.Actors)
+			require.True(c, authUsageOf(d).zero(), "U(NA) is the store's usage: %+v", authUsageOf(d))
 			return
 		}
 	}

@@ -63,10 +63,13 @@ func auth025(c *Case) {
 	fence := location.RelocationFence("f")
 	b := e.B
 	shapes := map[string]location.AuthorityMutation{
-		"preserve with targetOwner": {Kind: location.MutationPut, Transition: location.TransitionPreserve, Payload: []byte("p"), TargetOwner: &b},
-		"preserve with fence":       {Kind: location.MutationPut, Transition: location.TransitionPreserve, Payload: []byte("p"), RelocationFence: &fence},
-		"newOwner without fence":    {Kind: location.MutationPut, Transition: location.TransitionNewOwner, Payload: []byte("p"), TargetOwner: &b},
-		"newOwner without target":   {Kind: location.MutationPut, Transition: location.TransitionNewOwner, Payload: []byte("p"), RelocationFence: &fence},
+		"preserve with targetOwner":      {Kind: location.MutationPut, Transition: location.TransitionPreserve, Payload: []byte("p"), TargetOwner: &b},
+		"preserve with fence":            {Kind: location.MutationPut, Transition: location.TransitionPreserve, Payload: []byte("p"), RelocationFence: &fence},
+		"newOwner without fence":         {Kind: location.MutationPut, Transition: location.TransitionNewOwner, Payload: []byte("p"), TargetOwner: &b},
+		"newOwner without target":        {Kind: location.MutationPut, Transition: location.TransitionNewOwner, Payload: []byte("p"), RelocationFence: &fence},
+		"put of an unknown transition":   {Kind: location.MutationPut, Transition: "move", Payload: []byte("p")},
+		"restore without expected owner": {Kind: location.MutationRestore, Payload: []byte("p")},
+		"rebind without expected owner":  {Kind: location.MutationRebindOwnerLease, Payload: []byte("p"), TargetOwner: &b},
 	}
 	for name, m := range shapes {
 		for _, target := range []struct {
@@ -75,7 +78,7 @@ func auth025(c *Case) {
 		}{{e.KS("g25"), S.StoreVersion}, {e.KS("g25-missing"), "1"}} {
 			e.unchanged(name, func() {
 				_, err := c.S.CompareExchangeAuthority(c.Ctx, target.key, target.v, m)
-				c.expectInputError(err, location.ClassType, "%s on %s", name, target.key)
+				c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityMutationShape, "%s on %s", name, target.key)
 			})
 		}
 	}
@@ -99,7 +102,7 @@ func auth026(c *Case) {
 	for name, owners := range cases {
 		e.unchanged(name, func() {
 			_, err := c.S.CompareExchangeAuthority(c.Ctx, e.KS("g26"), S.StoreVersion, amRebind("p", owners[0], owners[1]))
-			c.expectInputError(err, location.ClassType, "rebind: %s", name)
+			c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityMutationShape, "rebind: %s", name)
 		})
 	}
 }
@@ -121,7 +124,13 @@ func auth027(c *Case) {
 		over := amPreserve("")
 		over.Payload = authBytes(authMiB+1, 'p')
 		_, err := c.S.CompareExchangeAuthority(c.Ctx, key, S2.StoreVersion, over)
-		c.expectInputError(err, location.ClassRange, "preserve of 1 MiB + 1")
+		c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityPayload, "preserve of 1 MiB + 1")
+		A2 := location.OwnerToken{OwnerID: "owner-a", LeaseGeneration: e.A.LeaseGeneration + 1}
+		for _, m := range []location.AuthorityMutation{amRestore("", e.A), amRebind("", e.A, A2)} {
+			m.Payload = authBytes(authMiB+1, 'o')
+			_, err := c.S.CompareExchangeAuthority(c.Ctx, key, S2.StoreVersion, m)
+			c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityPayload, "oversized %s", m.Kind)
+		}
 	})
 	e.requireRow(key, S2)
 }
@@ -138,7 +147,7 @@ func auth028(c *Case) {
 		m.Payload = authBytes(authMiB+1, 'o')
 		e.unchanged("oversized "+string(m.Kind)+" with a stale version", func() {
 			_, err := c.S.CompareExchangeAuthority(c.Ctx, key, S.StoreVersion, m)
-			c.expectInputError(err, location.ClassRange, "oversized %s, stale version", m.Kind)
+			c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityPayload, "oversized %s, stale version", m.Kind)
 		})
 	}
 }
@@ -147,12 +156,16 @@ func auth028(c *Case) {
 func auth029(c *Case) {
 	e := newAuthEnv(c)
 	e.AS("g29", e.TA())
-	for _, k := range []location.AuthorityKey{"", "zla1:s:3:a\x00b"} {
+	for _, k := range []location.AuthorityKey{"", "a\x00b"} {
 		e.unchanged("CAS with an invalid key", func() {
 			_, err := c.S.CompareExchangeAuthority(c.Ctx, k, "1", amPreserve("p"))
-			authRequireInvalid(c, err, "CAS on "+string(k))
+			c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityKeyText, "CAS on %q", k)
 		})
 	}
+	e.unchanged("CAS with an undecodable key", func() {
+		_, err := c.S.CompareExchangeAuthority(c.Ctx, "zla1:s:3:a\x00b", "1", amPreserve("p"))
+		c.expectInputError(err, location.ClassType, "CAS on a key with NUL")
+	})
 }
 
 // auth030 AUTH-030 Delete an active row.
@@ -163,6 +176,7 @@ func auth030(c *Case) {
 	before := e.U(e.NA)
 	r := e.requireDeleted(e.cas(key, S.StoreVersion, amDelete()))
 	require.NotEqual(c, S.StoreVersion, r.DeletedVersion)
+	e.exactVersion(r.DeletedVersion, "3", "deleted version")
 	require.Equal(c, T0(), r.StoreNow)
 	e.requireMissing(key)
 	want := before
@@ -185,12 +199,15 @@ func auth031(c *Case) {
 }
 
 // auth032 AUTH-032 Owner node not usable: (a) removed, (b) Draining,
-// (c) restarted with another lifecycle generation.
+// (c) restarted with another lifecycle generation, and on NB (d) taken over
+// as a Client node, (e) taken over by another owner.
 func auth032(c *Case) {
 	e := newAuthEnv(c)
 	Sa := e.AS("d3a", e.TA())
 	Sb := e.AS("d3b", e.TA())
 	Sc := e.AS("d3c", e.TA())
+	Sd := e.AS("d3d", e.TB())
+	Se := e.AS("d3e", e.TB())
 
 	e.removeNode(e.NA, e.A)
 	e.unchanged("delete after removeMeshNode", func() {
@@ -216,6 +233,20 @@ func auth032(c *Case) {
 	})
 	e.unchanged("delete after a restart with lifecycle 2", func() {
 		e.requireConflict(e.cas(e.KS("d3c"), Sc.StoreVersion, amDelete()), Sc)
+	})
+
+	e.republish(e.NB, location.IntentTakeover, func(d *location.MeshNodeDescriptor) {
+		d.ObjectRole = location.RoleClient
+	})
+	e.unchanged("delete while the node is a Client", func() {
+		e.requireConflict(e.cas(e.KS("d3d"), Sd.StoreVersion, amDelete()), Sd)
+	})
+	e.republish(e.NB, location.IntentTakeover, func(d *location.MeshNodeDescriptor) {
+		d.ObjectRole = location.RoleServer
+		d.OwnerID, d.LeaseGeneration = e.A.OwnerID, e.A.LeaseGeneration
+	})
+	e.unchanged("delete while another owner publishes the node", func() {
+		e.requireConflict(e.cas(e.KS("d3e"), Se.StoreVersion, amDelete()), Se)
 	})
 }
 
@@ -283,6 +314,7 @@ func auth035(c *Case) {
 	require.Equal(c, S.Allocation, got.Allocation)
 	require.Equal(c, "rebound", string(got.Payload))
 	require.NotEqual(c, S.StoreVersion, got.StoreVersion)
+	e.exactVersion(got.StoreVersion, "3", "rebound row")
 	e.requireRow(e.KS("b1"), got)
 	e.requireU(e.NA, u)
 }
@@ -334,6 +366,7 @@ func auth040(c *Case) {
 	S := e.AS("s1", e.TA())
 	got := e.requireStored(e.cas(e.KS("s1"), S.StoreVersion, amRestore("restored", e.A)))
 	require.NotEqual(c, S.StoreVersion, got.StoreVersion)
+	e.exactVersion(got.StoreVersion, "3", "restored row")
 	authRequireSameSnap(c, authWithPayload(S, "restored"), authNoVersion(got), "restore keeps everything but payload and version")
 }
 
@@ -376,6 +409,7 @@ func auth044(c *Case) {
 	u := e.U(e.NA)
 	got := e.requireStored(e.cas(e.KS("p1"), S.StoreVersion, amPreserve("p")))
 	require.NotEqual(c, S.StoreVersion, got.StoreVersion)
+	e.exactVersion(got.StoreVersion, "3", "preserved row")
 	authRequireSameSnap(c, authWithPayload(S, "p"), authNoVersion(got), "preserve keeps everything but payload and version")
 	e.requireU(e.NA, u)
 }

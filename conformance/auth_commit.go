@@ -19,7 +19,8 @@ func (e *authEnv) requireCommitStale(r location.CommitRequest, what string) {
 	})
 }
 
-// auth096 AUTH-096 Commit a reservation.
+// auth096 AUTH-096 Commit a reservation; the key's spot kind may be either
+// spot kind (D-28).
 func auth096(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("k1", e.TA())
@@ -29,6 +30,7 @@ func auth096(c *Case) {
 	require.Equal(c, "ready", string(ready.Payload))
 	require.Nil(c, ready.PendingCreation)
 	require.NotEqual(c, R.Creating.StoreVersion, ready.StoreVersion)
+	e.exactVersion(ready.StoreVersion, "2", "committed row")
 	require.Equal(c, R.Creating.ObjectGeneration, ready.ObjectGeneration)
 	require.Equal(c, R.Creating.AuthorityOwnerGeneration, ready.AuthorityOwnerGeneration)
 	want := *authNoVersion(R.Creating)
@@ -42,6 +44,12 @@ func auth096(c *Case) {
 	u.Spots.Active++
 	u.Room.Active++
 	e.requireU(e.NA, u)
+	// User and instance spots share the row (D-28): a commit that names the
+	// instance-spot kind commits a user-spot reservation.
+	R2 := e.RS("k1b", e.TA())
+	other := authCommitReq("k1b", R2, e.TA())
+	other.Key.Kind = location.ObjectInstanceSpot
+	e.requireCommitKind(e.commit(other), location.KindCommitted)
 }
 
 // auth097 AUTH-097 Replay.
@@ -63,7 +71,7 @@ func auth098(c *Case) {
 	req.Key.Kind = location.ObjectActor
 	e.unchanged("commit of an actor", func() {
 		_, err := c.S.Commit(c.Ctx, req)
-		c.expectInputError(err, location.ClassType, "commit of an actor")
+		c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityKindPath, "commit of an actor")
 	})
 	e.requireRow(e.KA("k2"), R.Creating)
 }
@@ -76,7 +84,7 @@ func auth099(c *Case) {
 	req.ReadyPayload = authBytes(authMiB+1, 'r')
 	e.unchanged("commit with an oversized payload", func() {
 		_, err := c.S.Commit(c.Ctx, req)
-		c.expectInputError(err, location.ClassRange, "commit with 1 MiB + 1")
+		c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityPayload, "commit with 1 MiB + 1")
 	})
 	e.requireRow(e.KS("k99"), R.Creating)
 }

@@ -43,7 +43,11 @@ func (e *authEnv) requireCompleteKind(res location.CompleteCreationResult, k loc
 		require.Equal(e.c, e.now(), res.Ready.StoreNow, "ready.storeNow")
 		require.NotNil(e.c, res.Terminal)
 	case location.KindRejected, location.KindFailed, location.KindAlreadyCompleted:
+		require.Nil(e.c, res.Ready, "a %s completion carries no snapshot", k)
 		require.NotNil(e.c, res.Terminal)
+	default:
+		require.Nil(e.c, res.Ready, "a %s completion carries no snapshot", k)
+		require.Nil(e.c, res.Terminal, "a %s completion carries no terminal", k)
 	}
 }
 
@@ -75,6 +79,7 @@ func auth108(c *Case) {
 	require.Equal(c, "ready-actor", string(res.Ready.Payload))
 	require.Nil(c, res.Ready.PendingCreation)
 	require.NotEqual(c, R.Creating.StoreVersion, res.Ready.StoreVersion)
+	e.exactVersion(res.Ready.StoreVersion, "2", "created row")
 	e.requireRow(e.KA("a1"), res.Ready)
 	e.requireTerminal(res.Terminal, location.TerminalCreated, authOP(1), R.ReservationID, authDeadline().Add(authRetention))
 	found := e.readTerminal(authOP(1))
@@ -100,6 +105,9 @@ func authRejectOrFail(c *Case, state location.TerminalState, kind location.Resul
 	found := e.readTerminal(authOP(2))
 	require.Equal(c, location.KindFound, found.Kind)
 	e.requireTerminal(found.Record, state, authOP(2), R.ReservationID, authDeadline().Add(authRetention))
+	// The finished row's version is consumed (D-29): the next issue is 3.
+	again := e.RA("a2", e.TA())
+	e.exactVersion(again.Creating.StoreVersion, "3", "the reservation after a "+string(state)+" completion")
 }
 
 // auth109 AUTH-109 Rejected.
@@ -113,6 +121,7 @@ func auth111(c *Case) {
 	e := newAuthEnv(c)
 	R, first := e.auth108Setup()
 	e.rememberOp(authOP(1))
+	c.F.Clock.Advance(time.Second)
 	e.unchanged("a replayed completion", func() {
 		res := e.complete(authCompleteReq("a1", R, e.TA(), location.TerminalCreated, authPub(authOP(1), authDeadline())))
 		e.requireCompleteKind(res, location.KindAlreadyCompleted)
@@ -129,17 +138,21 @@ func auth112(c *Case) {
 	e.rememberOp(authOP(112))
 	e.unchanged("completeCreation of a spot", func() {
 		_, err := c.S.CompleteCreation(c.Ctx, req)
-		c.expectInputError(err, location.ClassType, "completeCreation of a user_spot")
+		c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityKindPath, "completeCreation of a user_spot")
 	})
 }
 
-// requireCompleteInvalid requires invalid argument, no change, the row still
-// reserved and no terminal.
-func (e *authEnv) requireCompleteInvalid(req location.CompleteCreationRequest, R location.ReserveResult, what string) {
+// requireCompleteInvalid requires an invalid argument of the class and code
+// (code "": any), no change, the row still reserved and no terminal.
+func (e *authEnv) requireCompleteInvalid(req location.CompleteCreationRequest, R location.ReserveResult, class location.ErrorClass, code, what string) {
 	e.c.Helper()
 	e.unchanged(what, func() {
 		_, err := e.c.S.CompleteCreation(e.c.Ctx, req)
-		authRequireInvalid(e.c, err, what)
+		if code == "" {
+			e.c.expectInputError(err, class, "%s", what)
+			return
+		}
+		e.c.expectInputErrorCode(err, class, code, "%s", what)
 	})
 	e.requireRow(authKey(e.c, req.Key.Kind, req.Key.GlobalID), R.Creating)
 }
@@ -151,7 +164,7 @@ func auth113(c *Case) {
 	req := authCompleteReq("a113", R, e.TA(), location.TerminalCreated, authPub(authOP(113), authDeadline()))
 	req.Completion.ReadyPayload = authBytes(authMiB+1, 'r')
 	e.rememberOp(authOP(113))
-	e.requireCompleteInvalid(req, R, "created with an oversized payload")
+	e.requireCompleteInvalid(req, R, location.ClassRange, location.CodeAuthorityPayload, "created with an oversized payload")
 	require.Equal(c, location.KindMissing, e.readTerminal(authOP(113)).Kind)
 }
 
@@ -162,33 +175,55 @@ func auth114(c *Case) {
 	big := authBytes(authMiB+1, 'e')
 	bigSum := sha256.Sum256(big)
 	other := sha256.Sum256([]byte("other"))
-	edits := map[string]func(p *location.TerminalPublication){
-		"envelope 1 MiB + 1": func(p *location.TerminalPublication) {
+	edits := map[string]struct {
+		class location.ErrorClass
+		code  string
+		edit  func(p *location.TerminalPublication)
+	}{
+		"envelope 1 MiB + 1": {location.ClassRange, location.CodeTerminalEnvelope, func(p *location.TerminalPublication) {
 			p.TerminalEnvelope = big
 			p.TerminalEnvelopeSHA256 = bigSum[:]
-		},
-		"digest of 31 bytes":    func(p *location.TerminalPublication) { p.TerminalEnvelopeSHA256 = authEnvSHA()[:31] },
-		"digest of other bytes": func(p *location.TerminalPublication) { p.TerminalEnvelopeSHA256 = other[:] },
+		}},
+		"envelope 1 MiB + 1, digest of env": {location.ClassRange, location.CodeTerminalEnvelope, func(p *location.TerminalPublication) { p.TerminalEnvelope = big }},
+		"digest of 31 bytes":                {location.ClassRange, location.CodeTerminalEnvelope, func(p *location.TerminalPublication) { p.TerminalEnvelopeSHA256 = authEnvSHA()[:31] }},
+		"digest of other bytes":             {location.ClassType, location.CodeTerminalDigestMismatch, func(p *location.TerminalPublication) { p.TerminalEnvelopeSHA256 = other[:] }},
 	}
 	e.rememberOp(authOP(114))
-	for name, edit := range edits {
+	for name, x := range edits {
 		req := authCompleteReq("a114", R, e.TA(), location.TerminalCreated, authPub(authOP(114), authDeadline()))
-		edit(&req.Completion.Terminal)
-		e.requireCompleteInvalid(req, R, "completion with "+name)
+		x.edit(&req.Completion.Terminal)
+		e.requireCompleteInvalid(req, R, x.class, x.code, "completion with "+name)
 	}
 }
 
 // authBadIdentities are the invalid operation identities of AUTH-115.
 func authBadIdentities() map[string]location.OperationIdentity {
+	bad := map[string]location.OperationIdentity{}
+	for name, b := range authBadIdentityErrors() {
+		bad[name] = b.op
+	}
+	return bad
+}
+
+// authBadIdentity is an invalid operation identity and the error code a
+// completion gives for it.
+type authBadIdentity struct {
+	op    location.OperationIdentity
+	class location.ErrorClass
+	code  string
+}
+
+// authBadIdentityErrors are AUTH-115's identities with their errors.
+func authBadIdentityErrors() map[string]authBadIdentity {
 	id := func(rid string, gen int64, hi, lo uint64) location.OperationIdentity {
 		return location.OperationIdentity{SourceNodeRID: location.RoutingID(rid), SourceNodeGeneration: gen, OperationID: location.OperationID{High: hi, Low: lo}}
 	}
-	return map[string]location.OperationIdentity{
-		"empty RID":         id("", 1, 0, 1),
-		"RID with NUL":      id("s\x00", 1, 0, 1),
-		"RID of 256 bytes":  id(strings.Repeat("s", 256), 1, 0, 1),
-		"source generation": id("src", 0, 0, 1),
-		"operation id 0":    id("src", 1, 0, 0),
+	return map[string]authBadIdentity{
+		"empty RID":         {id("", 1, 0, 1), location.ClassType, location.CodeTerminalOperationRID},
+		"RID with NUL":      {id("s\x00", 1, 0, 1), location.ClassType, location.CodeTerminalOperationRID},
+		"RID of 256 bytes":  {id(strings.Repeat("s", 256), 1, 0, 1), location.ClassType, location.CodeTerminalOperationRID},
+		"source generation": {id("src", 0, 0, 1), location.ClassRange, location.CodeTerminalOperationIDs},
+		"operation id 0":    {id("src", 1, 0, 0), location.ClassRange, location.CodeTerminalOperationIDs},
 	}
 }
 
@@ -196,9 +231,9 @@ func authBadIdentities() map[string]location.OperationIdentity {
 func auth115(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RA("a115", e.TA())
-	for name, op := range authBadIdentities() {
-		req := authCompleteReq("a115", R, e.TA(), location.TerminalCreated, authPub(op, authDeadline()))
-		e.requireCompleteInvalid(req, R, "completion with "+name)
+	for name, b := range authBadIdentityErrors() {
+		req := authCompleteReq("a115", R, e.TA(), location.TerminalCreated, authPub(b.op, authDeadline()))
+		e.requireCompleteInvalid(req, R, b.class, b.code, "completion with "+name)
 	}
 	for i, op := range []location.OperationIdentity{
 		{SourceNodeRID: "src", SourceNodeGeneration: 1, OperationID: location.OperationID{High: 1, Low: 0}},
@@ -216,7 +251,7 @@ func auth116(c *Case) {
 	R := e.RA("a116", e.TA())
 	late := authCompleteReq("a116", R, e.TA(), location.TerminalCreated, authPub(authOP(116), T0().Add(-authRetention)))
 	e.rememberOp(authOP(116))
-	e.requireCompleteInvalid(late, R, "completion whose window has closed")
+	e.requireCompleteInvalid(late, R, location.ClassRange, location.CodeTerminalWindow, "completion whose window has closed")
 	ok := authCompleteReq("a116", R, e.TA(), location.TerminalCreated, authPub(authOP(116), T0().Add(-authRetention+time.Millisecond)))
 	res := e.complete(ok)
 	e.requireCompleteKind(res, location.KindCreated)
@@ -230,10 +265,11 @@ func auth117(c *Case) {
 	req := authCompleteReq("a117", R, e.TA(), location.TerminalCreated, authPub(authOP(117), authDeadline()))
 	req.ReservationID = ""
 	e.rememberOp(authOP(117))
-	e.requireCompleteInvalid(req, R, "completion with an empty reservation id")
+	e.requireCompleteInvalid(req, R, location.ClassType, location.CodeTerminalReservationID, "completion with an empty reservation id")
 }
 
-// auth118 AUTH-118 Wrong expected version.
+// auth118 AUTH-118 Wrong expected version; likewise another reservation id
+// or another target lifecycle.
 func auth118(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RA("a118", e.TA())
@@ -241,6 +277,12 @@ func auth118(c *Case) {
 	req := authCompleteReq("a118", R, e.TA(), location.TerminalCreated, authPub(authOP(118), authDeadline()))
 	req.ExpectedStoreVersion = other.Creating.StoreVersion
 	e.requireCompleteStale(req, "completion with a wrong version")
+	wrongID := authCompleteReq("a118", R, e.TA(), location.TerminalCreated, authPub(authOP(1181), authDeadline()))
+	wrongID.ReservationID = authOtherReservationID
+	e.requireCompleteStale(wrongID, "completion with another reservation id")
+	T := e.TA()
+	T.NodeLifecycleGeneration = 3
+	e.requireCompleteStale(authCompleteReq("a118", R, T, location.TerminalCreated, authPub(authOP(1182), authDeadline())), "completion with target lifecycle 3")
 }
 
 // auth119 AUTH-119 Target no longer live.
@@ -292,7 +334,7 @@ func auth123(c *Case) {
 	orig := authCompleteReq("a1", R, e.TA(), location.TerminalCreated, authPub(authOP(1), authDeadline()))
 	e.unchanged("a replay whose window has closed", func() {
 		_, err := c.S.CompleteCreation(c.Ctx, orig)
-		c.expectInputError(err, location.ClassRange, "replay with the original deadline")
+		c.expectInputErrorCode(err, location.ClassRange, location.CodeTerminalWindow, "replay with the original deadline")
 	})
 	e.requireCompleteStale(authCompleteReq("a1", R, e.TA(), location.TerminalCreated, authPub(authOP(1), e.now().Add(60*time.Second))), "a replay after retention")
 }
@@ -337,13 +379,17 @@ func auth127(c *Case) {
 	require.Equal(c, T0(), r.StoreNow)
 }
 
-// auth128 AUTH-128 Found record fields.
+// auth128 AUTH-128 Found record fields, read a minute after publication.
 func auth128(c *Case) {
 	e := newAuthEnv(c)
 	R, _ := e.auth108Setup()
+	c.F.Clock.Advance(time.Minute)
 	r := e.readTerminal(authOP(1))
 	require.Equal(c, location.KindFound, r.Kind)
 	e.requireTerminal(r.Record, location.TerminalCreated, authOP(1), R.ReservationID, authDeadline().Add(authRetention))
+	require.Equal(c, T0(), r.Record.StoreNow, "a terminal's storeNow is its publication time (D-14)")
+	r.Record.TerminalEnvelope[0] = 'X'
+	require.Equal(c, "env", string(e.readTerminal(authOP(1)).Record.TerminalEnvelope), "a read record is a copy")
 }
 
 // auth129 AUTH-129 [time] Retention boundary.

@@ -353,6 +353,8 @@ func (e *authEnv) requireCommitKind(res location.CommitResult, k location.Result
 	if k == location.KindCommitted || k == location.KindAlreadyCommitted {
 		require.NotNil(e.c, res.Ready)
 		require.Equal(e.c, e.now(), res.Ready.StoreNow, "ready.storeNow")
+	} else {
+		require.Nil(e.c, res.Ready, "a %s commit carries no snapshot", k)
 	}
 	return res.Ready
 }
@@ -654,6 +656,8 @@ func (e *authEnv) requireStored(r location.CompareExchangeResult) *location.Auth
 	require.Equal(e.c, location.KindStored, r.Kind, "CAS result: %s", authDescribeCAS(r))
 	require.NotNil(e.c, r.Stored)
 	require.Equal(e.c, e.now(), r.Stored.StoreNow, "stored.storeNow")
+	require.Nil(e.c, r.Current, "stored carries no current read")
+	require.Empty(e.c, r.DeletedVersion, "stored carries no deleted version")
 	return r.Stored
 }
 
@@ -664,6 +668,8 @@ func (e *authEnv) requireDeleted(r location.CompareExchangeResult) location.Comp
 	require.Equal(e.c, location.KindDeleted, r.Kind, "CAS delete: %s", authDescribeCAS(r))
 	require.NotEmpty(e.c, r.DeletedVersion, "deleted.version")
 	require.Equal(e.c, e.now(), r.StoreNow, "deleted.storeNow")
+	require.Nil(e.c, r.Stored, "deleted carries no stored snapshot")
+	require.Nil(e.c, r.Current, "deleted carries no current read")
 	return r
 }
 
@@ -671,6 +677,8 @@ func (e *authEnv) requireDeleted(r location.CompareExchangeResult) location.Comp
 func (e *authEnv) requireConflict(r location.CompareExchangeResult, want *location.AuthoritySnapshot) {
 	e.c.Helper()
 	require.Equal(e.c, location.KindConflict, r.Kind, "CAS result: %s", authDescribeCAS(r))
+	require.Nil(e.c, r.Stored, "conflict carries no stored snapshot")
+	require.Empty(e.c, r.DeletedVersion, "conflict carries no deleted version")
 	e.requireReadIs(r.Current, want, "conflict.current")
 }
 
@@ -705,6 +713,25 @@ func amRestore(p string, expected location.OwnerToken) location.AuthorityMutatio
 // amDelete is delete.
 func amDelete() location.AuthorityMutation {
 	return location.AuthorityMutation{Kind: location.MutationDelete}
+}
+
+// exactVersion requires, on a store with exact numbers, the store version a
+// store with dense counters issues (the reference's); other stores' versions
+// are opaque (catalogue §0.2) and are not checked here.
+func (e *authEnv) exactVersion(got location.StoreVersion, want, what string) {
+	e.c.Helper()
+	if e.c.Caps.ExactNumbers {
+		require.Equal(e.c, location.StoreVersion(want), got, "%s: exact version", what)
+	}
+}
+
+// exactNumber requires, on a store with exact numbers, the generation a
+// store with dense counters issues (the reference's).
+func (e *authEnv) exactNumber(got, want int64, what string) {
+	e.c.Helper()
+	if e.c.Caps.ExactNumbers {
+		require.Equal(e.c, want, got, "%s: exact number", what)
+	}
 }
 
 // authRequireInvalid requires an invalid-argument error.

@@ -3,6 +3,7 @@ package conformance
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -54,7 +55,7 @@ func auth062(c *Case) {
 	for _, n := range []int{0, -1, 1001} {
 		e.unchanged(fmt.Sprintf("list with limit %d", n), func() {
 			_, err := c.S.ListAuthorities(c.Ctx, "zla1:", "", n)
-			c.expectInputError(err, location.ClassRange, "listAuthorities limit %d", n)
+			c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityScanLimit, "listAuthorities limit %d", n)
 		})
 	}
 	e.listPage("zla1:", "", 1)
@@ -126,6 +127,7 @@ func auth067(c *Case) {
 		require.Len(c, r.Items, size, "page %d", i+1)
 		if i < 2 {
 			require.NotEmpty(c, r.NextCursor, "page %d has a cursor", i+1)
+			require.LessOrEqual(c, len(r.NextCursor), location.MaxScanCursorBytes, "page %d's cursor fits the bound", i+1)
 		} else {
 			require.Empty(c, r.NextCursor, "the last page has no cursor")
 		}
@@ -174,7 +176,8 @@ func (e *authEnv) fiveSpots() []*location.AuthoritySnapshot {
 }
 
 // auth070 AUTH-070 Row change between pages: scanExpired (memstore), or the
-// first page's snapshot (etcd) — never a mix.
+// first page's snapshot (etcd) — never a mix. A store with in-memory
+// semantics must expire the cursor, for every kind of row change.
 func auth070(c *Case) {
 	e := newAuthEnv(c)
 	rows := e.fiveSpots()
@@ -185,6 +188,11 @@ func auth070(c *Case) {
 	e.requireDeleted(e.cas(e.KS("l05"), rows[4].StoreVersion, amDelete()))
 
 	next := e.list("zla1:s:", first.NextCursor, 2)
+	if c.Caps.InMemorySemantics {
+		require.Equal(c, location.KindScanExpired, next.Kind, "an in-memory cursor expires when a row changes")
+		e.auth070EveryRowChange()
+		return
+	}
 	if next.Kind == location.KindScanExpired {
 		return
 	}
@@ -196,6 +204,32 @@ func auth070(c *Case) {
 		cursor = p.NextCursor
 	}
 	require.Equal(c, []location.AuthorityKey{e.KS("l03"), e.KS("l04"), e.KS("l05")}, got, "the continuation must show the first page's snapshot")
+}
+
+// auth070EveryRowChange checks, on an in-memory store, that every kind of
+// row change expires a cursor taken before it.
+func (e *authEnv) auth070EveryRowChange() {
+	e.c.Helper()
+	e.AS("lb", e.TB())
+	changes := map[string]func(){
+		"a preserve": func() {
+			S := e.read(e.KS("l01")).Snapshot
+			e.requireStored(e.cas(e.KS("l01"), S.StoreVersion, amPreserve("p")))
+		},
+		"a reserve and its abort": func() {
+			R := e.RS("l98", e.TA())
+			require.Equal(e.c, location.KindAborted, e.abort(authAbortReq(location.ObjectUserSpot, "l98", R, e.TA())))
+		},
+		"removeAllByOwner": func() {
+			require.Equal(e.c, int64(2), e.removeAll(e.B), "NB's descriptor and one row")
+		},
+	}
+	for what, change := range changes {
+		first := e.listPage("zla1:s:", "", 2)
+		require.NotEmpty(e.c, first.NextCursor)
+		change()
+		require.Equal(e.c, location.KindScanExpired, e.list("zla1:s:", first.NextCursor, 2).Kind, "a cursor taken before %s", what)
+	}
 }
 
 // auth071 AUTH-071 Non-row operations keep cursors valid.
@@ -210,6 +244,8 @@ func auth071(c *Case) {
 	e.read(e.KS("l02"))
 	e.readTerminal(authOP(77))
 	e.REL("Rc", e.KS("l02"), rows[1], e.NA, e.NB)
+	require.Equal(c, location.KindAborted, e.abortRel("Rc"))
+	require.Equal(c, location.KindAborted, e.abortAgg(authAggFence("AGc", 1)))
 
 	next := e.listPage("zla1:s:", first.NextCursor, 2)
 	require.Equal(c, []location.AuthorityKey{e.KS("l03"), e.KS("l04")}, authListedKeys(next.Items))
@@ -221,6 +257,8 @@ func auth072(c *Case) {
 	rows := e.fiveSpots()
 	first := e.listPage("zla1:s:", "", 2)
 	e.requireConflict(e.cas(e.KS("l01"), rows[1].StoreVersion, amPreserve("p")), rows[0])
+	e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "l01", e.TA(), "room")), location.KindAlreadyExists, rows[0])
+	require.Equal(c, location.KindStale, e.commitAgg(authAggFence("nope", 1)))
 	next := e.listPage("zla1:s:", first.NextCursor, 2)
 	require.Equal(c, []location.AuthorityKey{e.KS("l03"), e.KS("l04")}, authListedKeys(next.Items))
 }
@@ -232,27 +270,33 @@ func auth072(c *Case) {
 func auth073(c *Case) {
 	e := newAuthEnv(c)
 	e.fiveSpots()
-	e.unchanged("an undecodable cursor", func() {
-		r := e.list("zla1:s:", "garbage", 2)
-		require.Equal(c, location.KindScanExpired, r.Kind)
-	})
+	for _, cursor := range []string{"garbage", "!!!"} {
+		e.unchanged("an undecodable cursor", func() {
+			r := e.list("zla1:s:", cursor, 2)
+			require.Equal(c, location.KindScanExpired, r.Kind, "cursor %q", cursor)
+		})
+	}
 	e.unchanged("a 4097-byte cursor", func() {
 		_, err := c.S.ListAuthorities(c.Ctx, "zla1:s:", strings.Repeat("c", 4097), 2)
-		c.expectInputError(err, location.ClassRange, "listAuthorities with a 4097-byte cursor")
+		c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityScanCursor, "listAuthorities with a 4097-byte cursor")
 	})
 	r := e.listPage("zla1:s:", "", 2)
 	require.Equal(c, []location.AuthorityKey{e.KS("l01"), e.KS("l02")}, authListedKeys(r.Items), "an empty cursor starts a scan")
 }
 
-// auth074 AUTH-074 Listed snapshots match reads.
+// auth074 AUTH-074 Listed snapshots match reads (a second after the writes)
+// and are copies.
 func auth074(c *Case) {
 	e := newAuthEnv(c)
 	e.auth064Setup()
+	c.F.Clock.Advance(time.Second)
 	r := e.listPage("", "", 10)
 	require.Len(c, r.Items, 5)
 	for _, it := range r.Items {
 		e.requireRow(it.Key, &it.Snapshot)
 	}
+	r.Items[3].Snapshot.Payload[0] = 'X'
+	require.Equal(c, "ready", string(e.read(e.KS("y1")).Snapshot.Payload), "a listed snapshot is a copy")
 }
 
 // auth075 AUTH-075 Fresh scans reflect changes.

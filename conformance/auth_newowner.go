@@ -43,6 +43,8 @@ func auth048(c *Case) {
 	require.Greater(c, got.AuthorityOwnerGeneration, S.AuthorityOwnerGeneration)
 	require.Equal(c, "moved", string(got.Payload))
 	require.NotEqual(c, S.StoreVersion, got.StoreVersion)
+	e.exactVersion(got.StoreVersion, "3", "moved row")
+	e.exactNumber(got.AuthorityOwnerGeneration, 2, "moved authorityOwnerGeneration")
 	e.requireRow(key, got)
 
 	wantA := ua
@@ -186,7 +188,8 @@ func auth058(c *Case) {
 	})
 }
 
-// auth059 AUTH-059 [hook] Owner generations exhausted.
+// auth059 AUTH-059 [hook] Owner generations exhausted; with one generation
+// left the move goes through and issues the maximum.
 func auth059(c *Case) {
 	e := newAuthEnv(c)
 	key := e.KS("m9")
@@ -196,12 +199,17 @@ func auth059(c *Case) {
 	e.setCounters(nil, nil, authI64(location.MaxGeneration))
 	e.unchanged("newOwner with exhausted owner generations", func() {
 		r := e.cas(key, S.StoreVersion, amNewOwner("moved", e.B, "R9"))
-		require.Equal(c, location.KindGenerationExhausted, r.Kind, "CAS: %s", authDescribeCAS(r))
+		require.Equal(c, location.CompareExchangeResult{Kind: location.KindGenerationExhausted}, r, "CAS: %s", authDescribeCAS(r))
 	})
 	e.requireRow(key, S)
-	require.Equal(c, location.KindAborted, e.abortRel("R9"), "R9 is still reserved")
+	e.requireU(e.NB, u)
+	e.setCounters(nil, nil, authI64(location.MaxGeneration-1))
+	got := e.requireStored(e.cas(key, S.StoreVersion, amNewOwner("moved", e.B, "R9")))
+	require.Equal(c, location.MaxGeneration, got.AuthorityOwnerGeneration, "the last owner generation is issued")
 	u.Spots.Reserved--
 	u.Room.Reserved--
+	u.Spots.Active++
+	u.Room.Active++
 	e.requireU(e.NB, u)
 }
 
@@ -221,7 +229,7 @@ func auth060(c *Case) {
 		c.Helper()
 		e.unchanged(what+" with exhausted versions", func() {
 			r := e.cas(k, v, m)
-			require.Equal(c, location.KindGenerationExhausted, r.Kind, "%s: %s", what, authDescribeCAS(r))
+			require.Equal(c, location.CompareExchangeResult{Kind: location.KindGenerationExhausted}, r, "%s: %s", what, authDescribeCAS(r))
 		})
 	}
 	exhausted("preserve", key, S.StoreVersion, amPreserve("p"))
@@ -248,8 +256,13 @@ func auth061(c *Case) {
 	S := e.AS("m10", e.TA())
 	u := e.U(e.NA)
 	e.REL("R10", key, S, e.NA, e.NA)
+	held := u
+	held.Spots.Reserved++
+	held.Room.Reserved++
+	e.requireU(e.NA, held)
 	got := e.requireStored(e.cas(key, S.StoreVersion, amNewOwner("moved", e.A, "R10")))
 	require.Greater(c, got.AuthorityOwnerGeneration, S.AuthorityOwnerGeneration)
+	e.exactNumber(got.AuthorityOwnerGeneration, 2, "authorityOwnerGeneration")
 	require.Equal(c, e.A, got.Owner)
 	e.requireU(e.NA, u)
 }

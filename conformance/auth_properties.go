@@ -281,7 +281,7 @@ func auth228(c *Case) {
 	R := e.RA("a228", e.TA())
 	for _, k := range []location.TerminalState{location.TerminalCreated, location.TerminalRejected, location.TerminalFailed} {
 		req := authCompleteReq("a228", R, e.TA(), k, location.TerminalPublication{})
-		e.requireCompleteInvalid(req, R, "a "+strings.ToLower(string(k))+" completion without a terminal")
+		e.requireCompleteInvalid(req, R, location.ClassType, "", "a "+strings.ToLower(string(k))+" completion without a terminal")
 	}
 	res := e.complete(authCompleteReq("a228", R, e.TA(), location.TerminalCreated, authPub(authOP(228), authDeadline())))
 	e.requireCompleteKind(res, location.KindCreated)

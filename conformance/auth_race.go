@@ -598,6 +598,9 @@ func auth215(c *Case) {
 		g1 := e.read(req.Participants[0].AuthorityKey).Snapshot
 		require.Equal(c, nb.Owner(), g1.Owner)
 		require.Greater(c, g1.AuthorityOwnerGeneration, S1.AuthorityOwnerGeneration)
+		// g1 and g2 were issued owner generations n and n+1; one commit
+		// issues n+2 and n+3, so g1 moved exactly once.
+		e.exactNumber(g1.AuthorityOwnerGeneration, S1.AuthorityOwnerGeneration+2, "moved once")
 		require.Equal(c, "agg-0", string(g1.Payload))
 	}
 }

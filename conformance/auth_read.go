@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"time"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -50,6 +52,9 @@ func auth012(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("r1", e.TA())
 	e.expectCreatingSpot(R, "r1")
+	e.exactVersion(R.Creating.StoreVersion, "1", "creating.version")
+	e.exactNumber(R.Creating.ObjectGeneration, 1, "creating.objectGeneration")
+	e.exactNumber(R.Creating.AuthorityOwnerGeneration, 1, "creating.authorityOwnerGeneration")
 	e.requireRow(e.KS("r1"), R.Creating)
 }
 
@@ -57,6 +62,7 @@ func auth012(c *Case) {
 func auth013(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("r2", e.TA())
+	e.exactVersion(S.StoreVersion, "2", "ready.version")
 	got := e.requireRow(e.KS("r2"), S)
 	require.Nil(c, got.PendingCreation)
 	require.Equal(c, location.AllocationActive, got.Allocation.State)
@@ -70,19 +76,23 @@ func auth014(c *Case) {
 	e.unchanged("readAuthority with invalid keys", func() {
 		for _, k := range []location.AuthorityKey{"", "a\x00b"} {
 			_, err := c.S.ReadAuthority(c.Ctx, k)
-			c.expectInputError(err, location.ClassType, "readAuthority(%q)", k)
+			c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityKeyText, "readAuthority(%q)", k)
 		}
 	})
 }
 
 // auth015 AUTH-015 Opaque keys. The catalogue expects missing (the reference
-// treats keys as opaque); 00-decisions Q10 overrides it: read accepts only
-// canonical zla1: keys, so a non-canonical key is an invalid argument.
+// treats keys as opaque); 00-decisions Q10 overrides it: read and CAS accept
+// only canonical zla1: keys, so a non-canonical key is an invalid argument.
 func auth015(c *Case) {
 	e := newAuthEnv(c)
 	e.unchanged("readAuthority of a non-canonical key", func() {
 		_, err := c.S.ReadAuthority(c.Ctx, "not-a-zla1-key")
-		authRequireInvalid(c, err, "readAuthority(not-a-zla1-key)")
+		c.expectInputError(err, location.ClassType, "readAuthority(not-a-zla1-key)")
+	})
+	e.unchanged("CAS on a non-canonical key", func() {
+		_, err := c.S.CompareExchangeAuthority(c.Ctx, "zla1:a:1:%41", "1", amDelete())
+		c.expectInputError(err, location.ClassType, "CAS on an escaped letter")
 	})
 }
 
@@ -124,4 +134,29 @@ func auth016(c *Case) {
 	}
 	got := e.read(e.KS("r4")).Snapshot
 	require.Equal(c, authDigest32(0x01), got.PendingCreation.RequestSHA256)
+	// A reserve request changed after the call, and the creating snapshot
+	// it returned, leave the row as reserved.
+	req := e.spotReq(location.ObjectUserSpot, "r5", e.TA(), "room")
+	R5 := e.requireReserved(e.reserve(req))
+	req.CreatingPayload[0], req.Intent.RequestSHA256[0], req.Capacity.SpotType.Count = 'X', 0xEE, 99
+	R5.Creating.Payload[0], R5.Creating.Allocation.Capacity.SpotType.Count = 'Y', 42
+	got = e.read(e.KS("r5")).Snapshot
+	require.Equal(c, "creating", string(got.Payload))
+	require.Equal(c, authDigest32(0x01), got.PendingCreation.RequestSHA256)
+	require.Equal(c, authVS("room"), got.Allocation.Capacity)
+	// So do a commit request changed after the call and a completion's
+	// envelope and returned digest.
+	commit := authCommitReq("r5", R5, e.TA())
+	e.requireCommitKind(e.commit(commit), location.KindCommitted)
+	commit.ReadyPayload[0] = 'Z'
+	require.Equal(c, "ready", string(e.read(e.KS("r5")).Snapshot.Payload))
+	RA := e.RA("r6", e.TA())
+	complete := authCompleteReq("r6", RA, e.TA(), location.TerminalCreated, authPub(authOP(6), T0().Add(60*time.Second)))
+	res := e.complete(complete)
+	require.Equal(c, location.KindCreated, res.Kind)
+	complete.Completion.Terminal.TerminalEnvelope[0] = 'X'
+	res.Terminal.TerminalEnvelopeSHA256[0] = 0
+	rec := e.readTerminal(authOP(6)).Record
+	require.Equal(c, "env", string(rec.TerminalEnvelope))
+	require.Equal(c, authEnvSHA(), rec.TerminalEnvelopeSHA256)
 }

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -23,6 +24,10 @@ func authRequireUUIDv4(c *Case, id string) {
 func (e *authEnv) requireReserveKind(res location.ReserveResult, k location.ResultKind, want *location.AuthoritySnapshot) {
 	e.c.Helper()
 	require.Equal(e.c, k, res.Kind, "reserve result: %s", authDescribeReserve(res))
+	if k != location.KindReserved {
+		require.Nil(e.c, res.Creating, "only reserved carries a creating snapshot")
+		require.Empty(e.c, res.ReservationID, "only reserved carries a reservation id")
+	}
 	switch k {
 	case location.KindAlreadyExists, location.KindTypeMismatch, location.KindConflict:
 		e.requireReadIs(res.Current, want, "reserve "+string(k)+".current")
@@ -32,13 +37,14 @@ func (e *authEnv) requireReserveKind(res location.ReserveResult, k location.Resu
 // auth076 AUTH-076 Reserve a User Spot.
 func auth076(c *Case) {
 	e := newAuthEnv(c)
-	u := e.U(e.NA)
+	u, ub := e.U(e.NA), e.U(e.NB)
 	R := e.RS("c1", e.TA())
 	authRequireUUIDv4(c, R.ReservationID)
 	e.expectCreatingSpot(R, "c1")
 	u.Spots.Reserved++
 	u.Room.Reserved++
 	e.requireU(e.NA, u)
+	e.requireU(e.NB, ub)
 	require.Zero(c, u.Spots.Active+u.Room.Active+u.Actors.Active)
 }
 
@@ -59,22 +65,37 @@ func auth077(c *Case) {
 // auth078 AUTH-078 Identity and text validation.
 func auth078(c *Case) {
 	e := newAuthEnv(c)
-	bad := map[string]func(r *location.ReserveRequest){
-		"global id empty":        func(r *location.ReserveRequest) { r.Key.GlobalID = "" },
-		"global id with NUL":     func(r *location.ReserveRequest) { r.Key.GlobalID = "a\x00b" },
-		"global id of 256 bytes": func(r *location.ReserveRequest) { r.Key.GlobalID = strings.Repeat("a", 256) },
-		"global id 128 × é":      func(r *location.ReserveRequest) { r.Key.GlobalID = strings.Repeat("é", 128) },
-		"stable type empty":      func(r *location.ReserveRequest) { r.Intent.StableType = "" },
-		"content reference empty": func(r *location.ReserveRequest) {
+	bad := map[string]authBadReserve{
+		"global id empty":        {location.ClassType, location.CodeAuthorityIdentityText, func(r *location.ReserveRequest) { r.Key.GlobalID = "" }},
+		"global id with NUL":     {location.ClassType, location.CodeAuthorityIdentityText, func(r *location.ReserveRequest) { r.Key.GlobalID = "a\x00b" }},
+		"global id of 256 bytes": {location.ClassRange, location.CodeAuthorityIdentityLength, func(r *location.ReserveRequest) { r.Key.GlobalID = strings.Repeat("a", 256) }},
+		"global id 128 × é":      {location.ClassRange, location.CodeAuthorityIdentityLength, func(r *location.ReserveRequest) { r.Key.GlobalID = strings.Repeat("é", 128) }},
+		"stable type empty":      {location.ClassType, location.CodeAuthorityIntentText, func(r *location.ReserveRequest) { r.Intent.StableType = "" }},
+		"content reference empty": {location.ClassType, location.CodeAuthorityIntentText, func(r *location.ReserveRequest) {
 			r.Intent.RequestContentReference = ""
-		},
+		}},
 	}
-	for name, edit := range bad {
-		req := e.spotReq(location.ObjectUserSpot, "c78", e.TA(), "room")
-		edit(&req)
+	e.requireReserveInvalid("c78", bad)
+}
+
+// authBadReserve is an invalid reserve request: the edit and the error it
+// must give.
+type authBadReserve struct {
+	class location.ErrorClass
+	code  string
+	edit  func(r *location.ReserveRequest)
+}
+
+// requireReserveInvalid requires each edit of RS(id)'s request to fail with
+// its class and code and to change nothing.
+func (e *authEnv) requireReserveInvalid(id string, bad map[string]authBadReserve) {
+	e.c.Helper()
+	for name, b := range bad {
+		req := e.spotReq(location.ObjectUserSpot, id, e.TA(), "room")
+		b.edit(&req)
 		e.unchanged("reserve with "+name, func() {
-			_, err := c.S.Reserve(c.Ctx, req)
-			authRequireInvalid(c, err, "reserve with "+name)
+			_, err := e.c.S.Reserve(e.c.Ctx, req)
+			e.c.expectInputErrorCode(err, b.class, b.code, "reserve with %s", name)
 		})
 	}
 }
@@ -85,26 +106,27 @@ func auth079(c *Case) {
 	st := func(n int64) *location.SpotTypeDelta {
 		return &location.SpotTypeDelta{ObjectKind: location.ObjectUserSpot, StableType: "room", Count: n}
 	}
-	bad := map[string]func(r *location.ReserveRequest){
-		"digest of 31 bytes":          func(r *location.ReserveRequest) { r.Intent.RequestSHA256 = authDigest32(1)[:31] },
-		"digest of 33 bytes":          func(r *location.ReserveRequest) { r.Intent.RequestSHA256 = append(authDigest32(1), 1) },
-		"encoded size -1":             func(r *location.ReserveRequest) { r.Intent.RequestEncodedSize = -1 },
-		"encoded size 1 MiB + 1":      func(r *location.ReserveRequest) { r.Intent.RequestEncodedSize = authMiB + 1 },
-		"creating payload 1 MiB + 1":  func(r *location.ReserveRequest) { r.CreatingPayload = authBytes(authMiB+1, 'c') },
-		"capacity all zero":           func(r *location.ReserveRequest) { r.Capacity = location.CapacityVector{} },
-		"capacity actors -1":          func(r *location.ReserveRequest) { r.Capacity = location.CapacityVector{Actors: -1, Spots: 1} },
-		"capacity spot type count 0":  func(r *location.ReserveRequest) { r.Capacity = location.CapacityVector{Spots: 1, SpotType: st(0)} },
-		"capacity actors 2^31":        func(r *location.ReserveRequest) { r.Capacity = location.CapacityVector{Actors: 1 << 31} },
-		"capacity spot type count -1": func(r *location.ReserveRequest) { r.Capacity = location.CapacityVector{Spots: 1, SpotType: st(-1)} },
+	receipt := func(edit func(r *location.ReserveRequest)) authBadReserve {
+		return authBadReserve{location.ClassType, location.CodeAuthorityReceipt, edit}
 	}
-	for name, edit := range bad {
-		req := e.spotReq(location.ObjectUserSpot, "c79", e.TA(), "room")
-		edit(&req)
-		e.unchanged("reserve with "+name, func() {
-			_, err := c.S.Reserve(c.Ctx, req)
-			authRequireInvalid(c, err, "reserve with "+name)
-		})
+	capacity := func(v location.CapacityVector) authBadReserve {
+		return authBadReserve{location.ClassRange, location.CodeAuthorityCapacity, func(r *location.ReserveRequest) { r.Capacity = v }}
 	}
+	bad := map[string]authBadReserve{
+		"digest of 31 bytes":     receipt(func(r *location.ReserveRequest) { r.Intent.RequestSHA256 = authDigest32(1)[:31] }),
+		"digest of 33 bytes":     receipt(func(r *location.ReserveRequest) { r.Intent.RequestSHA256 = append(authDigest32(1), 1) }),
+		"encoded size -1":        receipt(func(r *location.ReserveRequest) { r.Intent.RequestEncodedSize = -1 }),
+		"encoded size 1 MiB + 1": receipt(func(r *location.ReserveRequest) { r.Intent.RequestEncodedSize = authMiB + 1 }),
+		"creating payload 1 MiB + 1": {location.ClassRange, location.CodeAuthorityPayload, func(r *location.ReserveRequest) {
+			r.CreatingPayload = authBytes(authMiB+1, 'c')
+		}},
+		"capacity all zero":           capacity(location.CapacityVector{}),
+		"capacity actors -1":          capacity(location.CapacityVector{Actors: -1, Spots: 1}),
+		"capacity spot type count 0":  capacity(location.CapacityVector{Spots: 1, SpotType: st(0)}),
+		"capacity actors 2^31":        capacity(location.CapacityVector{Actors: 1 << 31}),
+		"capacity spot type count -1": capacity(location.CapacityVector{Spots: 1, SpotType: st(-1)}),
+	}
+	e.requireReserveInvalid("c79", bad)
 	size := e.spotReq(location.ObjectUserSpot, "c79a", e.TA(), "room")
 	size.Intent.RequestEncodedSize = authMiB
 	e.requireReserved(e.reserve(size))
@@ -114,7 +136,8 @@ func auth079(c *Case) {
 	require.Len(c, R.Creating.Payload, authMiB)
 }
 
-// auth080 AUTH-080 Entry-Spot identity claims.
+// auth080 AUTH-080 Entry-Spot identity claims; a claim whose holder is no
+// longer live does not block (A-03 fixed).
 func auth080(c *Case) {
 	e := newAuthEnv(c, authWithNAEntrySpot("lobby"))
 	for _, kind := range []location.ObjectKind{location.ObjectUserSpot, location.ObjectInstanceSpot} {
@@ -127,6 +150,10 @@ func auth080(c *Case) {
 		})
 	}
 	e.RA("lobby", e.TA())
+	// A-03 fixed: a claim whose holder's lease is not live is free.
+	e.publishNode("node-c", e.B, authDefaultLimits(), "lobby3")
+	e.release(e.B)
+	e.RS("lobby3", e.TA())
 }
 
 // auth081 AUTH-081 Already active.
@@ -186,13 +213,18 @@ func auth086(c *Case) {
 	})
 }
 
-// auth087 AUTH-087 Target owner not the node's owner.
+// auth087 AUTH-087 Target owner not the node's owner; likewise a node
+// that is no longer published.
 func auth087(c *Case) {
 	e := newAuthEnv(c)
 	T := e.TA()
 	T.Owner = e.B
 	e.unchanged("reserve with another owner", func() {
 		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c10", T, "room")), location.KindConflict, nil)
+	})
+	e.removeNode(e.NA, e.A)
+	e.unchanged("reserve on a removed node", func() {
+		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c10", e.TA(), "room")), location.KindConflict, nil)
 	})
 }
 
@@ -238,8 +270,12 @@ func auth091(c *Case) {
 // auth092 AUTH-092 [quirk] Overall limit 0: D-18 is fixed (0 = unlimited),
 // so the ALT outcome, reserved, is expected.
 func auth092(c *Case) {
-	e := newAuthEnv(c, authWithNA(func(l *authLimits) { l.Actors = 0 }))
-	e.RA("c16", e.TA())
+	e := newAuthEnv(c, authWithNA(func(l *authLimits) { l.Actors, l.Spots, l.Room = 0, 0, 0 }))
+	for i := 0; i < 12; i++ {
+		e.RA(fmt.Sprintf("c16-%02d", i), e.TA())
+		e.RS(fmt.Sprintf("c17-%02d", i), e.TA())
+	}
+	e.requireU(e.NA, authUsage{Actors: authSlot{Reserved: 12}, Spots: authSlot{Reserved: 12}, Room: authSlot{Reserved: 12}})
 }
 
 // auth093 AUTH-093 [quirk] Usage is per lifecycle (D-19 kept: the reference

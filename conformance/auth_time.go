@@ -73,6 +73,7 @@ func auth221(c *Case) {
 	})
 	got := e.requireStored(e.cas(e.KS("t5"), S.StoreVersion, amRebind("rebound", e.A, A2)))
 	require.Equal(c, A2, got.Owner)
+	e.exactVersion(got.StoreVersion, "3", "rebound row")
 	require.Equal(c, S.AuthorityOwnerGeneration, got.AuthorityOwnerGeneration)
 	require.Equal(c, S.ObjectGeneration, got.ObjectGeneration)
 	require.Equal(c, S.Allocation, got.Allocation)

@@ -19,6 +19,10 @@ func auth017(c *Case) {
 	require.GreaterOrEqual(c, S.ObjectGeneration, int64(1))
 	require.Equal(c, R.Creating.AuthorityOwnerGeneration, S.AuthorityOwnerGeneration)
 	require.GreaterOrEqual(c, S.AuthorityOwnerGeneration, int64(1))
+	e.exactVersion(R.Creating.StoreVersion, "1", "reserve")
+	e.exactVersion(S.StoreVersion, "2", "commit")
+	e.exactNumber(S.ObjectGeneration, 1, "objectGeneration")
+	e.exactNumber(S.AuthorityOwnerGeneration, 1, "authorityOwnerGeneration")
 }
 
 // auth018 AUTH-018 Every write, a new version.
@@ -29,6 +33,7 @@ func auth018(c *Case) {
 	seen := map[location.StoreVersion]bool{S.StoreVersion: true}
 	for i := 0; i < 3; i++ {
 		next := e.requireStored(e.cas(key, S.StoreVersion, amPreserve("p")))
+		e.exactVersion(next.StoreVersion, []string{"3", "4", "5"}[i], "preserve")
 		require.False(c, seen[next.StoreVersion], "version %q issued twice", next.StoreVersion)
 		seen[next.StoreVersion] = true
 		require.Equal(c, next.StoreVersion, e.read(key).Snapshot.StoreVersion, "the CAS returned the version later read")
@@ -48,6 +53,10 @@ func auth019(c *Case) {
 	require.Greater(c, S2.ObjectGeneration, S1.ObjectGeneration)
 	require.Greater(c, S2.AuthorityOwnerGeneration, S1.AuthorityOwnerGeneration)
 	require.NotContains(c, []location.StoreVersion{R1.Creating.StoreVersion, S1.StoreVersion, del.DeletedVersion}, S2.StoreVersion)
+	e.exactVersion(del.DeletedVersion, "3", "delete")
+	e.exactVersion(S2.StoreVersion, "5", "re-created row")
+	e.exactNumber(S2.ObjectGeneration, 2, "re-created objectGeneration")
+	e.exactNumber(S2.AuthorityOwnerGeneration, 2, "re-created authorityOwnerGeneration")
 }
 
 // auth020 AUTH-020 Versions compare as exact strings.

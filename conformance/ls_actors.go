@@ -99,11 +99,13 @@ func ls144(l *lsCase) {
 		x.ActorRef = location.ActorRef{ActorID: id, ObjectGeneration: 1, MeshName: mesh, NodeRID: lsRID(node)}
 		return x
 	}
-	for _, x := range []location.ActorLocation{
-		mk(lsMeshPlay, "actor-1", "player", "node-1", "node-1", location.SpotEntry),
-		mk("other", "actor-2", "npc", "node-2", "room-1", location.SpotUser),
-		mk(lsMeshPlay, "actor-3", "player", "node-2", "room-1", location.SpotUser),
-	} {
+	rows := map[string]location.ActorLocation{
+		"actor-1": mk(lsMeshPlay, "actor-1", "player", "node-1", "node-1", location.SpotEntry),
+		"actor-2": mk("other", "actor-2", "npc", "node-2", "room-1", location.SpotUser),
+		"actor-3": mk(lsMeshPlay, "actor-3", "player", "node-2", "room-1", location.SpotUser),
+	}
+	for _, id := range []string{"actor-1", "actor-2", "actor-3"} {
+		x := rows[id]
 		l.expectStored(l.putActor(x, location.IntentNewClaim), numPositive(1), l.now(), "actor %s/%s", x.MeshName, x.ActorID)
 	}
 	ids := func(rows []location.ActorLocation) []string {
@@ -125,7 +127,15 @@ func ls144(l *lsCase) {
 		{"{SpotID room-1}", location.ActorFilter{SpotID: lsStrPtr("room-1")}, []string{"actor-2", "actor-3"}},
 		{"{LocationKind entry}", location.ActorFilter{LocationKind: &entry}, []string{"actor-1"}},
 	} {
-		require.ElementsMatchf(l, c.want, ids(l.listActors(c.f)), "ListActors(%s)", c.what)
+		got := l.listActors(c.f)
+		require.ElementsMatchf(l, c.want, ids(got), "ListActors(%s)", c.what)
+		var want []location.ActorLocation
+		for _, id := range c.want {
+			row := rows[id]
+			row.UpdatedAt = T0()
+			want = append(want, row)
+		}
+		require.ElementsMatchf(l, normalizeValue(want), normalizeValue(got), "ListActors(%s): the rows as written", c.what)
 	}
 }
 

@@ -244,23 +244,34 @@ func ls196(l *lsCase) {
 		return v
 	}
 	s0 := read(lsMeshGame)
+	l.expectNum(s0, numEqual(0), "a fresh mesh's stamp")
 	g := lsCreateMN(l, nil)
 	s1 := read(lsMeshGame)
-	require.Greater(l, s1, s0, "create moves the stamp")
+	l.expectNum(s1, numAbove(1, s0), "create moves the stamp")
 	l.expectStored(l.putMN(lsMN(l.tok("a")), location.IntentRenew), numEqual(g), T0(), "replay")
 	require.Equal(l, s1, read(lsMeshGame), "a replay leaves the stamp")
 	d := lsMN(l.tok("a"))
 	d.DescriptorRevision = 4
 	l.expectStored(l.putMN(d, location.IntentRenew), numEqual(g), T0(), "revision update")
 	s2 := read(lsMeshGame)
-	require.Greater(l, s2, s1, "a revision update moves the stamp")
+	l.expectNum(s2, numAbove(2, s1), "a revision update moves the stamp")
 	require.Equal(l, location.Stored, l.rmMN(lsKA(), l.tok("a")))
 	s3 := read(lsMeshGame)
-	require.Greater(l, s3, s2, "a remove moves the stamp")
+	l.expectNum(s3, numAbove(3, s2), "a remove moves the stamp")
 	t := lsMN(l.tok("a"))
 	t.MeshName, t.RID = "test", lsRID("node-z")
 	l.expectStored(l.putMN(t, location.IntentNewClaim), numPositive(1), T0(), "MN in mesh test")
 	require.Equal(l, s3, read(lsMeshGame), "another mesh's write leaves game's stamp")
+	l.expectNum(read("test"), numPositive(1), "mesh test's stamp")
+	p := lsPEER("a", 0)
+	p.MeshName = lsMeshGame
+	l.expectStored(l.putPeer(p, location.IntentNewClaim), numPositive(1), T0(), "a peer of mesh game")
+	require.Equal(l, s3, read(lsMeshGame), "peer writes leave the mesh-node stamp")
+	lsCreateMN(l, nil)
+	s4 := read(lsMeshGame)
+	l.expectNum(s4, numAbove(4, s3), "re-create moves the stamp")
+	require.Positive(l, l.removeAll(l.tok("a")))
+	l.expectNum(read(lsMeshGame), numAbove(5, s4), "RemoveAllByOwner moves the stamp")
 }
 
 // ls197 checks LS-197 "Empty mesh name" (K. Change stamps; A-39 fixed: one
@@ -270,6 +281,10 @@ func ls197(l *lsCase) {
 	s := lsSpotOn("a", a.LeaseGeneration, "", "spot-1")
 	l.expectStored(l.putSpot(s, location.IntentNewClaim), numPositive(1), T0(), "SPOT(a) with an empty mesh name")
 	l.expectStamp(stampOf(location.LocationSpot, ""), 1)
+	empty := ""
+	v, err := l.S.GetChangeStamp(l.Ctx, location.ChangeStampScope{Kind: location.LocationSpot.Scope(), MeshName: &empty})
+	require.NoError(l, err)
+	require.Equal(l, l.readStamp(stampOf(location.LocationSpot, "")), v, "an empty mesh name reads the global counter")
 }
 
 // ls198 checks LS-198 "Renew and revision updates bump, replays do not" (K.

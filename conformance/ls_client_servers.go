@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -56,6 +57,7 @@ func ls081(l *lsCase) {
 		{`endpoint ""`, func(d *location.ClientServerDescriptor) { d.Endpoint = "" }, location.ClassType},
 		{`securityIdentity ""`, func(d *location.ClientServerDescriptor) { d.SecurityIdentity = "" }, location.ClassType},
 		{"channelName with U+0000", func(d *location.ClientServerDescriptor) { d.ChannelName = "ord\x00ers" }, location.ClassType},
+		{"channelName of 256 bytes", func(d *location.ClientServerDescriptor) { d.ChannelName = strings.Repeat("c", 256) }, location.ClassType},
 		{"lifecycleGeneration 0", func(d *location.ClientServerDescriptor) { d.LifecycleGeneration = 0 }, location.ClassRange},
 		{"descriptorRevision 0", func(d *location.ClientServerDescriptor) { d.DescriptorRevision = 0 }, location.ClassRange},
 		{"leaseGeneration 0", func(d *location.ClientServerDescriptor) { d.LeaseGeneration = 0 }, location.ClassRange},

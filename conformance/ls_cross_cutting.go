@@ -17,7 +17,7 @@ import (
 // Catalogue section L: cross-cutting rules (LS-200 … LS-209).
 
 // ls200 checks LS-200 "Cancelled context" (L. Cross-cutting; A-29 fixed: every
-// method checks its context first).
+// method checks its context first, before it validates its input).
 func ls200(l *lsCase) {
 	a := l.claim("a")
 	l.expectStored(l.putMN(lsMN(a), location.IntentNewClaim), numPositive(1), T0(), "MN(a)")
@@ -117,6 +117,24 @@ func ls200(l *lsCase) {
 			call func() error
 		}{"GetMeshNodeChangeStamp", func() error { _, _, err := st.GetMeshNodeChangeStamp(ctx, lsMeshGame); return err }})
 	}
+	if w, ok := s.(location.ChangeWatcher); ok {
+		calls = append(calls, struct {
+			name string
+			call func() error
+		}{"WatchChanges", func() error { _, err := w.WatchChanges(ctx); return err }})
+	}
+	invalid := lsMN(a)
+	invalid.MeshName = ""
+	calls = append(calls, struct {
+		name string
+		call func() error
+	}{"UpdateMeshNode with an invalid descriptor", func() error {
+		_, err := s.UpdateMeshNode(ctx, invalid, location.IntentNewClaim)
+		if errors.Is(err, location.ErrInvalidArgument) {
+			return fmt.Errorf("the input was checked before the context: %w", err)
+		}
+		return err
+	}})
 	l.useOwner("c")
 	before := l.snap()
 	for _, c := range calls {
@@ -182,17 +200,27 @@ func ls202(l *lsCase) {
 }
 
 // ls203 checks LS-203 "Returned rows are copies" (L. Cross-cutting; A-40
-// fixed).
+// fixed): rows a caller passes in and rows a store returns are copies.
 func ls203(l *lsCase) {
-	lsCreateMN(l, nil)
+	lsCreateMN(l, func(d *location.MeshNodeDescriptor) { d.EntrySpotID = lsStrPtr("entry-1") })
 	lsCreateSpot(l)
-	lsCreatePeer(l)
 	mns := l.listMN(lsMeshGame)
 	wantMN := normalizeValue(mns)
 	mns[0].ObjectCapabilities[0].StableType = "mutated"
 	mns[0].ObjectCapabilities = append(mns[0].ObjectCapabilities, location.ObjectCapability{StableType: "extra"})
 	mns[0].ChannelWeights["orders"] = -1
+	mns[0].SpotTypes[0] = "mutated"
+	mns[0].PopulationCapacity.SpotTypes[0].Limit = 1
+	*mns[0].EntrySpotID = "mutated"
 	l.expectSameRow(wantMN, l.listMN(lsMeshGame), "ListMeshNodes after mutating a returned row")
+
+	// A peer written and then changed by its caller keeps what was written.
+	in := lsPEER("a", 0)
+	pres := l.putPeer(in, location.IntentNewClaim)
+	l.expectStored(pres, numPositive(1), l.now(), "PEER(a)")
+	in.Metadata["route-endpoint"] = "mutated"
+	in.Capabilities[0] = "mutated"
+	*in.NodeRID = "mutated"
 
 	spot := l.resolveSpot(lsSpotKey())
 	wantSpot := *spot
@@ -204,7 +232,20 @@ func ls203(l *lsCase) {
 	peers[0].Metadata["route-endpoint"] = "mutated"
 	peers[0].Metadata["extra"] = "x"
 	peers[0].Capabilities[0] = "mutated"
+	*peers[0].NodeRID = "mutated"
 	l.expectSameRow(wantPeers, l.listPeers(location.PeerFilter{}), "ListPeers after mutating a returned row")
+	written := lsPEER("a", pres.Generation)
+	written.UpdatedAt = l.now()
+	l.expectSameRow([]location.PeerLocation{written}, l.listPeers(location.PeerFilter{}), "the peer as written: the caller's map, slice and pointer were copied in")
+
+	// A transfer's participants are copied in and out.
+	r := lsXFER()
+	lsPrepared(l, r)
+	r.Participants[0] = "mutated"
+	rec := l.resolveXfer(lsMeshGame, "actor-1")
+	require.Equal(l, []location.RoutingID{"node-a", "node-b"}, rec.Participants, "the caller's participants were copied in")
+	rec.Participants[1] = "mutated"
+	require.Equal(l, []location.RoutingID{"node-a", "node-b"}, l.resolveXfer(lsMeshGame, "actor-1").Participants, "a resolved record is a copy")
 }
 
 // ls204 checks LS-204 "Caller timestamps are ignored" (L. Cross-cutting).
@@ -388,6 +429,12 @@ func ls208(l *lsCase) {
 	r.RecoveryLeaseTTL = time.Millisecond
 	rec := lsPrepared(l, r)
 	l.expectTime(rec.RecoveryLeaseExpiresAt, lsAt(time.Millisecond), "1 ms recovery lease")
+	r2 := lsXFER2()
+	r2.ActorID = "actor-2"
+	r2.RecoveryLeaseTTL = 1500 * time.Microsecond
+	res2 := l.prepare(r2)
+	l.expectXferStatus(res2, location.TransferStored, "prepare with a TTL of 1.5 ms")
+	l.expectTime(res2.Record.RecoveryLeaseExpiresAt, lsAt(time.Millisecond), "a TTL of 1.5 ms counts as 1 ms")
 	for _, ttl := range []time.Duration{0, -time.Millisecond, 999 * time.Microsecond} {
 		_, err := l.S.TakeOverActorTransfer(l.Ctx, ref, "recovery-b", ttl)
 		l.expectInputErrorCode(err, location.ClassType, "transfer.lease", "takeover with TTL %v", ttl)

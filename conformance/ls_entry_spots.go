@@ -36,7 +36,9 @@ func lsEntryConflictSetup(l *lsCase) location.MeshNodeDescriptor {
 // descriptors).
 func ls060(l *lsCase) {
 	other := lsEntryConflictSetup(l)
+	before := l.snap()
 	l.expectFailed(l.putMN(other, location.IntentNewClaim), location.RejectedConflict, "MNE(b, node-b) claims entry-1 held by a")
+	l.noEffect(before, "a rejected entry-spot claim")
 	require.Len(l, l.listMN(lsMeshGame), 1)
 	l.expectStamp(stampOf(location.LocationPeer, lsMeshGame), 1)
 }

@@ -513,4 +513,5 @@ func ls055(l *lsCase) {
 	row := l.oneMN(lsMeshGame)
 	require.Equal(l, int64(8), row.LifecycleGeneration)
 	require.Equal(l, "tcp://10.0.0.2:7300", row.Endpoint)
+	l.expectSameRow(lsListed(d, l.now()), row, "the listed row is the takeover's descriptor")
 }

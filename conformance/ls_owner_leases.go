@@ -40,7 +40,7 @@ func ls003(l *lsCase) {
 	a := l.claim("a")
 	res, err := l.S.ClaimOwnerLease(l.Ctx, "a", 60000*time.Millisecond)
 	require.NoError(l, err)
-	require.Equal(l, location.KindConflict, res.Kind, "re-claiming a live lease")
+	require.Equal(l, location.OwnerLeaseClaimResult{Kind: location.KindConflict}, res, "re-claiming a live lease")
 	l.expectLeaseFound("a", a, lsAt(30*time.Second))
 	b := l.claim("b")
 	l.expectNum(b.LeaseGeneration, numAbove(2, a.LeaseGeneration), "gen(b): the conflict consumed no generation")
@@ -65,9 +65,11 @@ func ls005(l *lsCase) {
 	l.release("a")
 	again := l.claim("a")
 	require.Greater(l, again.LeaseGeneration, old.LeaseGeneration, "a new generation is greater than the old one")
+	l.expectNum(again.LeaseGeneration, numAbove(2, old.LeaseGeneration), "gen(a) after the release")
 }
 
-// ls006 checks LS-006 "Claim validation" (A. Owner leases).
+// ls006 checks LS-006 "Claim validation" (A. Owner leases), and that a TTL
+// is truncated to whole milliseconds.
 func ls006(l *lsCase) {
 	cases := []struct {
 		owner string
@@ -93,9 +95,15 @@ func ls006(l *lsCase) {
 	}
 	a := l.claim("a")
 	l.expectNum(a.LeaseGeneration, numPositive(1), "gen(a) after the rejected claims")
+	// A TTL is whole milliseconds: a sub-millisecond remainder is dropped.
+	res, err := l.S.ClaimOwnerLease(l.Ctx, "b", 1500*time.Microsecond)
+	require.NoError(l, err)
+	require.Equal(l, location.KindClaimed, res.Kind, "claim with a TTL of 1.5 ms")
+	l.expectTime(res.LeaseExpiresAt, lsAt(time.Millisecond), "a TTL of 1.5 ms counts as 1 ms")
 }
 
-// ls007 checks LS-007 "Generation exhaustion" (A. Owner leases).
+// ls007 checks LS-007 "Generation exhaustion" (A. Owner leases), and that the
+// last generation is still issued.
 func ls007(l *lsCase) {
 	require.NotNil(l, l.F.SetOwnerLeaseCounter, "the harness declares OwnerLeaseCounterHook but Fixture.SetOwnerLeaseCounter is nil")
 	err := l.F.SetOwnerLeaseCounter(location.MaxGeneration)
@@ -106,20 +114,24 @@ func ls007(l *lsCase) {
 	for i := 1; i <= 2; i++ {
 		res, err := l.S.ClaimOwnerLease(l.Ctx, "a", lsTTL)
 		require.NoError(l, err)
-		require.Equalf(l, location.KindGenerationExhausted, res.Kind, "claim #%d", i)
+		require.Equalf(l, location.OwnerLeaseClaimResult{Kind: location.KindGenerationExhausted}, res, "claim #%d", i)
 		l.expectLeaseMissing("a")
 	}
+	require.NoError(l, l.F.SetOwnerLeaseCounter(location.MaxGeneration-1))
+	l.expectNum(l.claim("a").LeaseGeneration, numEqual(location.MaxGeneration), "the last generation is issued")
 }
 
 // ls008 checks LS-008 "Read of an unknown owner" (A. Owner leases).
-func ls008(l *lsCase) { l.expectLeaseMissing("nobody") }
+func ls008(l *lsCase) {
+	require.Equal(l, location.OwnerLeaseReadResult{Kind: location.KindMissing}, l.readLease("nobody"))
+}
 
 // ls009 checks LS-009 "Read after expiry" (A. Owner leases).
 func ls009(l *lsCase) {
-	l.claim("a")
+	a := l.claim("a")
 	l.expire("a")
 	l.expectLeaseMissing("a")
-	l.claim("a")
+	l.expectNum(l.claim("a").LeaseGeneration, numAbove(2, a.LeaseGeneration), "gen(a) claimed again")
 }
 
 // ls010 checks LS-010 "Read validation" (A. Owner leases).
@@ -155,7 +167,7 @@ func ls013(l *lsCase) {
 	a := l.claim("a")
 	res, err := l.S.RenewOwnerLease(l.Ctx, lsToken("a", a.LeaseGeneration+1), lsTTL)
 	require.NoError(l, err)
-	require.Equal(l, location.KindStale, res.Kind)
+	require.Equal(l, location.OwnerLeaseRenewResult{Kind: location.KindStale}, res)
 	l.expectLeaseFound("a", a, lsAt(30*time.Second))
 }
 

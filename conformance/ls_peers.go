@@ -262,8 +262,13 @@ func ls117(l *lsCase) {
 		"P3": mk(location.AutoConnectFanout, lsMeshPlay, location.PeerRolePub, "", e3),
 		"P4": mk(location.AutoConnectRouteMesh, "other", location.PeerRoleRouter, "node-1", "tcp://127.0.0.1:5004"),
 	}
+	stored := map[string]location.PeerLocation{}
 	for _, name := range []string{"P1", "P2", "P3", "P4"} {
-		l.expectStored(l.putPeer(rows[name], location.IntentNewClaim), numPositive(1), l.now(), "%s", name)
+		res := l.putPeer(rows[name], location.IntentNewClaim)
+		l.expectStored(res, numPositive(1), l.now(), "%s", name)
+		row := rows[name]
+		row.Generation, row.UpdatedAt = res.Generation, l.now()
+		stored[name] = row
 	}
 	names := func(got []location.PeerLocation) []string {
 		var out []string
@@ -292,7 +297,13 @@ func ls117(l *lsCase) {
 		{"{MeshName play, Role Router}", location.PeerFilter{MeshName: lsStrPtr(lsMeshPlay), Role: &router}, []string{"P1"}},
 		{"{NodeRID node-9}", location.PeerFilter{NodeRID: lsRIDPtr("node-9")}, nil},
 	} {
-		require.ElementsMatchf(l, c.want, names(l.listPeers(c.f)), "ListPeers(%s)", c.what)
+		got := l.listPeers(c.f)
+		require.ElementsMatchf(l, c.want, names(got), "ListPeers(%s)", c.what)
+		var want []location.PeerLocation
+		for _, name := range c.want {
+			want = append(want, stored[name])
+		}
+		require.ElementsMatchf(l, normalizeValue(want), normalizeValue(got), "ListPeers(%s): the rows as written", c.what)
 	}
 }
 

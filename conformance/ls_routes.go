@@ -94,12 +94,16 @@ func ls156(l *lsCase) {
 		r.RouteKind, r.RouteKey, r.OwnerNodeRID = kind, key, lsRID(node)
 		return r
 	}
+	rows := map[string]location.RouteLocation{}
 	for _, r := range []location.RouteLocation{
 		mk(location.RouteActorSession, "r1", "node-1", "a"),
 		mk(location.RouteSpotName, "r2", "node-2", "a"),
 		mk(location.RouteActorSession, "r3", "node-2", "b"),
 	} {
-		l.expectStored(l.putRoute(r, location.IntentNewClaim), numPositive(1), l.now(), "route %s", r.RouteKey)
+		res := l.putRoute(r, location.IntentNewClaim)
+		l.expectStored(res, numPositive(1), l.now(), "route %s", r.RouteKey)
+		r.Generation, r.UpdatedAt = res.Generation, l.now()
+		rows[r.RouteKey] = r
 	}
 	keys := func(rows []location.RouteLocation) []string {
 		var out []string
@@ -119,7 +123,13 @@ func ls156(l *lsCase) {
 		{"{OwnerID a}", location.RouteFilter{OwnerID: lsStrPtr("a")}, []string{"r1", "r2"}},
 		{"{}", location.RouteFilter{}, []string{"r1", "r2", "r3"}},
 	} {
-		require.ElementsMatchf(l, c.want, keys(l.listRoutes(c.f)), "ListRoutes(%s)", c.what)
+		got := l.listRoutes(c.f)
+		require.ElementsMatchf(l, c.want, keys(got), "ListRoutes(%s)", c.what)
+		var want []location.RouteLocation
+		for _, k := range c.want {
+			want = append(want, rows[k])
+		}
+		require.ElementsMatchf(l, normalizeValue(want), normalizeValue(got), "ListRoutes(%s): the rows as written", c.what)
 	}
 }
 

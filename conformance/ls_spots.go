@@ -216,11 +216,12 @@ func ls133(l *lsCase) {
 		s.SpotType, s.OwnerNodeRID, s.SpotKind = typ, lsRID(node), kind
 		return s
 	}
-	lsSpotRows(l,
-		mk(lsMeshPlay, "spot-1", "game", "node-1", location.SpotUser),
-		mk(lsMeshPlay, "spot-2", "lobby", "node-2", location.SpotInstance),
-		mk("other", "spot-3", "game", "node-1", location.SpotEntry),
-	)
+	rows := map[string]location.SpotLocation{
+		"spot-1": mk(lsMeshPlay, "spot-1", "game", "node-1", location.SpotUser),
+		"spot-2": mk(lsMeshPlay, "spot-2", "lobby", "node-2", location.SpotInstance),
+		"spot-3": mk("other", "spot-3", "game", "node-1", location.SpotEntry),
+	}
+	lsSpotRows(l, rows["spot-1"], rows["spot-2"], rows["spot-3"])
 	instance := location.SpotInstance
 	for _, c := range []struct {
 		what string
@@ -237,6 +238,13 @@ func ls133(l *lsCase) {
 		p := l.listSpots(c.f, location.PageRequest{})
 		require.Emptyf(l, p.ContinuationToken, "ListSpots(%s)", c.what)
 		require.ElementsMatchf(l, c.want, lsSpotIDs(p.Items), "ListSpots(%s)", c.what)
+		var want []location.SpotLocation
+		for _, id := range c.want {
+			row := rows[id]
+			row.UpdatedAt = T0()
+			want = append(want, row)
+		}
+		require.ElementsMatchf(l, normalizeValue(want), normalizeValue(p.Items), "ListSpots(%s): the rows as written", c.what)
 	}
 }
 

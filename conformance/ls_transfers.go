@@ -41,6 +41,7 @@ func ls170(l *lsCase) {
 	l.expectTime(rec.UpdatedAt, T0(), "updatedAt")
 	require.Equal(l, []location.RoutingID{"node-a", "node-b"}, rec.Participants)
 	l.expectSameRow(&rec, l.resolveXfer(lsMeshGame, "actor-1"), "ResolveActorTransfer(game, actor-1)")
+	lsEveryStampZero(l, lsMeshGame)
 }
 
 // ls171 checks LS-171 "Prepare validation" (J. Actor transfers).
@@ -64,9 +65,11 @@ func ls171(l *lsCase) {
 	} {
 		r := lsXFER()
 		c.edit(&r)
+		before := l.snap()
 		_, err := l.S.PrepareActorTransfer(l.Ctx, r)
 		l.expectInputError(err, c.class, "prepare with %s", c.what)
 		require.Nilf(l, l.resolveXfer(lsMeshGame, "actor-1"), "prepare with %s: nothing stored", c.what)
+		l.noEffect(before, "prepare with %s", c.what)
 	}
 }
 
@@ -187,6 +190,7 @@ func lsTakenOver(l *lsCase) {
 	want.RecoveryLeaseExpiresAt = lsAt(60 * time.Second)
 	want.UpdatedAt = lsAt(30 * time.Second)
 	l.expectSameRow(want, *res.Record, "taken-over record")
+	l.expectSameRow(&want, l.resolveXfer(lsMeshGame, "actor-1"), "the taken-over transfer is still the slot's active one")
 }
 
 // ls181 checks LS-181 "Takeover timing" (J. Actor transfers).
