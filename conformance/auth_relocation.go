@@ -3,6 +3,7 @@ package conformance
 import (
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -36,8 +37,8 @@ func auth140(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("r1", e.TA())
 	u := e.U(e.NB)
-	e.REL("R1", e.KS("r1"), S, e.NA, e.NB)
-	e.requireRow(e.KS("r1"), S)
+	e.REL("R1", fixture.KS("r1"), S, e.NA, e.NB)
+	e.requireRow(fixture.KS("r1"), S)
 	u.Spots.Reserved++
 	u.Room.Reserved++
 	e.requireU(e.NB, u)
@@ -47,7 +48,7 @@ func auth140(c *Case) {
 func auth141(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("r1", e.TA())
-	req := e.REL("R1", e.KS("r1"), S, e.NA, e.NB)
+	req := e.REL("R1", fixture.KS("r1"), S, e.NA, e.NB)
 	e.requireRelKind(req, location.KindAlreadyReserved, nil, "an identical relocation replay")
 }
 
@@ -55,12 +56,12 @@ func auth141(c *Case) {
 func auth142(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("r1", e.TA())
-	req := e.REL("R1", e.KS("r1"), S, e.NA, e.NB)
+	req := e.REL("R1", fixture.KS("r1"), S, e.NA, e.NB)
 	lc := req
 	lc.TargetNodeLifecycleGeneration = 2
 	e.requireRelKind(lc, location.KindConflict, S, "relocation R1 with target lifecycle 2")
 	capacity := req
-	capacity.Capacity = authVSpots(location.ObjectUserSpot, "room", 2)
+	capacity.Capacity = fixture.VSpots(location.ObjectUserSpot, "room", 2)
 	e.requireRelKind(capacity, location.KindConflict, S, "relocation R1 with another capacity")
 }
 
@@ -74,11 +75,11 @@ func auth143(c *Case) {
 		"empty stable type":       func(r *location.RelocationReservationRequest) { r.StableType = "" },
 		"capacity all zero":       func(r *location.RelocationReservationRequest) { r.Capacity = location.CapacityVector{} },
 		"capacity spot type count -1": func(r *location.RelocationReservationRequest) {
-			r.Capacity = authVSpots(location.ObjectUserSpot, "room", -1)
+			r.Capacity = fixture.VSpots(location.ObjectUserSpot, "room", -1)
 		},
 	}
 	for name, edit := range edits {
-		req := authRelReq("R1", e.KS("r1"), S, e.NA, e.NB, authVS("room"))
+		req := fixture.RelRequest("R1", fixture.KS("r1"), S, e.NA.Desc, e.NB.Desc, fixture.VS("room"))
 		edit(&req)
 		e.unchanged("relocation with "+name, func() {
 			_, err := c.S.ReserveRelocationCapacity(c.Ctx, req)
@@ -91,10 +92,10 @@ func auth143(c *Case) {
 func auth144(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("r1", e.TA())
-	missing := authRelReq("R1", e.KS("r-missing"), S, e.NA, e.NB, authVS("room"))
+	missing := fixture.RelRequest("R1", fixture.KS("r-missing"), S, e.NA.Desc, e.NB.Desc, fixture.VS("room"))
 	e.requireRelKind(missing, location.KindConflict, nil, "relocation of a missing authority")
 	R := e.RS("r-reserved", e.TA())
-	reserved := authRelReq("R2", e.KS("r-reserved"), R.Creating, e.NA, e.NB, authVS("room"))
+	reserved := fixture.RelRequest("R2", fixture.KS("r-reserved"), R.Creating, e.NA.Desc, e.NB.Desc, fixture.VS("room"))
 	e.requireRelKind(reserved, location.KindConflict, R.Creating, "relocation of a reserved authority")
 }
 
@@ -102,8 +103,8 @@ func auth144(c *Case) {
 func auth145(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("r1", e.TA())
-	S2 := e.requireStored(e.cas(e.KS("r1"), S.StoreVersion, amPreserve("changed")))
-	e.requireRelKind(authRelReq("R1", e.KS("r1"), S, e.NA, e.NB, authVS("room")), location.KindConflict, S2, "relocation with a stale version")
+	S2 := e.requireStored(e.cas(fixture.KS("r1"), S.StoreVersion, fixture.Preserve("changed")))
+	e.requireRelKind(fixture.RelRequest("R1", fixture.KS("r1"), S, e.NA.Desc, e.NB.Desc, fixture.VS("room")), location.KindConflict, S2, "relocation with a stale version")
 }
 
 // auth146 AUTH-146 Source mismatch.
@@ -118,7 +119,7 @@ func auth146(c *Case) {
 		"source owner B":            func(r *location.RelocationReservationRequest) { r.SourceOwner = e.B },
 	}
 	for name, edit := range edits {
-		req := authRelReq("R1", e.KS("r1"), S, e.NA, e.NB, authVS("room"))
+		req := fixture.RelRequest("R1", fixture.KS("r1"), S, e.NA.Desc, e.NB.Desc, fixture.VS("room"))
 		edit(&req)
 		e.requireRelKind(req, location.KindConflict, S, "relocation with "+name)
 	}
@@ -130,34 +131,34 @@ func auth147(c *Case) {
 	S1 := e.AS("r1", e.TA())
 	S2 := e.AS("r2", e.TA())
 	e.release(e.A)
-	e.requireRelKind(authRelReq("Rs", e.KS("r1"), S1, e.NA, e.NB, authVS("room")), location.KindReserved, nil, "relocation from a released source")
+	e.requireRelKind(fixture.RelRequest("Rs", fixture.KS("r1"), S1, e.NA.Desc, e.NB.Desc, fixture.VS("room")), location.KindReserved, nil, "relocation from a released source")
 	e.release(e.B)
-	e.requireRelKind(authRelReq("Rt", e.KS("r2"), S2, e.NA, e.NB, authVS("room")), location.KindTargetUnavailable, nil, "relocation to a released target")
+	e.requireRelKind(fixture.RelRequest("Rt", fixture.KS("r2"), S2, e.NA.Desc, e.NB.Desc, fixture.VS("room")), location.KindTargetUnavailable, nil, "relocation to a released target")
 }
 
 // auth148 AUTH-148 Target full.
 func auth148(c *Case) {
-	e := newAuthEnv(c, authWithNB(func(l *authLimits) { l.Spots = 1 }))
+	e := newAuthEnv(c, authWithNB(func(l *fixture.Limits) { l.Spots = 1 }))
 	S := e.AS("r1", e.TA())
 	e.AS("r2", e.TB())
-	e.requireRelKind(authRelReq("R2", e.KS("r1"), S, e.NA, e.NB, authVS("room")), location.KindPlacementCapacityExhausted, nil, "relocation to a full node")
+	e.requireRelKind(fixture.RelRequest("R2", fixture.KS("r1"), S, e.NA.Desc, e.NB.Desc, fixture.VS("room")), location.KindPlacementCapacityExhausted, nil, "relocation to a full node")
 }
 
 // auth149 AUTH-149 [quirk] Replay after use (D-10 kept: alreadyReserved in
 // any state).
 func auth149(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("m1")
+	key := fixture.KS("m1")
 	S := e.AS("m1", e.TA())
 	req := e.REL("R1", key, S, e.NA, e.NB)
-	e.requireStored(e.cas(key, S.StoreVersion, amNewOwner("moved", e.B, "R1")))
+	e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R1")))
 	e.requireRelKind(req, location.KindAlreadyReserved, nil, "a relocation replay after use")
 }
 
 // auth150 AUTH-150 Competing reservations.
 func auth150(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("r3")
+	key := fixture.KS("r3")
 	S := e.AS("r3", e.TA())
 	ub := e.U(e.NB)
 	e.REL("RA1", key, S, e.NA, e.NB)
@@ -166,9 +167,9 @@ func auth150(c *Case) {
 	want.Spots.Reserved += 2
 	want.Room.Reserved += 2
 	e.requireU(e.NB, want)
-	S2 := e.requireStored(e.cas(key, S.StoreVersion, amNewOwner("moved", e.B, "RA1")))
+	S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "RA1")))
 	e.unchanged("newOwner with the competing reservation", func() {
-		e.requireConflict(e.cas(key, S2.StoreVersion, amNewOwner("again", e.B, "RA2")), S2)
+		e.requireConflict(e.cas(key, S2.StoreVersion, fixture.NewOwner("again", e.B, "RA2")), S2)
 	})
 	require.Equal(c, location.KindAborted, e.abortRel("RA2"))
 	want = ub
@@ -182,10 +183,10 @@ func auth151(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("r1", e.TA())
 	u := e.U(e.NB)
-	e.REL("R1", e.KS("r1"), S, e.NA, e.NB)
+	e.REL("R1", fixture.KS("r1"), S, e.NA, e.NB)
 	require.Equal(c, location.KindAborted, e.abortRel("R1"))
 	e.requireU(e.NB, u)
-	e.requireRow(e.KS("r1"), S)
+	e.requireRow(fixture.KS("r1"), S)
 }
 
 // requireAbortRelKind requires abortRelocationCapacity to answer k without
@@ -201,7 +202,7 @@ func (e *authEnv) requireAbortRelKind(fence string, k location.ResultKind, what 
 func auth152(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("r1", e.TA())
-	e.REL("R1", e.KS("r1"), S, e.NA, e.NB)
+	e.REL("R1", fixture.KS("r1"), S, e.NA, e.NB)
 	require.Equal(c, location.KindAborted, e.abortRel("R1"))
 	e.requireAbortRelKind("R1", location.KindAlreadyAborted, "abortRelocationCapacity twice")
 }
@@ -209,10 +210,10 @@ func auth152(c *Case) {
 // auth153 AUTH-153 Abort after use.
 func auth153(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("m1")
+	key := fixture.KS("m1")
 	S := e.AS("m1", e.TA())
 	e.REL("R1", key, S, e.NA, e.NB)
-	e.requireStored(e.cas(key, S.StoreVersion, amNewOwner("moved", e.B, "R1")))
+	e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R1")))
 	e.requireAbortRelKind("R1", location.KindAlreadyCommitted, "abortRelocationCapacity after use")
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -56,7 +57,7 @@ func auth077(c *Case) {
 	authRequireUUIDv4(c, R.ReservationID)
 	require.Equal(c, location.PlacementAllocation{
 		State: location.AllocationReserved, ObjectKind: location.ObjectActor, StableType: "player",
-		Descriptor: e.NA.Key(), DescriptorLifecycleGeneration: 1, Capacity: authVA(),
+		Descriptor: e.NA.Key(), DescriptorLifecycleGeneration: 1, Capacity: fixture.VA(),
 	}, R.Creating.Allocation)
 	u.Actors.Reserved++
 	e.requireU(e.NA, u)
@@ -91,7 +92,7 @@ type authBadReserve struct {
 func (e *authEnv) requireReserveInvalid(id string, bad map[string]authBadReserve) {
 	e.c.Helper()
 	for name, b := range bad {
-		req := e.spotReq(location.ObjectUserSpot, id, e.TA(), "room")
+		req := fixture.SpotRequest(location.ObjectUserSpot, id, e.TA(), "room")
 		b.edit(&req)
 		e.unchanged("reserve with "+name, func() {
 			_, err := e.c.S.Reserve(e.c.Ctx, req)
@@ -113,12 +114,12 @@ func auth079(c *Case) {
 		return authBadReserve{location.ClassRange, location.CodeAuthorityCapacity, func(r *location.ReserveRequest) { r.Capacity = v }}
 	}
 	bad := map[string]authBadReserve{
-		"digest of 31 bytes":     receipt(func(r *location.ReserveRequest) { r.Intent.RequestSHA256 = authDigest32(1)[:31] }),
-		"digest of 33 bytes":     receipt(func(r *location.ReserveRequest) { r.Intent.RequestSHA256 = append(authDigest32(1), 1) }),
+		"digest of 31 bytes":     receipt(func(r *location.ReserveRequest) { r.Intent.RequestSHA256 = fixture.Digest32(1)[:31] }),
+		"digest of 33 bytes":     receipt(func(r *location.ReserveRequest) { r.Intent.RequestSHA256 = append(fixture.Digest32(1), 1) }),
 		"encoded size -1":        receipt(func(r *location.ReserveRequest) { r.Intent.RequestEncodedSize = -1 }),
-		"encoded size 1 MiB + 1": receipt(func(r *location.ReserveRequest) { r.Intent.RequestEncodedSize = authMiB + 1 }),
+		"encoded size 1 MiB + 1": receipt(func(r *location.ReserveRequest) { r.Intent.RequestEncodedSize = fixture.MiB + 1 }),
 		"creating payload 1 MiB + 1": {location.ClassRange, location.CodeAuthorityPayload, func(r *location.ReserveRequest) {
-			r.CreatingPayload = authBytes(authMiB+1, 'c')
+			r.CreatingPayload = fixture.Bytes(fixture.MiB+1, 'c')
 		}},
 		"capacity all zero":           capacity(location.CapacityVector{}),
 		"capacity actors -1":          capacity(location.CapacityVector{Actors: -1, Spots: 1}),
@@ -127,13 +128,13 @@ func auth079(c *Case) {
 		"capacity spot type count -1": capacity(location.CapacityVector{Spots: 1, SpotType: st(-1)}),
 	}
 	e.requireReserveInvalid("c79", bad)
-	size := e.spotReq(location.ObjectUserSpot, "c79a", e.TA(), "room")
-	size.Intent.RequestEncodedSize = authMiB
+	size := fixture.SpotRequest(location.ObjectUserSpot, "c79a", e.TA(), "room")
+	size.Intent.RequestEncodedSize = fixture.MiB
 	e.requireReserved(e.reserve(size))
-	payload := e.spotReq(location.ObjectUserSpot, "c79b", e.TA(), "room")
-	payload.CreatingPayload = authBytes(authMiB, 'c')
+	payload := fixture.SpotRequest(location.ObjectUserSpot, "c79b", e.TA(), "room")
+	payload.CreatingPayload = fixture.Bytes(fixture.MiB, 'c')
 	R := e.requireReserved(e.reserve(payload))
-	require.Len(c, R.Creating.Payload, authMiB)
+	require.Len(c, R.Creating.Payload, fixture.MiB)
 }
 
 // auth080 AUTH-080 Entry-Spot identity claims; a claim whose holder is no
@@ -141,9 +142,9 @@ func auth079(c *Case) {
 func auth080(c *Case) {
 	e := newAuthEnv(c, authWithNAEntrySpot("lobby"))
 	for _, kind := range []location.ObjectKind{location.ObjectUserSpot, location.ObjectInstanceSpot} {
-		req := e.spotReq(kind, "lobby", e.TA(), "room")
+		req := fixture.SpotRequest(kind, "lobby", e.TA(), "room")
 		if kind == location.ObjectInstanceSpot {
-			req = e.spotReq(kind, "lobby", e.TA(), "shard")
+			req = fixture.SpotRequest(kind, "lobby", e.TA(), "shard")
 		}
 		e.unchanged("reserve of a claimed "+string(kind), func() {
 			e.requireReserveKind(e.reserve(req), location.KindConflict, nil)
@@ -151,7 +152,7 @@ func auth080(c *Case) {
 	}
 	e.RA("lobby", e.TA())
 	// A-03 fixed: a claim whose holder's lease is not live is free.
-	e.publishNode("node-c", e.B, authDefaultLimits(), "lobby3")
+	e.publishNode("node-c", e.B, fixture.DefaultLimits(), "lobby3")
 	e.release(e.B)
 	e.RS("lobby3", e.TA())
 }
@@ -161,7 +162,7 @@ func auth081(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("c3", e.TA())
 	e.unchanged("reserve of an active key", func() {
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c3", e.TA(), "room")), location.KindAlreadyExists, S)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c3", e.TA(), "room")), location.KindAlreadyExists, S)
 	})
 }
 
@@ -170,7 +171,7 @@ func auth082(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("c4", e.TA())
 	e.unchanged("reserve of a reserved key", func() {
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c4", e.TB(), "room")), location.KindConflict, R.Creating)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c4", e.TB(), "room")), location.KindConflict, R.Creating)
 	})
 }
 
@@ -179,7 +180,7 @@ func auth083(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("c5", e.TA())
 	e.unchanged("reserve of an instance spot over a user spot", func() {
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectInstanceSpot, "c5", e.TA(), "shard")), location.KindTypeMismatch, S)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectInstanceSpot, "c5", e.TA(), "shard")), location.KindTypeMismatch, S)
 	})
 }
 
@@ -189,8 +190,8 @@ func auth084(c *Case) {
 	S := e.AS("c6", e.TA())
 	R := e.RS("c7", e.TA())
 	e.unchanged("reserve with another stable type", func() {
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c6", e.TA(), "hall")), location.KindTypeMismatch, S)
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c7", e.TA(), "hall")), location.KindTypeMismatch, R.Creating)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c6", e.TA(), "hall")), location.KindTypeMismatch, S)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c7", e.TA(), "hall")), location.KindTypeMismatch, R.Creating)
 	})
 }
 
@@ -199,7 +200,7 @@ func auth085(c *Case) {
 	e := newAuthEnv(c)
 	e.release(e.A)
 	e.unchanged("reserve on a released owner", func() {
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c8", e.TA(), "room")), location.KindConflict, nil)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c8", e.TA(), "room")), location.KindConflict, nil)
 	})
 }
 
@@ -209,7 +210,7 @@ func auth086(c *Case) {
 	T := e.TA()
 	T.NodeLifecycleGeneration = 2
 	e.unchanged("reserve with lifecycle 2", func() {
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c9", T, "room")), location.KindConflict, nil)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c9", T, "room")), location.KindConflict, nil)
 	})
 }
 
@@ -220,11 +221,11 @@ func auth087(c *Case) {
 	T := e.TA()
 	T.Owner = e.B
 	e.unchanged("reserve with another owner", func() {
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c10", T, "room")), location.KindConflict, nil)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c10", T, "room")), location.KindConflict, nil)
 	})
 	e.removeNode(e.NA, e.A)
 	e.unchanged("reserve on a removed node", func() {
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c10", e.TA(), "room")), location.KindConflict, nil)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c10", e.TA(), "room")), location.KindConflict, nil)
 	})
 }
 
@@ -238,39 +239,39 @@ func (e *authEnv) requireExhausted(req location.ReserveRequest) {
 
 // auth088 AUTH-088 Overall spot limit.
 func auth088(c *Case) {
-	e := newAuthEnv(c, authWithNA(func(l *authLimits) { l.Spots = 1 }))
+	e := newAuthEnv(c, authWithNA(func(l *fixture.Limits) { l.Spots = 1 }))
 	R := e.RS("c11", e.TA())
-	e.requireExhausted(e.spotReq(location.ObjectUserSpot, "c12", e.TA(), "room"))
-	require.Equal(c, location.KindAborted, e.abort(authAbortReq(location.ObjectUserSpot, "c11", R, e.TA())))
+	e.requireExhausted(fixture.SpotRequest(location.ObjectUserSpot, "c12", e.TA(), "room"))
+	require.Equal(c, location.KindAborted, e.abort(fixture.AbortRequest(location.ObjectUserSpot, "c11", R, e.TA())))
 	e.RS("c12", e.TA())
 }
 
 // auth089 AUTH-089 Per-type limit.
 func auth089(c *Case) {
-	e := newAuthEnv(c, authWithNA(func(l *authLimits) { l.Room = 1 }))
+	e := newAuthEnv(c, authWithNA(func(l *fixture.Limits) { l.Room = 1 }))
 	e.RS("c13", e.TA())
-	e.requireExhausted(e.spotReq(location.ObjectUserSpot, "c14", e.TA(), "room"))
+	e.requireExhausted(fixture.SpotRequest(location.ObjectUserSpot, "c14", e.TA(), "room"))
 	e.RS("c15", e.TA(), "hall")
 }
 
 // auth090 AUTH-090 Type not offered.
 func auth090(c *Case) {
 	e := newAuthEnv(c)
-	e.requireExhausted(e.spotReq(location.ObjectUserSpot, "c90", e.TA(), "arena"))
+	e.requireExhausted(fixture.SpotRequest(location.ObjectUserSpot, "c90", e.TA(), "arena"))
 }
 
 // auth091 AUTH-091 Per-type limit 0 is unlimited.
 func auth091(c *Case) {
-	e := newAuthEnv(c, authWithNA(func(l *authLimits) { l.Room = 0; l.Spots = 2 }))
+	e := newAuthEnv(c, authWithNA(func(l *fixture.Limits) { l.Room = 0; l.Spots = 2 }))
 	e.RS("c91a", e.TA())
 	e.RS("c91b", e.TA())
-	e.requireExhausted(e.spotReq(location.ObjectUserSpot, "c91c", e.TA(), "room"))
+	e.requireExhausted(fixture.SpotRequest(location.ObjectUserSpot, "c91c", e.TA(), "room"))
 }
 
 // auth092 AUTH-092 [quirk] Overall limit 0: D-18 is fixed (0 = unlimited),
 // so the ALT outcome, reserved, is expected.
 func auth092(c *Case) {
-	e := newAuthEnv(c, authWithNA(func(l *authLimits) { l.Actors, l.Spots, l.Room = 0, 0, 0 }))
+	e := newAuthEnv(c, authWithNA(func(l *fixture.Limits) { l.Actors, l.Spots, l.Room = 0, 0, 0 }))
 	for i := 0; i < 12; i++ {
 		e.RA(fmt.Sprintf("c16-%02d", i), e.TA())
 		e.RS(fmt.Sprintf("c17-%02d", i), e.TA())
@@ -293,7 +294,7 @@ func auth093(c *Case) {
 
 // auth094 AUTH-094 [hook] Exhaustion comes after capacity.
 func auth094(c *Case) {
-	e := newAuthEnv(c, authWithNA(func(l *authLimits) { l.Spots = 1 }))
+	e := newAuthEnv(c, authWithNA(func(l *fixture.Limits) { l.Spots = 1 }))
 	counters := []string{"version", "object", "owner"}
 	set := func(which string, v int64) {
 		switch which {
@@ -309,16 +310,16 @@ func auth094(c *Case) {
 		// (a) node empty, counter exhausted.
 		set(which, location.MaxGeneration)
 		e.unchanged("reserve with the "+which+" counter exhausted", func() {
-			e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "e1", e.TA(), "room")), location.KindGenerationExhausted, nil)
+			e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "e1", e.TA(), "room")), location.KindGenerationExhausted, nil)
 		})
 		// (b) node full, counter exhausted: capacity is checked first.
 		set(which, 1<<62+int64(i)*1000)
 		R := e.RS("e0", e.TA())
 		set(which, location.MaxGeneration)
 		e.unchanged("reserve on a full node with the "+which+" counter exhausted", func() {
-			e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "e2", e.TA(), "room")), location.KindPlacementCapacityExhausted, nil)
+			e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "e2", e.TA(), "room")), location.KindPlacementCapacityExhausted, nil)
 		})
-		require.Equal(c, location.KindAborted, e.abort(authAbortReq(location.ObjectUserSpot, "e0", R, e.TA())))
+		require.Equal(c, location.KindAborted, e.abort(fixture.AbortRequest(location.ObjectUserSpot, "e0", R, e.TA())))
 		set(which, 1<<62+int64(i)*1000+500)
 	}
 }
@@ -327,8 +328,8 @@ func auth094(c *Case) {
 func auth095(c *Case) {
 	e := newAuthEnv(c)
 	e.AS("lobby2", e.TA())
-	e.publishNode("node-c", e.B, authDefaultLimits(), "lobby2")
+	e.publishNode("node-c", e.B, fixture.DefaultLimits(), "lobby2")
 	e.unchanged("reserve of a claimed key with a row", func() {
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectInstanceSpot, "lobby2", e.TA(), "shard")), location.KindConflict, nil)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectInstanceSpot, "lobby2", e.TA(), "shard")), location.KindConflict, nil)
 	})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -165,7 +166,7 @@ func ls012(l *lsCase) {
 // ls013 checks LS-013 "Renew with a wrong generation" (A. Owner leases).
 func ls013(l *lsCase) {
 	a := l.claim("a")
-	res, err := l.S.RenewOwnerLease(l.Ctx, lsToken("a", a.LeaseGeneration+1), lsTTL)
+	res, err := l.S.RenewOwnerLease(l.Ctx, fixture.Token("a", a.LeaseGeneration+1), lsTTL)
 	require.NoError(l, err)
 	require.Equal(l, location.OwnerLeaseRenewResult{Kind: location.KindStale}, res)
 	l.expectLeaseFound("a", a, lsAt(30*time.Second))
@@ -183,7 +184,7 @@ func ls014(l *lsCase) {
 
 // ls015 checks LS-015 "Renew of an unknown owner" (A. Owner leases).
 func ls015(l *lsCase) {
-	res, err := l.S.RenewOwnerLease(l.Ctx, lsToken("nobody", 1), lsTTL)
+	res, err := l.S.RenewOwnerLease(l.Ctx, fixture.Token("nobody", 1), lsTTL)
 	require.NoError(l, err)
 	require.Equal(l, location.KindStale, res.Kind)
 }
@@ -192,7 +193,7 @@ func ls015(l *lsCase) {
 func ls016(l *lsCase) {
 	a := l.claim("a")
 	before := l.snap()
-	_, err := l.S.RenewOwnerLease(l.Ctx, lsToken("  ", 1), lsTTL)
+	_, err := l.S.RenewOwnerLease(l.Ctx, fixture.Token("  ", 1), lsTTL)
 	l.expectInputError(err, location.ClassType, `renew({"  ", 1})`)
 	_, err = l.S.RenewOwnerLease(l.Ctx, a, 0)
 	l.expectInputError(err, location.ClassRange, "renew(tok(a), 0)")
@@ -218,9 +219,9 @@ func ls018(l *lsCase) {
 		require.NoError(l, err)
 		return k
 	}
-	require.Equal(l, location.KindStale, release(lsToken("a", a.LeaseGeneration+1)), "release with gen(a)+1")
+	require.Equal(l, location.KindStale, release(fixture.Token("a", a.LeaseGeneration+1)), "release with gen(a)+1")
 	l.expectLeaseFound("a", a, lsAt(30*time.Second))
-	require.Equal(l, location.KindStale, release(lsToken("nobody", 1)), "release of an unknown owner")
+	require.Equal(l, location.KindStale, release(fixture.Token("nobody", 1)), "release of an unknown owner")
 	require.Equal(l, location.KindReleased, release(a), "first release")
 	require.Equal(l, location.KindStale, release(a), "second release")
 }
@@ -248,18 +249,18 @@ func ls019(l *lsCase) {
 func lsReleaseKeepsRows(l *lsCase) (spotGen, peerGen int64) {
 	l.Helper()
 	a := l.claim("a")
-	sres := l.putSpot(lsSPOT("a", a.LeaseGeneration), location.IntentNewClaim)
+	sres := l.putSpot(fixture.SPOT("a", a.LeaseGeneration), location.IntentNewClaim)
 	l.expectStored(sres, numPositive(1), T0(), "SPOT(a)")
-	pres := l.putPeer(lsPEER("a", 0), location.IntentNewClaim)
+	pres := l.putPeer(fixture.PEER("a", 0), location.IntentNewClaim)
 	l.expectStored(pres, numPositive(1), T0(), "PEER(a)")
-	scopes := lsAllStampScopes(lsMeshPlay, lsMeshGame)
+	scopes := lsAllStampScopes(fixture.MeshPlay, fixture.MeshGame)
 	before := l.readStamps(scopes...)
 	l.release("a")
 	after := l.readStamps(scopes...)
 	for _, s := range scopes {
 		l.expectStampDelta(before, after, s, 0)
 	}
-	spot := l.resolveSpot(lsSpotKey())
+	spot := l.resolveSpot(fixture.SpotKey())
 	require.NotNil(l, spot, "the released owner's spot row stays")
 	require.Equal(l, "a", spot.OwnerID)
 	peers := l.listPeers(location.PeerFilter{})
@@ -276,9 +277,9 @@ func lsReleasedRowsClaimed(l *lsCase) {
 	l.Helper()
 	spotGen, peerGen := lsReleaseKeepsRows(l)
 	b := l.claim("b")
-	l.expectStored(l.putSpot(lsSPOT("b", b.LeaseGeneration), location.IntentNewClaim), numAbove(2, spotGen), T0(), "SPOT(b) NewClaim")
-	l.expectStored(l.putPeer(lsPEER("b", 0), location.IntentNewClaim), numAbove(2, peerGen), T0(), "PEER(b) NewClaim")
-	spot := l.resolveSpot(lsSpotKey())
+	l.expectStored(l.putSpot(fixture.SPOT("b", b.LeaseGeneration), location.IntentNewClaim), numAbove(2, spotGen), T0(), "SPOT(b) NewClaim")
+	l.expectStored(l.putPeer(fixture.PEER("b", 0), location.IntentNewClaim), numAbove(2, peerGen), T0(), "PEER(b) NewClaim")
+	spot := l.resolveSpot(fixture.SpotKey())
 	require.NotNil(l, spot)
 	require.Equal(l, "b", spot.OwnerID)
 	require.Equal(l, b.LeaseGeneration, spot.LeaseGeneration)
@@ -294,11 +295,11 @@ func ls021(l *lsCase) { lsReleasedRowsClaimed(l) }
 // ls022 checks LS-022 "Claim does not touch rows" (A. Owner leases).
 func ls022(l *lsCase) {
 	lsReleasedRowsClaimed(l)
-	spotBefore := l.resolveSpot(lsSpotKey())
+	spotBefore := l.resolveSpot(fixture.SpotKey())
 	peersBefore := l.listPeers(location.PeerFilter{})
 	a := l.claim("a")
 	l.expectNum(a.LeaseGeneration, numAbove(3, l.gen("b")), "gen(a) re-claimed")
-	l.expectSameRow(spotBefore, l.resolveSpot(lsSpotKey()), "b's spot row is untouched by the claim")
+	l.expectSameRow(spotBefore, l.resolveSpot(fixture.SpotKey()), "b's spot row is untouched by the claim")
 	l.expectSameRow(peersBefore, l.listPeers(location.PeerFilter{}), "b's peer row is untouched by the claim")
 }
 

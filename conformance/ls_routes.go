@@ -3,6 +3,7 @@ package conformance
 import (
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -16,7 +17,7 @@ func lsCreateRoute(l *lsCase) int64 {
 	if _, ok := l.tokens["a"]; !ok {
 		l.claim("a")
 	}
-	res := l.putRoute(lsROUTE("a", 0), location.IntentNewClaim)
+	res := l.putRoute(fixture.ROUTE("a", 0), location.IntentNewClaim)
 	l.expectStored(res, numPositive(1), l.now(), "ROUTE(a) NewClaim")
 	return res.Generation
 }
@@ -25,15 +26,15 @@ func lsCreateRoute(l *lsCase) int64 {
 // bumps only the global Route stamp.
 func ls150(l *lsCase) {
 	g := lsCreateRoute(l)
-	r := l.resolveRoute(lsRouteKey())
+	r := l.resolveRoute(fixture.RouteKey())
 	require.NotNil(l, r)
 	require.Equal(l, []byte{1, 2, 3, 4}, r.Value)
 	require.Equal(l, g, r.Generation)
-	want := lsROUTE("a", g)
+	want := fixture.ROUTE("a", g)
 	want.UpdatedAt = T0()
 	l.expectSameRow(&want, r, "ResolveRoute(ActorSession, route-1)")
 	l.expectStamp(stampOf(location.LocationRoute, ""), 1)
-	l.expectStamp(stampOf(location.LocationRoute, lsMeshPlay), 0)
+	l.expectStamp(stampOf(location.LocationRoute, fixture.MeshPlay), 0)
 	l.expectStamp(stampOf(location.LocationPeer, ""), 0)
 }
 
@@ -41,17 +42,17 @@ func ls150(l *lsCase) {
 func ls151(l *lsCase) {
 	g := lsCreateRoute(l)
 	l.claim("b")
-	l.expectFailed(l.putRoute(lsROUTE("b", 0), location.IntentNewClaim), location.RejectedConflict, "ROUTE(b) NewClaim")
-	l.expectStored(l.putRoute(lsROUTE("b", 0), location.IntentTakeover), numAbove(2, g), l.now(), "ROUTE(b) Takeover")
-	require.Equal(l, "b", l.resolveRoute(lsRouteKey()).OwnerID)
+	l.expectFailed(l.putRoute(fixture.ROUTE("b", 0), location.IntentNewClaim), location.RejectedConflict, "ROUTE(b) NewClaim")
+	l.expectStored(l.putRoute(fixture.ROUTE("b", 0), location.IntentTakeover), numAbove(2, g), l.now(), "ROUTE(b) Takeover")
+	require.Equal(l, "b", l.resolveRoute(fixture.RouteKey()).OwnerID)
 }
 
 // ls152 checks LS-152 "Renew rules" (H. Routes).
 func ls152(l *lsCase) {
 	g := lsCreateRoute(l)
-	l.expectStored(l.putRoute(lsROUTE("a", g), location.IntentRenew), numEqual(g), l.now(), "ROUTE(a, g) Renew")
-	l.expectFailed(l.putRoute(lsROUTE("a", g+4), location.IntentRenew), location.IgnoredStale, "ROUTE(a, g+4) Renew")
-	l.expectFailed(l.putRoute(lsROUTE("b", g), location.IntentRenew), location.IgnoredStale, "ROUTE(b, g) Renew")
+	l.expectStored(l.putRoute(fixture.ROUTE("a", g), location.IntentRenew), numEqual(g), l.now(), "ROUTE(a, g) Renew")
+	l.expectFailed(l.putRoute(fixture.ROUTE("a", g+4), location.IntentRenew), location.IgnoredStale, "ROUTE(a, g+4) Renew")
+	l.expectFailed(l.putRoute(fixture.ROUTE("b", g), location.IntentRenew), location.IgnoredStale, "ROUTE(b, g) Renew")
 }
 
 // ls153 checks LS-153 "Remove" (H. Routes): fenced by the row generation and
@@ -60,12 +61,12 @@ func ls153(l *lsCase) {
 	g := lsCreateRoute(l)
 	s := stampOf(location.LocationRoute, "")
 	before := l.readStamps(s)
-	l.expectFailed(l.rmRoute(lsRouteKey(), lsToken("a", g+1)), location.IgnoredStale, "RemoveRoute with g+1")
-	l.expectFailed(l.rmRoute(location.RouteKey{RouteKind: location.RouteActorSession, RouteKey: "route-9"}, lsToken("a", g)), location.IgnoredStale, "RemoveRoute of route-9")
+	l.expectFailed(l.rmRoute(fixture.RouteKey(), fixture.Token("a", g+1)), location.IgnoredStale, "RemoveRoute with g+1")
+	l.expectFailed(l.rmRoute(location.RouteKey{RouteKind: location.RouteActorSession, RouteKey: "route-9"}, fixture.Token("a", g)), location.IgnoredStale, "RemoveRoute of route-9")
 	l.expectStampDelta(before, l.readStamps(s), s, 0)
-	l.expectStored(l.rmRoute(lsRouteKey(), lsToken("a", g)), numEqual(g), l.now(), "RemoveRoute with g")
+	l.expectStored(l.rmRoute(fixture.RouteKey(), fixture.Token("a", g)), numEqual(g), l.now(), "RemoveRoute with g")
 	l.expectStampDelta(before, l.readStamps(s), s, 1)
-	require.Nil(l, l.resolveRoute(lsRouteKey()))
+	require.Nil(l, l.resolveRoute(fixture.RouteKey()))
 }
 
 // ls154 checks LS-154 "Re-claim after remove (reference trace)" (H. Routes).
@@ -73,14 +74,14 @@ func ls154(l *lsCase) {
 	l.claim("a")
 	l.claim("b")
 	g := lsCreateRoute(l)
-	l.expectStored(l.rmRoute(lsRouteKey(), lsToken("a", g)), numEqual(g), l.now(), "RemoveRoute(key, {a, g})")
-	l.expectStored(l.putRoute(lsROUTE("b", 0), location.IntentNewClaim), numAbove(2, g), l.now(), "ROUTE(b) NewClaim after the remove")
+	l.expectStored(l.rmRoute(fixture.RouteKey(), fixture.Token("a", g)), numEqual(g), l.now(), "RemoveRoute(key, {a, g})")
+	l.expectStored(l.putRoute(fixture.ROUTE("b", 0), location.IntentNewClaim), numAbove(2, g), l.now(), "ROUTE(b) NewClaim after the remove")
 }
 
 // ls155 checks LS-155 "Kind is part of route identity" (H. Routes).
 func ls155(l *lsCase) {
 	lsCreateRoute(l)
-	r := lsROUTE("a", 0)
+	r := fixture.ROUTE("a", 0)
 	r.RouteKind = location.RouteSpotName
 	l.expectStored(l.putRoute(r, location.IntentNewClaim), numPositive(1), l.now(), "ROUTE(a) as SpotName")
 	require.Len(l, l.listRoutes(location.RouteFilter{}), 2)
@@ -90,7 +91,7 @@ func ls155(l *lsCase) {
 // the matching rows.
 func ls156(l *lsCase) {
 	mk := func(kind location.RouteKind, key, node, owner string) location.RouteLocation {
-		r := lsROUTE(owner, 0)
+		r := fixture.ROUTE(owner, 0)
 		r.RouteKind, r.RouteKey, r.OwnerNodeRID = kind, key, lsRID(node)
 		return r
 	}
@@ -137,25 +138,25 @@ func ls156(l *lsCase) {
 // are copied in and out).
 func ls157(l *lsCase) {
 	l.claim("a")
-	r := lsROUTE("a", 0)
+	r := fixture.ROUTE("a", 0)
 	v := r.Value
 	l.expectStored(l.putRoute(r, location.IntentNewClaim), numPositive(1), l.now(), "ROUTE(a)")
 	v[0] = 99
-	got := l.resolveRoute(lsRouteKey())
+	got := l.resolveRoute(fixture.RouteKey())
 	require.Equal(l, []byte{1, 2, 3, 4}, got.Value, "the caller's slice was copied in")
 	got.Value[1] = 98
-	require.Equal(l, []byte{1, 2, 3, 4}, l.resolveRoute(lsRouteKey()).Value, "the returned slice is a copy")
+	require.Equal(l, []byte{1, 2, 3, 4}, l.resolveRoute(fixture.RouteKey()).Value, "the returned slice is a copy")
 	rows := l.listRoutes(location.RouteFilter{})
 	require.Len(l, rows, 1)
 	rows[0].Value[2] = 97
-	require.Equal(l, []byte{1, 2, 3, 4}, l.resolveRoute(lsRouteKey()).Value, "listed values are copies")
+	require.Equal(l, []byte{1, 2, 3, 4}, l.resolveRoute(fixture.RouteKey()).Value, "listed values are copies")
 }
 
 // ls158 checks LS-158 "Dead owners' routes resolve" (H. Routes).
 func ls158(l *lsCase) {
 	lsCreateRoute(l)
 	l.expire("a")
-	r := l.resolveRoute(lsRouteKey())
+	r := l.resolveRoute(fixture.RouteKey())
 	require.NotNil(l, r, "a dead owner's route resolves")
 	require.Equal(l, "a", r.OwnerID)
 }
