@@ -21,8 +21,12 @@ func (e *authEnv) requireRelKind(req location.RelocationReservationRequest, k lo
 		switch k {
 		case location.KindConflict:
 			e.requireReadIs(res.Current, want, what+": conflict.current")
+			require.Empty(e.c, res.Fence, "%s: a conflict carries no fence", what)
 		case location.KindReserved, location.KindAlreadyReserved:
 			require.Equal(e.c, location.RelocationFence(req.ReservationID), res.Fence, what)
+			require.Nil(e.c, res.Current, "%s: a reservation carries no current read", what)
+		default:
+			require.Equal(e.c, location.RelocationReserveResult{Kind: k}, res, "%s: the bare %s result", what, k)
 		}
 	}
 	if k == location.KindReserved {
@@ -42,6 +46,8 @@ func auth140(c *Case) {
 	u.Spots.Reserved++
 	u.Room.Reserved++
 	e.requireU(e.NB, u)
+	next := e.requireStored(e.cas(fixture.KS("r1"), S.StoreVersion, fixture.Preserve("next")))
+	e.exactVersion(next.StoreVersion, "3", "the write after a relocation reservation (which issues no version)")
 }
 
 // auth141 AUTH-141 Identical replay.
@@ -123,6 +129,8 @@ func auth146(c *Case) {
 		edit(&req)
 		e.requireRelKind(req, location.KindConflict, S, "relocation with "+name)
 	}
+	actor := fixture.RelRequest("R1", fixture.KA("r1"), S, e.NA.Desc, e.NB.Desc, fixture.VS("room"))
+	e.requireRelKind(actor, location.KindConflict, nil, "relocation of the actor key of the same id")
 }
 
 // auth147 AUTH-147 Target and source liveness.
@@ -229,4 +237,5 @@ func auth155(c *Case) {
 	e.auth166Setup()
 	e.requireAbortRelKind("AG2", location.KindStale, "abortRelocationCapacity of an adopted reservation")
 	require.Equal(c, int64(2), e.U(e.NB).Spots.Reserved)
+	require.Equal(c, int64(2), e.U(e.NB).Room.Reserved)
 }
