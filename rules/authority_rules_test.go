@@ -116,7 +116,8 @@ func TestScanRevisionBumps(t *testing.T) {
 // reservation adopted by an aggregate stays prepared and names the
 // aggregate; a prepared aggregate keeps a copy of the request; a read of a
 // key that is not a canonical authority key finds nothing (the store
-// rejects such keys before the rules see them).
+// rejects such keys before the rules see them); ledger buckets are kept per
+// node lifecycle and deleted when empty.
 func TestAuthorityRecords(t *testing.T) {
 	t.Run("an adopted relocation reservation names its aggregate", func(t *testing.T) {
 		f := newAuthF(t)
@@ -148,6 +149,18 @@ func TestAuthorityRecords(t *testing.T) {
 		f.unchanged(func() {
 			require.Equal(t, location.AuthorityReadResult{Kind: location.KindMissing, StoreNow: fixture.T0()}, f.read("not-a-zla1-key"))
 		})
+	})
+	t.Run("ledger usage is kept per node lifecycle", func(t *testing.T) {
+		f := newAuthF(t)
+		f.AS("c17", fixture.Target(f.NA))
+		restarted := f.NA
+		restarted.LifecycleGeneration = 2
+		f.publish(restarted)
+		f.RS("c18", fixture.Target(restarted))
+		one := rules.LedgerEntry{Active: 1}
+		require.Equal(t, authUsage{Spots: one, Room: one}, f.U(f.NA), "lifecycle 1 keeps its usage")
+		one = rules.LedgerEntry{Reserved: 1}
+		require.Equal(t, authUsage{Spots: one, Room: one}, f.U(restarted), "lifecycle 2 starts from its own")
 	})
 	t.Run("an empty ledger bucket is deleted", func(t *testing.T) {
 		f := newAuthF(t)
