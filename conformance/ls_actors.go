@@ -108,6 +108,8 @@ func ls144(l *lsCase) {
 	for _, id := range []string{"actor-1", "actor-2", "actor-3"} {
 		x := rows[id]
 		l.expectStored(l.putActor(x, location.IntentNewClaim), numPositive(1), l.now(), "actor %s/%s", x.MeshName, x.ActorID)
+		x.UpdatedAt = l.now()
+		rows[id] = x
 	}
 	ids := func(rows []location.ActorLocation) []string {
 		var out []string
@@ -130,13 +132,7 @@ func ls144(l *lsCase) {
 	} {
 		got := l.listActors(c.f)
 		require.ElementsMatchf(l, c.want, ids(got), "ListActors(%s)", c.what)
-		var want []location.ActorLocation
-		for _, id := range c.want {
-			row := rows[id]
-			row.UpdatedAt = T0()
-			want = append(want, row)
-		}
-		require.ElementsMatchf(l, normalizeValue(want), normalizeValue(got), "ListActors(%s): the rows as written", c.what)
+		lsExpectRows(l, rows, c.want, got, "ListActors(%s)", c.what)
 	}
 }
 

@@ -78,14 +78,7 @@ func ls192(l *lsCase) {
 func ls193(l *lsCase) {
 	a := l.claim("a")
 	b := l.claim("b")
-	l.expectStored(l.putMN(fixture.MN(a), location.IntentNewClaim), numPositive(1), T0(), "MN(a)")
-	l.expectStored(l.putCS(fixture.CS(a), location.IntentNewClaim), numPositive(1), T0(), "CS(a)")
-	l.expectStored(l.putFP(fixture.FP(a), location.IntentNewClaim), numPositive(1), T0(), "FP(a)")
-	pg := l.putPeer(fixture.PEER("a", 0), location.IntentNewClaim).Generation
-	l.expectStored(l.putSpot(fixture.SPOT("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "SPOT(a)")
-	l.expectStored(l.putActor(fixture.ACTOR("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "ACTOR(a)")
-	rg := l.putRoute(fixture.ROUTE("a", 0), location.IntentNewClaim).Generation
-	lsPrepared(l, fixture.XFER())
+	pg, rg := lsOneRowEach(l, a)
 
 	scopes := lsEveryStamp(fixture.MeshGame, fixture.MeshPlay, "orders", "events", "other")
 	before := l.readStamps(scopes...)

@@ -444,6 +444,35 @@ func (l *lsCase) expectXferStatus(res location.ActorTransferWriteResult, want lo
 	}
 }
 
+// lsOneRowEach stores, for the claimed owner a, one row of every location
+// table (MN, CS, FP, PEER, SPOT, ACTOR, ROUTE) and prepares XFER; it returns
+// the peer's and the route's row generations.
+func lsOneRowEach(l *lsCase, a location.OwnerToken) (peerGen, routeGen int64) {
+	l.Helper()
+	l.expectStored(l.putMN(fixture.MN(a), location.IntentNewClaim), numPositive(1), T0(), "MN(a)")
+	l.expectStored(l.putCS(fixture.CS(a), location.IntentNewClaim), numPositive(1), T0(), "CS(a)")
+	l.expectStored(l.putFP(fixture.FP(a), location.IntentNewClaim), numPositive(1), T0(), "FP(a)")
+	peer := l.putPeer(fixture.PEER("a", 0), location.IntentNewClaim)
+	l.expectStored(peer, numPositive(1), T0(), "PEER(a)")
+	l.expectStored(l.putSpot(fixture.SPOT("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "SPOT(a)")
+	l.expectStored(l.putActor(fixture.ACTOR("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "ACTOR(a)")
+	route := l.putRoute(fixture.ROUTE("a", 0), location.IntentNewClaim)
+	l.expectStored(route, numPositive(1), T0(), "ROUTE(a)")
+	lsPrepared(l, fixture.XFER())
+	return peer.Generation, route.Generation
+}
+
+// lsExpectRows requires the listed rows to be the named rows as written, in
+// any order.
+func lsExpectRows[T any](l *lsCase, written map[string]T, names []string, got []T, what string, args ...any) {
+	l.Helper()
+	var want []T
+	for _, n := range names {
+		want = append(want, written[n])
+	}
+	require.ElementsMatchf(l, normalizeValue(want), normalizeValue(got), "%s: the rows as written", fmt.Sprintf(what, args...))
+}
+
 // Small list helpers.
 
 // lsSpotIDs returns the spot ids of rows, in order.

@@ -300,11 +300,7 @@ func ls117(l *lsCase) {
 	} {
 		got := l.listPeers(c.f)
 		require.ElementsMatchf(l, c.want, names(got), "ListPeers(%s)", c.what)
-		var want []location.PeerLocation
-		for _, name := range c.want {
-			want = append(want, stored[name])
-		}
-		require.ElementsMatchf(l, normalizeValue(want), normalizeValue(got), "ListPeers(%s): the rows as written", c.what)
+		lsExpectRows(l, stored, c.want, got, "ListPeers(%s)", c.what)
 	}
 }
 

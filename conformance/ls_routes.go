@@ -126,11 +126,7 @@ func ls156(l *lsCase) {
 	} {
 		got := l.listRoutes(c.f)
 		require.ElementsMatchf(l, c.want, keys(got), "ListRoutes(%s)", c.what)
-		var want []location.RouteLocation
-		for _, k := range c.want {
-			want = append(want, rows[k])
-		}
-		require.ElementsMatchf(l, normalizeValue(want), normalizeValue(got), "ListRoutes(%s): the rows as written", c.what)
+		lsExpectRows(l, rows, c.want, got, "ListRoutes(%s)", c.what)
 	}
 }
 

@@ -223,6 +223,10 @@ func ls133(l *lsCase) {
 		"spot-3": mk("other", "spot-3", "game", "node-1", location.SpotEntry),
 	}
 	lsSpotRows(l, rows["spot-1"], rows["spot-2"], rows["spot-3"])
+	for id, row := range rows {
+		row.UpdatedAt = T0()
+		rows[id] = row
+	}
 	instance := location.SpotInstance
 	for _, c := range []struct {
 		what string
@@ -239,13 +243,7 @@ func ls133(l *lsCase) {
 		p := l.listSpots(c.f, location.PageRequest{})
 		require.Emptyf(l, p.ContinuationToken, "ListSpots(%s)", c.what)
 		require.ElementsMatchf(l, c.want, lsSpotIDs(p.Items), "ListSpots(%s)", c.what)
-		var want []location.SpotLocation
-		for _, id := range c.want {
-			row := rows[id]
-			row.UpdatedAt = T0()
-			want = append(want, row)
-		}
-		require.ElementsMatchf(l, normalizeValue(want), normalizeValue(p.Items), "ListSpots(%s): the rows as written", c.what)
+		lsExpectRows(l, rows, c.want, p.Items, "ListSpots(%s)", c.what)
 	}
 }
 
