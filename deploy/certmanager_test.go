@@ -91,7 +91,8 @@ func TestCertificatesMakeTheSecretsTheBaseMounts(t *testing.T) {
 		dnsNames           []string
 	}{
 		{"etcd-server-tls", "etcd", []string{"server auth", "client auth"}, []string{"*.etcd.zlink.svc", "etcd-client.zlink.svc"}},
-		{"etcd-peer-tls", "etcd-peer", []string{"server auth", "client auth"}, []string{"*.etcd.zlink.svc"}},
+		{"etcd-peer-tls", "etcd-peer", []string{"server auth", "client auth"},
+			[]string{"*.etcd.zlink.svc", "etcd-0.etcd.zlink.svc", "etcd-1.etcd.zlink.svc", "etcd-2.etcd.zlink.svc"}},
 		{"etcd-root-client-tls", "root", []string{"client auth"}, nil},
 		{"zlink-etcd-client-tls", "zlink", []string{"client auth"}, nil},
 	}
