@@ -56,6 +56,9 @@ ETCD_IMAGES     := etcd etcdctl
 
 .PHONY: images images-engine images-clean images-smoke $(addprefix image-,$(PROJECT_IMAGES) $(ETCD_IMAGES))
 images: $(addprefix image-,$(PROJECT_IMAGES) $(ETCD_IMAGES))
+	@# The legacy builder leaves the stages before --target as untagged
+	@# images; remove ours (by label) and nothing else.
+	@$(DOCKER) image prune -f --filter label=org.opencontainers.image.vendor=zlink-etcd >/dev/null
 
 images-engine:
 	@scripts/docker-engine.sh ensure
@@ -97,6 +100,7 @@ images-clean:
 	@if scripts/docker-engine.sh status >/dev/null 2>&1; then \
 		$(DOCKER) image rm $(foreach n,$(PROJECT_IMAGES),$(IMAGE_REPO)/$(n):$(IMAGE_TAG)) \
 			$(foreach n,$(ETCD_IMAGES),$(IMAGE_REPO)/$(n):$(ETCD_VERSION)) 2>/dev/null || true; \
+		$(DOCKER) image prune -f --filter label=org.opencontainers.image.vendor=zlink-etcd >/dev/null; \
 	fi
 	rm -rf $(IMAGE_BUILD_DIR)
 	@scripts/docker-engine.sh stop
