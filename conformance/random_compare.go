@@ -66,9 +66,9 @@ func (x *runState) token(path, m, s string) {
 	if !x.ok() {
 		return
 	}
-	if x.caps.ExactNumbers {
+	if x.caps.decimalTokens() {
 		if m != s {
-			x.fail(ruleToken, "%s: model %q, store %q (the store declares exact numbers)", path, m, s)
+			x.fail(ruleToken, "%s: model %q, store %q (the store declares decimal tokens)", path, m, s)
 		}
 		return
 	}
@@ -86,9 +86,9 @@ func (x *runState) stamp(scope string, m, s int64) {
 	}
 	last := x.stamps[scope]
 	x.stamps[scope] = stampPair{m: m, s: s}
-	if x.caps.ExactNumbers {
+	if x.caps.exactStamps() {
 		if m != s {
-			x.fail(ruleStamp, "%s: model %d, store %d (the store declares exact numbers)", scope, m, s)
+			x.fail(ruleStamp, "%s: model %d, store %d (the store declares exact stamps)", scope, m, s)
 		}
 		return
 	}

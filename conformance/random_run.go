@@ -135,7 +135,7 @@ func (r *randomRun) runSequence(seed int64, seq []randomOp) seqResult {
 		caps:   h.Capabilities,
 		model:  model,
 		sut:    sut,
-		names:  newRenamer(h.Capabilities.ExactNumbers),
+		names:  newRenamer(h.Capabilities.denseCounters()),
 		know:   newKnowledge(),
 		stamps: map[string]stampPair{},
 		big:    r.big,
