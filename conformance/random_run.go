@@ -106,6 +106,8 @@ type seqResult struct {
 	mismatch *randomMismatch
 	// outcomes counts the model's outcomes per method ("Reserve reserved").
 	outcomes map[string]int
+	// harness is set when no fixture could be built: nothing ran.
+	harness error
 }
 
 // randomRun is what the sequences of one run share.
@@ -127,9 +129,11 @@ func (r *randomRun) runSequence(seed int64, seq []randomOp) seqResult {
 	t, h := r.t, r.h
 	t.Helper()
 	model := newModelFixture(seed)
-	sut := h.NewFixture(t)
+	sut, err := newFixture(t, h)
+	if err != nil {
+		return seqResult{harness: err}
+	}
 	model.Clock.Set(T0())
-	sut.Clock.Set(T0())
 	x := &runState{
 		ctx:    t.Context(),
 		caps:   h.Capabilities,

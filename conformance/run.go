@@ -54,8 +54,11 @@ func runScenario(t TB, h Harness, sc Scenario) {
 		t.Skipf("%s: %s", sc.ID, reason)
 		return
 	}
-	f := h.NewFixture(t)
-	f.Clock.Set(T0())
+	f, err := newFixture(t, h)
+	if err != nil {
+		t.Fatalf("%s: %v", sc.ID, err)
+		return
+	}
 	c := &Case{TB: t, Ctx: t.Context(), F: f, S: f.Store, Caps: h.Capabilities}
 	sc.Run(c)
 }
