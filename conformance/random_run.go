@@ -24,11 +24,11 @@ const (
 	ruleField = "field"
 	// ruleNumber: a number compared exactly differs (exact stores; 0,
 	// negative and never-issued values everywhere).
-	ruleNumber = "number"
+	ruleNumber = RenameRuleNumber
 	// ruleBijection: a renamed number broke the renaming.
-	ruleBijection = "bijection"
+	ruleBijection = RenameRuleBijection
 	// ruleOrder: a renamed number broke the order of its namespace.
-	ruleOrder = "order"
+	ruleOrder = RenameRuleOrder
 	// ruleToken: a continuation token is present on one store only (or,
 	// on an exact store, differs).
 	ruleToken = "token"
@@ -84,7 +84,7 @@ type runState struct {
 	caps  Capabilities
 	model Fixture
 	sut   Fixture
-	names *renamer
+	names *Renamer
 	know  *knowledge
 	// stamps are the last readings per stamp scope.
 	stamps map[string]stampPair
@@ -139,7 +139,7 @@ func (r *randomRun) runSequence(seed int64, seq []randomOp) seqResult {
 		caps:   h.Capabilities,
 		model:  model,
 		sut:    sut,
-		names:  newRenamer(h.Capabilities.denseCounters()),
+		names:  NewRenamer(h.Capabilities.denseCounters()),
 		know:   newKnowledge(),
 		stamps: map[string]stampPair{},
 		big:    r.big,
@@ -254,7 +254,7 @@ func (sd side) lease(m int64) int64 {
 	if !sd.isStore {
 		return m
 	}
-	s := sd.x.names.toStoreNum(nsLease, m)
+	s := sd.x.names.ToStoreNumber(NSLease, m)
 	sd.note("lease generation", m, s)
 	return s
 }
@@ -279,7 +279,7 @@ func (sd side) rowGen(ns string, m int64) int64 {
 	if !sd.isStore {
 		return m
 	}
-	s := sd.x.names.toStoreNum(ns, m)
+	s := sd.x.names.ToStoreNumber(ns, m)
 	sd.note("row generation", m, s)
 	return s
 }
@@ -289,7 +289,7 @@ func (sd side) version(key location.AuthorityKey, m location.StoreVersion) locat
 	if !sd.isStore {
 		return m
 	}
-	s := location.StoreVersion(sd.x.names.toStoreStr(nsVersion(string(key)), false, string(m)))
+	s := location.StoreVersion(sd.x.names.ToStoreText(NSVersion(string(key)), string(m)))
 	sd.note("store version", fmt.Sprintf("%q", m), fmt.Sprintf("%q", s))
 	return s
 }
@@ -299,7 +299,7 @@ func (sd side) reservation(m string) string {
 	if !sd.isStore {
 		return m
 	}
-	s := sd.x.names.toStoreStr(nsReservation, true, m)
+	s := sd.x.names.ToStoreText(NSReservation, m)
 	sd.note("reservation id", m, s)
 	return s
 }
