@@ -51,6 +51,9 @@ func TestCapabilitiesAreIndependent(t *testing.T) {
 		{"LeaseExpiryByClock", conformance.Capabilities{LeaseExpiryByClock: true}},
 		{"all four", conformance.Capabilities{DenseCounters: true, DecimalTokens: true, ExactStamps: true, LeaseExpiryByClock: true, InMemorySemantics: true}},
 	} {
-		conformance.Run(t, memHarness(tc.name, tc.caps, nil))
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			conformance.Run(t, memHarness("memstore", tc.caps, nil))
+		})
 	}
 }

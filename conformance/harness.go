@@ -117,4 +117,13 @@ type Harness struct {
 	// -parallel flag). Set it when fixtures are fully isolated from each
 	// other, as they are for a store per key prefix.
 	Parallel bool
+	// NotifyTimeout is how long a change-watcher scenario (CW-…) waits for a
+	// notification or for a channel to close before it fails; 0 means
+	// DefaultNotifyTimeout.
+	NotifyTimeout time.Duration
 }
+
+// DefaultNotifyTimeout is the default Harness.NotifyTimeout: generous, since
+// a watcher that works answers in milliseconds and a wait ends as soon as
+// the notification arrives.
+const DefaultNotifyTimeout = 10 * time.Second
