@@ -221,95 +221,76 @@ func (n *notifyingStore) signal(tables ...location.Table) {
 	}
 }
 
-// wrote signals table when a write or remove changed it.
-func (n *notifyingStore) wrote(table location.Table, status location.WriteStatus, err error) {
-	if err == nil && status == location.Stored && table != n.bugs.missTable {
-		n.signal(table)
+// signalled passes a write's result through, signalling table when the
+// write changed it (status stored).
+func signalled[R any](n *notifyingStore, table location.Table, status func(R) location.WriteStatus) func(R, error) (R, error) {
+	return func(r R, err error) (R, error) {
+		if err == nil && status(r) == location.Stored && table != n.bugs.missTable {
+			n.signal(table)
+		}
+		return r, err
 	}
 }
 
+func resultStatus(r location.WriteResult) location.WriteStatus { return r.Status }
+func plainStatus(s location.WriteStatus) location.WriteStatus  { return s }
+
+// The row writes and removals, each signalled.
+
 func (n *notifyingStore) UpdateMeshNode(ctx context.Context, d location.MeshNodeDescriptor, in location.WriteIntent) (location.WriteResult, error) {
-	r, err := n.Store.UpdateMeshNode(ctx, d, in)
-	n.wrote(location.TableMeshNodes, r.Status, err)
-	return r, err
+	return signalled(n, location.TableMeshNodes, resultStatus)(n.Store.UpdateMeshNode(ctx, d, in))
 }
 
 func (n *notifyingStore) RemoveMeshNode(ctx context.Context, k location.MeshNodeKey, o location.OwnerToken) (location.WriteStatus, error) {
-	s, err := n.Store.RemoveMeshNode(ctx, k, o)
-	n.wrote(location.TableMeshNodes, s, err)
-	return s, err
+	return signalled(n, location.TableMeshNodes, plainStatus)(n.Store.RemoveMeshNode(ctx, k, o))
 }
 
 func (n *notifyingStore) UpdateClientServer(ctx context.Context, d location.ClientServerDescriptor, in location.WriteIntent) (location.WriteResult, error) {
-	r, err := n.Store.UpdateClientServer(ctx, d, in)
-	n.wrote(location.TableClientServers, r.Status, err)
-	return r, err
+	return signalled(n, location.TableClientServers, resultStatus)(n.Store.UpdateClientServer(ctx, d, in))
 }
 
 func (n *notifyingStore) RemoveClientServer(ctx context.Context, k location.ClientServerKey, o location.OwnerToken) (location.WriteStatus, error) {
-	s, err := n.Store.RemoveClientServer(ctx, k, o)
-	n.wrote(location.TableClientServers, s, err)
-	return s, err
+	return signalled(n, location.TableClientServers, plainStatus)(n.Store.RemoveClientServer(ctx, k, o))
 }
 
 func (n *notifyingStore) UpdateFanoutPublisher(ctx context.Context, d location.FanoutPublisherDescriptor, in location.WriteIntent) (location.WriteResult, error) {
-	r, err := n.Store.UpdateFanoutPublisher(ctx, d, in)
-	n.wrote(location.TableFanoutPublishers, r.Status, err)
-	return r, err
+	return signalled(n, location.TableFanoutPublishers, resultStatus)(n.Store.UpdateFanoutPublisher(ctx, d, in))
 }
 
 func (n *notifyingStore) RemoveFanoutPublisher(ctx context.Context, k location.FanoutPublisherKey, o location.OwnerToken) (location.WriteStatus, error) {
-	s, err := n.Store.RemoveFanoutPublisher(ctx, k, o)
-	n.wrote(location.TableFanoutPublishers, s, err)
-	return s, err
+	return signalled(n, location.TableFanoutPublishers, plainStatus)(n.Store.RemoveFanoutPublisher(ctx, k, o))
 }
 
 func (n *notifyingStore) UpdatePeer(ctx context.Context, p location.PeerLocation, in location.WriteIntent) (location.WriteResult, error) {
-	r, err := n.Store.UpdatePeer(ctx, p, in)
-	n.wrote(location.TablePeers, r.Status, err)
-	return r, err
+	return signalled(n, location.TablePeers, resultStatus)(n.Store.UpdatePeer(ctx, p, in))
 }
 
 func (n *notifyingStore) RemovePeer(ctx context.Context, k location.PeerKey, o location.OwnerToken) (location.WriteResult, error) {
-	r, err := n.Store.RemovePeer(ctx, k, o)
-	n.wrote(location.TablePeers, r.Status, err)
-	return r, err
+	return signalled(n, location.TablePeers, resultStatus)(n.Store.RemovePeer(ctx, k, o))
 }
 
-func (n *notifyingStore) UpdateSpot(ctx context.Context, s location.SpotLocation, in location.WriteIntent) (location.WriteResult, error) {
-	r, err := n.Store.UpdateSpot(ctx, s, in)
-	n.wrote(location.TableSpots, r.Status, err)
-	return r, err
+func (n *notifyingStore) UpdateSpot(ctx context.Context, r location.SpotLocation, in location.WriteIntent) (location.WriteResult, error) {
+	return signalled(n, location.TableSpots, resultStatus)(n.Store.UpdateSpot(ctx, r, in))
 }
 
 func (n *notifyingStore) RemoveSpot(ctx context.Context, k location.SpotKey, o location.OwnerToken) (location.WriteStatus, error) {
-	s, err := n.Store.RemoveSpot(ctx, k, o)
-	n.wrote(location.TableSpots, s, err)
-	return s, err
+	return signalled(n, location.TableSpots, plainStatus)(n.Store.RemoveSpot(ctx, k, o))
 }
 
 func (n *notifyingStore) UpdateActor(ctx context.Context, a location.ActorLocation, in location.WriteIntent) (location.WriteResult, error) {
-	r, err := n.Store.UpdateActor(ctx, a, in)
-	n.wrote(location.TableActors, r.Status, err)
-	return r, err
+	return signalled(n, location.TableActors, resultStatus)(n.Store.UpdateActor(ctx, a, in))
 }
 
 func (n *notifyingStore) RemoveActor(ctx context.Context, k location.ActorKey, o location.OwnerToken) (location.WriteStatus, error) {
-	s, err := n.Store.RemoveActor(ctx, k, o)
-	n.wrote(location.TableActors, s, err)
-	return s, err
+	return signalled(n, location.TableActors, plainStatus)(n.Store.RemoveActor(ctx, k, o))
 }
 
 func (n *notifyingStore) UpdateRoute(ctx context.Context, r location.RouteLocation, in location.WriteIntent) (location.WriteResult, error) {
-	res, err := n.Store.UpdateRoute(ctx, r, in)
-	n.wrote(location.TableRoutes, res.Status, err)
-	return res, err
+	return signalled(n, location.TableRoutes, resultStatus)(n.Store.UpdateRoute(ctx, r, in))
 }
 
 func (n *notifyingStore) RemoveRoute(ctx context.Context, k location.RouteKey, o location.OwnerToken) (location.WriteResult, error) {
-	r, err := n.Store.RemoveRoute(ctx, k, o)
-	n.wrote(location.TableRoutes, r.Status, err)
-	return r, err
+	return signalled(n, location.TableRoutes, resultStatus)(n.Store.RemoveRoute(ctx, k, o))
 }
 
 func (n *notifyingStore) RemoveAllByOwner(ctx context.Context, t location.OwnerToken) (int64, error) {
@@ -399,8 +380,8 @@ func TestSuiteCatchesBrokenWatchers(t *testing.T) {
 		{"the channel never closes", watchBugs{neverClose: true}, []string{"CW-012"}},
 		{"a done context is no error", watchBugs{doneContext: true}, []string{"CW-013"}},
 	}
-	for i, table := range []location.Table{location.TableMeshNodes, location.TableClientServers, location.TableFanoutPublishers,
-		location.TablePeers, location.TableSpots, location.TableActors, location.TableRoutes} {
+	// CW-001 … CW-007 follow location.LocationTables().
+	for i, table := range location.LocationTables() {
 		tests = append(tests, struct {
 			name   string
 			bugs   watchBugs

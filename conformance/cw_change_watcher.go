@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -33,7 +34,8 @@ type cwTable struct {
 	remove func(l *lsCase, rm location.OwnerToken)
 }
 
-// cwTables lists the seven location tables in the order of their scenarios.
+// cwTables lists the seven location tables in the order of
+// location.LocationTables(), which is the order of their scenarios.
 func cwTables() []cwTable {
 	stored := func(l *lsCase, res location.WriteResult, what string) int64 {
 		l.Helper()
@@ -44,7 +46,7 @@ func cwTables() []cwTable {
 		l.Helper()
 		require.Equalf(l, location.Stored, status, "%s", what)
 	}
-	return []cwTable{
+	ops := []cwTable{
 		{location.TableMeshNodes,
 			func(l *lsCase, tok location.OwnerToken) location.OwnerToken {
 				stored(l, l.putMN(lsMN(tok), location.IntentNewClaim), "UpdateMeshNode")
@@ -98,6 +100,12 @@ func cwTables() []cwTable {
 				require.Equal(l, location.Stored, l.rmRoute(lsRouteKey(), rm).Status, "RemoveRoute")
 			}},
 	}
+	var out []cwTable
+	for _, t := range location.LocationTables() {
+		i := slices.IndexFunc(ops, func(o cwTable) bool { return o.table == t })
+		out = append(out, ops[i])
+	}
+	return out
 }
 
 // cwScenarios returns the CW scenarios.
@@ -151,34 +159,34 @@ func (l *lsCase) watch(w location.ChangeWatcher, tables ...location.Table) (<-ch
 func (l *lsCase) expectNotified(ch <-chan struct{}, format string, args ...any) {
 	l.Helper()
 	what := fmt.Sprintf(format, args...)
-	timer := time.NewTimer(l.NotifyTimeout)
-	defer timer.Stop()
-	select {
-	case _, open := <-ch:
-		require.Truef(l, open, "%s: the watcher's channel was closed instead of notified", what)
-	case <-timer.C:
-		l.Fatalf("%s: no notification within %s", what, l.NotifyTimeout)
-	case <-l.Ctx.Done():
-		l.Fatalf("%s: the scenario ended while waiting for a notification", what)
-	}
+	deadline := time.NewTimer(l.NotifyTimeout)
+	defer deadline.Stop()
+	require.Truef(l, l.receive(ch, deadline.C, what+": no notification"), "%s: the watcher's channel was closed instead of notified", what)
 }
 
 // expectClosed waits for ch to be closed, taking any notification on the
 // way.
 func (l *lsCase) expectClosed(ch <-chan struct{}, what string) {
 	l.Helper()
-	timer := time.NewTimer(l.NotifyTimeout)
-	defer timer.Stop()
-	for {
-		select {
-		case _, open := <-ch:
-			if !open {
-				return
-			}
-		case <-timer.C:
-			l.Fatalf("%s: the channel was not closed within %s", what, l.NotifyTimeout)
-		}
+	deadline := time.NewTimer(l.NotifyTimeout)
+	defer deadline.Stop()
+	for l.receive(ch, deadline.C, what+": the channel was not closed") {
 	}
+}
+
+// receive waits for a notification or the close of ch and reports whether
+// ch is still open; at the deadline it fails the scenario with late.
+func (l *lsCase) receive(ch <-chan struct{}, deadline <-chan time.Time, late string) (open bool) {
+	l.Helper()
+	select {
+	case _, open = <-ch:
+		return open
+	case <-deadline:
+		l.Fatalf("%s within %s", late, l.NotifyTimeout)
+	case <-l.Ctx.Done():
+		l.Fatalf("%s: the scenario ended while waiting", late)
+	}
+	return false
 }
 
 // cwTableWrites is CW-001 … CW-007: a watcher of the table is notified of a
@@ -209,22 +217,23 @@ func cw008(l *lsCase, w location.ChangeWatcher) {
 // rows (the fanout list hides them), so a watcher of a location table is
 // notified.
 func cw009(l *lsCase, w location.ChangeWatcher) {
-	tok := l.claim("owner-a")
-	require.Equal(l, location.Stored, l.putFP(lsFP(tok), location.IntentNewClaim).Status)
-	ch, _ := l.watch(w, location.TableFanoutPublishers)
-	l.release("owner-a")
-	l.expectNotified(ch, "the release of owner-a's lease")
-	require.Empty(l, l.listFP("events"), "the released owner's publisher is no longer listed")
+	cwLeaseEnds(l, w, "release", func() { l.release("owner-a") })
 }
 
 // cw010 is CW-010: a lease the harness expires is notified as a release is.
 func cw010(l *lsCase, w location.ChangeWatcher) {
+	cwLeaseEnds(l, w, "expiry", func() { l.expire("owner-a") })
+}
+
+// cwLeaseEnds ends owner-a's lease, which holds a fanout publisher row, by
+// end, and requires a watcher of the fanout table to be notified.
+func cwLeaseEnds(l *lsCase, w location.ChangeWatcher, how string, end func()) {
 	tok := l.claim("owner-a")
 	require.Equal(l, location.Stored, l.putFP(lsFP(tok), location.IntentNewClaim).Status)
 	ch, _ := l.watch(w, location.TableFanoutPublishers)
-	l.expire("owner-a")
-	l.expectNotified(ch, "the expiry of owner-a's lease")
-	require.Empty(l, l.listFP("events"), "the expired owner's publisher is no longer listed")
+	end()
+	l.expectNotified(ch, "the %s of owner-a's lease", how)
+	require.Emptyf(l, l.listFP("events"), "after the %s the owner's publisher is no longer listed", how)
 }
 
 // cw011 is CW-011: RemoveAllByOwner removes rows, and the watchers of their

@@ -35,7 +35,7 @@ import (
 type Renamer struct {
 	exact bool
 	nums  map[string]*numSpace
-	strs  map[string]*strSpace
+	strs  map[string]*space[string]
 }
 
 // NeverIssued is the smallest number no store issues: the random tester
@@ -115,24 +115,62 @@ func renameRule(err error) string {
 // numPair is one renamed number: the model's and the store's.
 type numPair struct{ m, s int64 }
 
-// numSpace is the bijection of one numeric namespace; sorted holds the pairs
-// by model value. shared is set once two renamers hold the space (Clone):
-// from then on neither changes it in place.
-type numSpace struct {
+// space is the bijection of one namespace. shared is set once two renamers
+// hold the space (Clone): from then on neither changes it in place.
+type space[K comparable] struct {
 	shared    atomic.Bool
-	fwd, back map[int64]int64
-	sorted    []numPair
+	fwd, back map[K]K
 }
 
-// strSpace is the bijection of one text namespace; shared as numSpace's.
-type strSpace struct {
-	shared    atomic.Bool
-	fwd, back map[string]string
+// newSpace returns an empty space, or a copy of from.
+func newSpace[K comparable](from *space[K]) *space[K] {
+	if from == nil {
+		return &space[K]{fwd: map[K]K{}, back: map[K]K{}}
+	}
+	return &space[K]{fwd: maps.Clone(from.fwd), back: maps.Clone(from.back)}
+}
+
+// conflict reports how m ↔ s contradicts the space's bindings ("" when it
+// does not), and whether the pair is bound already.
+func (sp *space[K]) conflict(m, s K) (detail string, bound bool) {
+	if sp == nil {
+		return "", false
+	}
+	if prev, ok := sp.fwd[m]; ok {
+		if prev != s {
+			return fmt.Sprintf("model %v stood for store %v before, now the store shows %v", m, prev, s), true
+		}
+		return "", true
+	}
+	if prev, ok := sp.back[s]; ok {
+		return fmt.Sprintf("store %v stood for model %v before, now the model shows %v", s, prev, m), true
+	}
+	return "", false
+}
+
+// translate looks v up model → store (toStore) or store → model.
+func (sp *space[K]) translate(v K, toStore bool) (K, bool) {
+	if sp == nil {
+		var zero K
+		return zero, false
+	}
+	if toStore {
+		x, ok := sp.fwd[v]
+		return x, ok
+	}
+	x, ok := sp.back[v]
+	return x, ok
+}
+
+// numSpace is a numeric namespace; sorted holds its pairs by model number.
+type numSpace struct {
+	*space[int64]
+	sorted []numPair
 }
 
 // NewRenamer returns an empty renamer; exact renames only reservation ids.
 func NewRenamer(exact bool) *Renamer {
-	return &Renamer{exact: exact, nums: map[string]*numSpace{}, strs: map[string]*strSpace{}}
+	return &Renamer{exact: exact, nums: map[string]*numSpace{}, strs: map[string]*space[string]{}}
 }
 
 // Clone returns a renamer with the same bindings that changes independently
@@ -147,14 +185,22 @@ func (r *Renamer) Clone() *Renamer {
 	return &Renamer{exact: r.exact, nums: maps.Clone(r.nums), strs: maps.Clone(r.strs)}
 }
 
+// numSpace returns ns's numeric space, or nil.
+func (r *Renamer) numSpace(ns string) *space[int64] {
+	if sp, ok := r.nums[ns]; ok {
+		return sp.space
+	}
+	return nil
+}
+
 // writableNum returns ns's space, created or copied so that r may change it.
 func (r *Renamer) writableNum(ns string) *numSpace {
 	sp, ok := r.nums[ns]
 	switch {
 	case !ok:
-		sp = &numSpace{fwd: map[int64]int64{}, back: map[int64]int64{}}
+		sp = &numSpace{space: newSpace[int64](nil)}
 	case sp.shared.Load():
-		sp = &numSpace{fwd: maps.Clone(sp.fwd), back: maps.Clone(sp.back), sorted: slices.Clone(sp.sorted)}
+		sp = &numSpace{space: newSpace(sp.space), sorted: slices.Clone(sp.sorted)}
 	default:
 		return sp
 	}
@@ -163,13 +209,13 @@ func (r *Renamer) writableNum(ns string) *numSpace {
 }
 
 // writableStr returns ns's space, created or copied so that r may change it.
-func (r *Renamer) writableStr(ns string) *strSpace {
+func (r *Renamer) writableStr(ns string) *space[string] {
 	sp, ok := r.strs[ns]
 	switch {
 	case !ok:
-		sp = &strSpace{fwd: map[string]string{}, back: map[string]string{}}
+		sp = newSpace[string](nil)
 	case sp.shared.Load():
-		sp = &strSpace{fwd: maps.Clone(sp.fwd), back: maps.Clone(sp.back)}
+		sp = newSpace(sp)
 	default:
 		return sp
 	}
@@ -198,30 +244,27 @@ func (r *Renamer) BindNumber(ns string, ordered bool, m, s int64) error {
 		}
 		return nil
 	}
+	if detail, bound := r.numSpace(ns).conflict(m, s); detail != "" {
+		return mismatch(RenameRuleBijection, ns, "%s", detail)
+	} else if bound {
+		return nil
+	}
+	var sorted []numPair
 	if sp, ok := r.nums[ns]; ok {
-		if prev, ok := sp.fwd[m]; ok {
-			if prev != s {
-				return mismatch(RenameRuleBijection, ns, "model %d stood for store %d before, now the store shows %d", m, prev, s)
-			}
-			return nil
+		sorted = sp.sorted
+	}
+	i := sort.Search(len(sorted), func(i int) bool { return sorted[i].m > m })
+	if ordered {
+		if i > 0 && sorted[i-1].s >= s {
+			lo := sorted[i-1]
+			return mismatch(RenameRuleOrder, ns, "model %d > %d but store %d ≤ %d", m, lo.m, s, lo.s)
 		}
-		if prev, ok := sp.back[s]; ok {
-			return mismatch(RenameRuleBijection, ns, "store %d stood for model %d before, now the model shows %d", s, prev, m)
-		}
-		i := sort.Search(len(sp.sorted), func(i int) bool { return sp.sorted[i].m > m })
-		if ordered {
-			if i > 0 && sp.sorted[i-1].s >= s {
-				lo := sp.sorted[i-1]
-				return mismatch(RenameRuleOrder, ns, "model %d > %d but store %d ≤ %d", m, lo.m, s, lo.s)
-			}
-			if i < len(sp.sorted) && sp.sorted[i].s <= s {
-				hi := sp.sorted[i]
-				return mismatch(RenameRuleOrder, ns, "model %d < %d but store %d ≥ %d", m, hi.m, s, hi.s)
-			}
+		if i < len(sorted) && sorted[i].s <= s {
+			hi := sorted[i]
+			return mismatch(RenameRuleOrder, ns, "model %d < %d but store %d ≥ %d", m, hi.m, s, hi.s)
 		}
 	}
 	sp := r.writableNum(ns)
-	i := sort.Search(len(sp.sorted), func(i int) bool { return sp.sorted[i].m > m })
 	sp.sorted = slices.Insert(sp.sorted, i, numPair{m: m, s: s})
 	sp.fwd[m], sp.back[s] = s, m
 	return nil
@@ -241,16 +284,10 @@ func (r *Renamer) BindText(ns string, m, s string) error {
 		}
 		return nil
 	}
-	if sp, ok := r.strs[ns]; ok {
-		if prev, ok := sp.fwd[m]; ok {
-			if prev != s {
-				return mismatch(RenameRuleBijection, ns, "model %q stood for store %q before, now the store shows %q", m, prev, s)
-			}
-			return nil
-		}
-		if prev, ok := sp.back[s]; ok {
-			return mismatch(RenameRuleBijection, ns, "store %q stood for model %q before, now the model shows %q", s, prev, m)
-		}
+	if detail, bound := r.strs[ns].conflict(m, s); detail != "" {
+		return mismatch(RenameRuleBijection, ns, "%s", detail)
+	} else if bound {
+		return nil
 	}
 	sp := r.writableStr(ns)
 	sp.fwd[m], sp.back[s] = s, m
@@ -260,13 +297,8 @@ func (r *Renamer) BindText(ns string, m, s string) error {
 // ToStoreNumber translates a model number of ns into the store's. Special
 // and unbound numbers pass unchanged.
 func (r *Renamer) ToStoreNumber(ns string, m int64) int64 {
-	if r.exact || SpecialNumber(m) {
-		return m
-	}
-	if sp, ok := r.nums[ns]; ok {
-		if s, ok := sp.fwd[m]; ok {
-			return s
-		}
+	if s, ok := r.numSpace(ns).translate(m, true); ok && !r.exact && !SpecialNumber(m) {
+		return s
 	}
 	return m
 }
@@ -274,13 +306,8 @@ func (r *Renamer) ToStoreNumber(ns string, m int64) int64 {
 // ToStoreText translates a model text of ns into the store's; "" and unbound
 // texts pass unchanged.
 func (r *Renamer) ToStoreText(ns string, m string) string {
-	if !r.textRenamed(ns) || m == "" {
-		return m
-	}
-	if sp, ok := r.strs[ns]; ok {
-		if s, ok := sp.fwd[m]; ok {
-			return s
-		}
+	if s, ok := r.strs[ns].translate(m, true); ok && r.textRenamed(ns) && m != "" {
+		return s
 	}
 	return m
 }
@@ -292,10 +319,8 @@ func (r *Renamer) ToModelNumber(ns string, s int64) int64 {
 	if r.exact || SpecialNumber(s) {
 		return s
 	}
-	if sp, ok := r.nums[ns]; ok {
-		if m, ok := sp.back[s]; ok {
-			return m
-		}
+	if m, ok := r.numSpace(ns).translate(s, false); ok {
+		return m
 	}
 	return unboundNumber(s)
 }
@@ -306,10 +331,8 @@ func (r *Renamer) ToModelText(ns string, s string) string {
 	if !r.textRenamed(ns) || s == "" {
 		return s
 	}
-	if sp, ok := r.strs[ns]; ok {
-		if m, ok := sp.back[s]; ok {
-			return m
-		}
+	if m, ok := r.strs[ns].translate(s, false); ok {
+		return m
 	}
 	return unboundText + s
 }
