@@ -234,7 +234,7 @@ func mismatch(rule, ns, format string, args ...any) error {
 func (r *Renamer) BindNumber(ns string, ordered bool, m, s int64) error {
 	if r.exact {
 		if m != s {
-			return mismatch(RenameRuleNumber, ns, "model %d, store %d (the store declares dense counters)", m, s)
+			return mismatch(RenameRuleNumber, ns, "model %d, store %d (the store declares exact numbers)", m, s)
 		}
 		return nil
 	}
