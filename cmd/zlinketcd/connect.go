@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 )
 
 // session is one connection to a cluster: the raw client (inspect, bench
@@ -24,7 +24,7 @@ type session struct {
 	cfg      connConfig
 	client   *clientv3.Client
 	store    *etcdstore.Store
-	member   *embedetcd.Member
+	member   *etcdtest.Member
 	log      *slog.Logger
 	describe string
 }
@@ -36,7 +36,7 @@ func open(ctx context.Context, cfg connConfig, stderr io.Writer, log *slog.Logge
 	s := &session{cfg: cfg, log: log}
 	endpoints := cfg.Endpoints
 	if cfg.embedded() {
-		m, err := embedetcd.StartMember(ctx, embedetcd.Config{})
+		m, err := etcdtest.StartMember(ctx, etcdtest.Config{})
 		if err != nil {
 			return nil, fmt.Errorf("start the embedded etcd: %w", err)
 		}

@@ -13,7 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/internal/testpki"
 )
 
@@ -59,7 +59,7 @@ func newTestPKI(t *testing.T) testPKI {
 
 func TestTLS(t *testing.T) {
 	p := newTestPKI(t)
-	m, err := embedetcd.StartMember(t.Context(), embedetcd.Config{TLS: &embedetcd.TLSFiles{
+	m, err := etcdtest.StartMember(t.Context(), etcdtest.Config{TLS: &etcdtest.TLSFiles{
 		CertFile: p.serverCert, KeyFile: p.serverKey, TrustedCAFile: p.caFile, ClientCertAuth: true}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
@@ -100,7 +100,7 @@ func TestTLS(t *testing.T) {
 }
 
 func TestAuth(t *testing.T) {
-	m, err := embedetcd.StartMember(t.Context(), embedetcd.Config{})
+	m, err := etcdtest.StartMember(t.Context(), etcdtest.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
 	ep := m.Endpoints()[0]

@@ -10,11 +10,11 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
-func TestMain(m *testing.M) { os.Exit(embedetcd.RunShared(m)) }
+func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m)) }
 
 func TestNew(t *testing.T) {
 	tests := []struct {
@@ -46,8 +46,8 @@ func TestNew(t *testing.T) {
 }
 
 func TestClean(t *testing.T) {
-	c := embedetcd.Connect(t)
-	prefix, err := New(embedetcd.UniquePrefix(t), "test")
+	c := etcdtest.Connect(t)
+	prefix, err := New(etcdtest.UniquePrefix(t), "test")
 	require.NoError(t, err)
 	s, err := etcdstore.New(c, etcdstore.Options{Root: Sub(prefix, 1), MinLeaseSeconds: 600})
 	require.NoError(t, err)

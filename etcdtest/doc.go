@@ -1,4 +1,4 @@
-// Package embedetcd starts in-process etcd members for tests and the demo.
+// Package etcdtest starts in-process etcd members for tests and the demo.
 //
 // A member listens on free loopback ports (or a unix socket) and keeps its
 // data in a temporary directory that Close removes. Timing is fast by default
@@ -11,4 +11,4 @@
 //   - RunShared, Connect and UniquePrefix let every test of one test binary
 //     share a single member (started in TestMain) while keeping their keys
 //     apart.
-package embedetcd
+package etcdtest
