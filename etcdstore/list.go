@@ -19,7 +19,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
-// Location lists (decision E-10; 03b E-11, E-12): rows in byte order of
+// Location lists (decision E-10; 03b E-11, 03b E-12): rows in byte order of
 // their canonical key, read at one revision. The first page reads at the
 // latest revision; its continuation token pins that revision and carries the
 // last returned key, so later pages continue the same snapshot. Filters that
@@ -59,7 +59,7 @@ type listQuery[T any] struct {
 	filter any
 	match  func(*T) bool
 	// ownerLive, when set, keeps only rows whose owner id (as returned) has
-	// an owner key at the list's revision (ListFanoutPublishers, E-13).
+	// an owner key at the list's revision (ListFanoutPublishers, 03b E-13).
 	ownerLive func(*T) string
 }
 

@@ -97,6 +97,7 @@ func (s *Store) ReleaseOwnerLease(ctx context.Context, t location.OwnerToken) (l
 			return location.KindStale, nil
 		}
 		delete(s.leases, t.OwnerID)
+		s.notifyLeaseEnded()
 		return location.KindReleased, nil
 	})
 }

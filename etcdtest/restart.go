@@ -1,4 +1,4 @@
-package embedetcd
+package etcdtest
 
 import (
 	"context"
@@ -31,12 +31,12 @@ func (m *Member) Restart(ctx context.Context) error {
 	ec.ClusterState = embed.ClusterStateFlagExisting
 	e, err := embed.StartEtcd(ec)
 	if err != nil {
-		return fmt.Errorf("embedetcd: restart %s: %w", m.name, err)
+		return fmt.Errorf("etcdtest: restart %s: %w", m.name, err)
 	}
 	m.etcd = e
 	if err := m.waitReady(ctx, m.cfg.startTimeout()); err != nil {
 		e.Close()
-		return fmt.Errorf("embedetcd: restart %s: %w", m.name, err)
+		return fmt.Errorf("etcdtest: restart %s: %w", m.name, err)
 	}
 	m.stopped = false
 	return nil

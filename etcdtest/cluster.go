@@ -1,4 +1,4 @@
-package embedetcd
+package etcdtest
 
 import (
 	"context"
@@ -21,7 +21,7 @@ type Cluster struct {
 // done.
 func StartCluster(ctx context.Context, size int, cfg Config) (*Cluster, error) {
 	if size < 1 {
-		return nil, fmt.Errorf("embedetcd: cluster size %d must be at least 1", size)
+		return nil, fmt.Errorf("etcdtest: cluster size %d must be at least 1", size)
 	}
 	// Every port is chosen while all the probe listeners are open, so no two
 	// members collide.

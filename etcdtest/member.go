@@ -1,4 +1,4 @@
-package embedetcd
+package etcdtest
 
 import (
 	"context"
@@ -74,9 +74,9 @@ func (p memberPlan) peerURL() string { return "http://127.0.0.1:" + strconv.Itoa
 func launch(cfg Config, plan memberPlan) (*Member, error) {
 	m := &Member{name: plan.name, dir: cfg.Dir, tls: cfg.TLS != nil, cfg: cfg, plan: plan}
 	if m.dir == "" {
-		dir, err := os.MkdirTemp("", "embedetcd-"+plan.name+"-")
+		dir, err := os.MkdirTemp("", "etcdtest-"+plan.name+"-")
 		if err != nil {
-			return nil, fmt.Errorf("embedetcd: data directory: %w", err)
+			return nil, fmt.Errorf("etcdtest: data directory: %w", err)
 		}
 		m.dir, m.removeDir = dir, true
 	}
@@ -102,7 +102,7 @@ func launch(cfg Config, plan memberPlan) (*Member, error) {
 	e, err := embed.StartEtcd(ec)
 	if err != nil {
 		m.removeData()
-		return nil, fmt.Errorf("embedetcd: start %s: %w", plan.name, err)
+		return nil, fmt.Errorf("etcdtest: start %s: %w", plan.name, err)
 	}
 	m.etcd = e
 	return m, nil
@@ -130,16 +130,16 @@ func (m *Member) serverConfig(cfg Config, plan memberPlan) (*embed.Config, error
 
 	cu, err := url.Parse(m.clientURL)
 	if err != nil {
-		return nil, fmt.Errorf("embedetcd: client url: %w", err)
+		return nil, fmt.Errorf("etcdtest: client url: %w", err)
 	}
 	pu, err := url.Parse(m.peerURL)
 	if err != nil {
-		return nil, fmt.Errorf("embedetcd: peer url: %w", err)
+		return nil, fmt.Errorf("etcdtest: peer url: %w", err)
 	}
 	ec.ListenClientUrls, ec.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
 	ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
 	ec.InitialCluster = plan.initialCluster
-	ec.InitialClusterToken = "embedetcd"
+	ec.InitialClusterToken = "etcdtest"
 	if cfg.TLS != nil {
 		ec.ClientTLSInfo.CertFile = cfg.TLS.CertFile
 		ec.ClientTLSInfo.KeyFile = cfg.TLS.KeyFile
@@ -161,11 +161,11 @@ func (m *Member) waitReady(ctx context.Context, timeout time.Duration) error {
 		if !ok {
 			err = errors.New("server stopped")
 		}
-		return fmt.Errorf("embedetcd: %s failed to start: %w", m.name, err)
+		return fmt.Errorf("etcdtest: %s failed to start: %w", m.name, err)
 	case <-t.C:
-		return fmt.Errorf("embedetcd: %s not ready after %v", m.name, timeout)
+		return fmt.Errorf("etcdtest: %s not ready after %v", m.name, timeout)
 	case <-ctx.Done():
-		return fmt.Errorf("embedetcd: waiting for %s: %w", m.name, ctx.Err())
+		return fmt.Errorf("etcdtest: waiting for %s: %w", m.name, ctx.Err())
 	}
 }
 
@@ -198,7 +198,7 @@ func NewClient(endpoints []string) (*clientv3.Client, error) {
 		Logger:      zap.NewNop(),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("embedetcd: dial %v: %w", endpoints, err)
+		return nil, fmt.Errorf("etcdtest: dial %v: %w", endpoints, err)
 	}
 	return c, nil
 }
@@ -220,7 +220,7 @@ func (m *Member) removeData() error {
 		return nil
 	}
 	if err := os.RemoveAll(m.dir); err != nil {
-		return fmt.Errorf("embedetcd: remove %s: %w", m.dir, err)
+		return fmt.Errorf("etcdtest: remove %s: %w", m.dir, err)
 	}
 	return nil
 }
@@ -238,7 +238,7 @@ func pickPorts(n int) ([]int, error) {
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, fmt.Errorf("embedetcd: pick a free port: %w", err)
+			return nil, fmt.Errorf("etcdtest: pick a free port: %w", err)
 		}
 		ls = append(ls, l)
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)

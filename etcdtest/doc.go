@@ -1,4 +1,7 @@
-// Package embedetcd starts in-process etcd members for tests and the demo.
+// Package etcdtest starts in-process etcd members for tests and the demo. It
+// is importable by any module: adopters and provider authors use it to test
+// against a real etcd (one member or a cluster) without writing their own
+// setup against go.etcd.io/etcd/server/v3/embed.
 //
 // A member listens on free loopback ports (or a unix socket) and keeps its
 // data in a temporary directory that Close removes. Timing is fast by default
@@ -11,4 +14,4 @@
 //   - RunShared, Connect and UniquePrefix let every test of one test binary
 //     share a single member (started in TestMain) while keeping their keys
 //     apart.
-package embedetcd
+package etcdtest

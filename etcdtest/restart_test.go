@@ -1,4 +1,4 @@
-package embedetcd
+package etcdtest
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package embedetcd
+package etcdtest
 
 import (
 	"context"
@@ -21,7 +21,7 @@ const EnvSharedEndpoints = "ZLINK_EMBEDETCD_ENDPOINTS"
 // RunShared starts one member for the whole test binary, runs the tests and
 // stops the member. Use it from TestMain:
 //
-//	func TestMain(m *testing.M) { os.Exit(embedetcd.RunShared(m)) }
+//	func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m)) }
 //
 // When EnvSharedEndpoints is already set, no member is started.
 func RunShared(m *testing.M) int {
@@ -30,12 +30,12 @@ func RunShared(m *testing.M) int {
 	}
 	member, err := StartMember(context.Background(), Config{})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "embedetcd: shared member:", err)
+		fmt.Fprintln(os.Stderr, "etcdtest: shared member:", err)
 		return 1
 	}
 	defer func() { _ = member.Close() }()
 	if err := os.Setenv(EnvSharedEndpoints, strings.Join(member.Endpoints(), ",")); err != nil {
-		fmt.Fprintln(os.Stderr, "embedetcd: shared member:", err)
+		fmt.Fprintln(os.Stderr, "etcdtest: shared member:", err)
 		return 1
 	}
 	defer func() { _ = os.Unsetenv(EnvSharedEndpoints) }()
@@ -64,14 +64,14 @@ func Connect(t TB) *clientv3.Client {
 	} else {
 		m, err := StartMember(t.Context(), Config{})
 		if err != nil {
-			t.Fatalf("embedetcd: %v", err)
+			t.Fatalf("etcdtest: %v", err)
 		}
 		t.Cleanup(func() { _ = m.Close() })
 		endpoints = m.Endpoints()
 	}
 	c, err := NewClient(endpoints)
 	if err != nil {
-		t.Fatalf("embedetcd: %v", err)
+		t.Fatalf("etcdtest: %v", err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c
@@ -84,7 +84,7 @@ func UniquePrefix(t TB) string {
 	t.Helper()
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatalf("embedetcd: random prefix: %v", err)
+		t.Fatalf("etcdtest: random prefix: %v", err)
 	}
 	name := strings.Map(func(r rune) rune {
 		switch {
