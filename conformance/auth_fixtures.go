@@ -474,7 +474,7 @@ func (e *authEnv) requireConflictAny(r location.CompareExchangeResult) {
 // are opaque (catalogue §0.2) and are not checked here.
 func (e *authEnv) exactVersion(got location.StoreVersion, want, what string) {
 	e.c.Helper()
-	if e.c.Caps.ExactNumbers {
+	if e.c.Caps.denseCounters() {
 		require.Equal(e.c, location.StoreVersion(want), got, "%s: exact version", what)
 	}
 }
@@ -483,7 +483,7 @@ func (e *authEnv) exactVersion(got location.StoreVersion, want, what string) {
 // store with dense counters issues (the reference's).
 func (e *authEnv) exactNumber(got, want int64, what string) {
 	e.c.Helper()
-	if e.c.Caps.ExactNumbers {
+	if e.c.Caps.denseCounters() {
 		require.Equal(e.c, want, got, "%s: exact number", what)
 	}
 }

@@ -37,7 +37,10 @@ func memstoreHarness() conformance.Harness {
 			}
 		},
 		Capabilities: conformance.Capabilities{
-			ExactNumbers:          true,
+			DenseCounters:         true,
+			DecimalTokens:         true,
+			ExactStamps:           true,
+			LeaseExpiryByClock:    true,
 			InMemorySemantics:     true,
 			OwnerLeaseCounterHook: true,
 			AuthorityCounterHook:  true,
