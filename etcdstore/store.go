@@ -46,6 +46,11 @@ type Options struct {
 	MinLeaseSeconds int64
 	// Logger receives the store's logs; nil discards them.
 	Logger *slog.Logger
+	// Retry configures how reads (and the resolution of lost responses)
+	// ride out transient etcd errors such as a leader election: backoff,
+	// and an OnRetry hook for metrics (Store.ReadRetries has the counts).
+	// Its Logger defaults to Logger.
+	Retry txn.RetryOptions
 
 	// KV and Lease, when set, replace the client's for every request (for
 	// example a txn.Recorder that counts round trips, or a fault injector).
@@ -61,6 +66,7 @@ type Store struct {
 	layout  keys.Layout
 	clock   location.Clock
 	engine  *txn.Engine
+	retry   *txn.Retrier
 	leases  *leasemap.Map
 	log     *slog.Logger
 	// ownsClient: Close closes the client (Dial made it).
@@ -96,6 +102,11 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	if opts.Retry.Logger == nil {
+		opts.Retry.Logger = s.log
+	}
+	s.retry = txn.NewRetrier(opts.Retry)
+	s.kv = s.retry.KV(s.kv)
 	s.engine = txn.New(s.kv, s.watcher, txn.Options{
 		Limits:         txn.Limits{MaxTxnOps: opts.MaxTxnOps, MaxRequestBytes: opts.MaxRequestBytes},
 		MaxAttempts:    opts.MaxAttempts,
@@ -104,6 +115,7 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 		MarkerKey:      layout.MarkerKey("deletes"),
 		DeleteFence:    layout.DeleteFenceKey,
 		Logger:         s.log,
+		Retry:          s.retry,
 	})
 	s.leases = leasemap.New(s.kv, lease, layout, leasemap.Options{
 		Clock:           s.clock,
@@ -112,6 +124,8 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 		ResolveTimeout:  opts.ResolveTimeout,
 		Observe:         s.engine.Remember,
 		Logger:          s.log,
+		Retry:           s.retry,
+		Watcher:         s.watcher,
 	})
 	return s, nil
 }
@@ -129,7 +143,7 @@ func (s *Store) Close() error {
 // Layout returns the store's key layout.
 func (s *Store) Layout() keys.Layout { return s.layout }
 
-// Leases returns the store's owner-lease map (for Hold and tests).
+// Leases returns the store's owner-lease map (for tests and tools).
 func (s *Store) Leases() *leasemap.Map { return s.leases }
 
 // now reads the clock once, at millisecond precision.
