@@ -34,7 +34,8 @@ type RetryOptions struct {
 	// DefaultRetryInitialBackoff and DefaultRetryMaxBackoff.
 	InitialBackoff, MaxBackoff time.Duration
 	// OnRetry, when set, is called (synchronously, so it must be quick)
-	// once for every transient failure that is retried. Metrics attach here.
+	// once for every transient failure that is retried, when the read is
+	// about to be sent again. Metrics attach here.
 	OnRetry func(RetryEvent)
 	// Logger receives a Debug record per retry and a Warn record per call
 	// that needed retries; nil discards them.
@@ -49,13 +50,13 @@ type RetryEvent struct {
 	Attempt int
 	// Err is its transient error.
 	Err error
-	// Wait is how long the Retrier waits before the next attempt.
+	// Wait is how long the Retrier waited before sending it again.
 	Wait time.Duration
 }
 
 // RetryStats are the counters of a Retrier since it was made.
 type RetryStats struct {
-	// Retries counts failed attempts that were sent again.
+	// Retries counts reads sent again after a transient failure.
 	Retries int64
 	// Recovered counts calls that succeeded after at least one retry.
 	Recovered int64
@@ -116,10 +117,6 @@ func (r *Retrier) Do(ctx context.Context, op string, read func(ctx context.Conte
 		}
 		d := jitter(wait)
 		wait = min(2*wait, r.max)
-		r.retries.Add(1)
-		if r.onRetry != nil {
-			r.onRetry(RetryEvent{Op: op, Attempt: attempt, Err: err, Wait: d})
-		}
 		r.log.Debug("txn: transient etcd error; retrying the read", "op", op, "attempt", attempt, "wait", d, "error", err)
 		t := time.NewTimer(d)
 		select {
@@ -127,6 +124,10 @@ func (r *Retrier) Do(ctx context.Context, op string, read func(ctx context.Conte
 			t.Stop()
 			return r.giveUp(ctx, op, attempt, start, err)
 		case <-t.C:
+		}
+		r.retries.Add(1)
+		if r.onRetry != nil {
+			r.onRetry(RetryEvent{Op: op, Attempt: attempt, Err: err, Wait: d})
 		}
 	}
 }
