@@ -201,7 +201,9 @@ func TestReadsRideOutAnElection(t *testing.T) {
 // A read or resolution that etcd keeps refusing ends with the caller's
 // context; its error says what was retried, and the store counts it.
 func TestElectionThatNeverEnds(t *testing.T) {
-	fast := func(o *Options) { o.Retry = txn.RetryOptions{InitialBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond} }
+	fast := func(o *Options) {
+		o.Retry = txn.RetryOptions{InitialBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond}
+	}
 	t.Run("read", func(t *testing.T) {
 		election := &electionKV{err: rpctypes.ErrGRPCNoLeader}
 		f := newFixture(t, fast, func(o *Options) { election.KV = o.KV; o.KV = election })
