@@ -147,7 +147,6 @@ func Adopt(ctx context.Context, store location.OwnerLeaseStore, token location.O
 	s.token = token
 	var res location.OwnerLeaseRenewResult
 	var answered time.Time
-	notInput := func(err error) bool { return !errors.Is(err, location.ErrInvalidArgument) }
 	err = s.retry(s.ctx, "adopt owner lease "+token.OwnerID, notInput, func() error {
 		var err error
 		res, answered, err = s.renewOnce(s.ctx)
@@ -239,9 +238,9 @@ func (s *Session) Status() Status {
 
 // Close ends the session (if it has not ended yet, Err becomes ErrClosed),
 // waits for its goroutines, and releases the lease (unless it was lost or
-// orphaned): ReleaseOwnerLease, tried again while the store answers an
-// error wrapping location.ErrUnavailable, until ctx ends. A lease found
-// already ended is not an error. Close is idempotent: later calls return
+// orphaned): ReleaseOwnerLease, each attempt bounded by RenewTimeout and
+// tried again after a failure (bad input excepted) until ctx ends. A lease
+// found already ended is not an error. Close is idempotent: later calls return
 // the first one's result.
 func (s *Session) Close(ctx context.Context) error {
 	s.end(ErrClosed)
@@ -267,7 +266,9 @@ func (s *Session) release(ctx context.Context) error {
 		return nil
 	}
 	var kind location.ResultKind
-	err := s.retry(ctx, "release owner lease "+s.token.OwnerID, isUnavailable, func() error {
+	// Releasing again is harmless (a release that applied makes the next
+	// answer stale), so every failure but bad input is tried again.
+	err := s.retry(ctx, "release owner lease "+s.token.OwnerID, notInput, func() error {
 		actx, cancel := s.attemptContext(ctx)
 		defer cancel()
 		var err error
@@ -541,6 +542,9 @@ func (s *Session) sleep(ctx context.Context, d time.Duration) bool {
 // isUnavailable reports an error by which the store says nothing was
 // written.
 func isUnavailable(err error) bool { return errors.Is(err, location.ErrUnavailable) }
+
+// notInput reports an error that is not about bad input.
+func notInput(err error) bool { return !errors.Is(err, location.ErrInvalidArgument) }
 
 // jitter returns a duration drawn uniformly from [d/2, d].
 func jitter(d time.Duration) time.Duration {
