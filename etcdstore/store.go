@@ -90,11 +90,14 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 	}
 	s := &Store{client: client, kv: client.KV, watcher: client.Watcher, layout: layout, clock: opts.Clock, log: opts.Logger}
 	lease := client.Lease
+	// Kept owner leases renew on keep-alive streams of the client, unless
+	// the caller's Lease must see every lease request.
+	var streams leasemap.KeepAliveStreams = clientv3.RetryLeaseClient(client)
 	if opts.KV != nil {
 		s.kv = opts.KV
 	}
 	if opts.Lease != nil {
-		lease = opts.Lease
+		lease, streams = opts.Lease, nil
 	}
 	if s.clock == nil {
 		s.clock = location.SystemClock
@@ -118,14 +121,15 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 		Retry:          s.retry,
 	})
 	s.leases = leasemap.New(s.kv, lease, layout, leasemap.Options{
-		Clock:           s.clock,
-		MinLeaseSeconds: opts.MinLeaseSeconds,
-		MaxAttempts:     opts.MaxAttempts,
-		ResolveTimeout:  opts.ResolveTimeout,
-		Observe:         s.engine.Remember,
-		Logger:          s.log,
-		Retry:           s.retry,
-		Watcher:         s.watcher,
+		Clock:            s.clock,
+		MinLeaseSeconds:  opts.MinLeaseSeconds,
+		MaxAttempts:      opts.MaxAttempts,
+		ResolveTimeout:   opts.ResolveTimeout,
+		Observe:          s.engine.Remember,
+		Logger:           s.log,
+		Retry:            s.retry,
+		Watcher:          s.watcher,
+		KeepAliveStreams: streams,
 	})
 	return s, nil
 }

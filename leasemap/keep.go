@@ -43,6 +43,9 @@ func (m *Map) Keep(ctx context.Context, t location.OwnerToken, ttl time.Duration
 		leaseID: rn.info.leaseID, marked: true, seenRev: rn.revision,
 		lostCh: make(chan struct{}), cancel: cancel, done: make(chan struct{}),
 	}
+	if m.streams != nil {
+		k.stream = &keepAliveStream{open: m.streams.LeaseKeepAlive, life: wctx}
+	}
 	go k.watch(wctx, rn.revision+1)
 	return res, k, nil
 }
@@ -64,17 +67,21 @@ type Kept struct {
 	seenRev int64
 	lost    bool
 
+	// stream, when set, carries the keep-alives (else KeepAliveOnce).
+	stream *keepAliveStream
+
 	lostCh    chan struct{}
 	cancel    context.CancelFunc
 	done      chan struct{}
 	closeOnce sync.Once
 }
 
-// Renew extends the lease to now + the TTL given to Keep: one KeepAliveOnce
-// when the key still carries the mark on the same etcd lease, else a full
-// renewal that marks it again (as Keep). Stale once the lease ended. An
-// error means the renewal was not confirmed (the lease then expires no
-// earlier than before).
+// Renew extends the lease to now + the TTL given to Keep: one keep-alive
+// (on the kept lease's stream when the map has KeepAliveStreams, else a
+// KeepAliveOnce) when the key still carries the mark on the same etcd
+// lease, else a full renewal that marks it again (as Keep). Stale once the
+// lease ended. An error means the renewal was not confirmed (the lease then
+// expires no earlier than before).
 func (k *Kept) Renew(ctx context.Context) (location.OwnerLeaseRenewResult, error) {
 	const op = "keep owner lease alive"
 	if err := ctxError(op, ctx); err != nil {
@@ -90,9 +97,9 @@ func (k *Kept) Renew(ctx context.Context) (location.OwnerLeaseRenewResult, error
 		return k.renewAndMark(ctx, op)
 	}
 	now := k.m.now()
-	ka, err := k.m.lease.KeepAliveOnce(ctx, id)
+	ttl, err := k.keepAlive(ctx, id)
 	switch {
-	case txn.IsLeaseNotFound(err) || err == nil && ka.TTL <= 0:
+	case txn.IsLeaseNotFound(err) || err == nil && ttl <= 0:
 		// The etcd lease ended, and its key with it, unless the key was
 		// moved to another lease meanwhile: the full renewal tells.
 		return k.renewAndMark(ctx, op)
@@ -107,6 +114,19 @@ func (k *Kept) Renew(ctx context.Context) (location.OwnerLeaseRenewResult, error
 		LeaseExpiresAt: now.Add(time.Duration(k.ms) * time.Millisecond),
 		StoreNow:       now,
 	}, nil
+}
+
+// keepAlive sends one keep-alive of lease id and returns its TTL (0 or
+// less, or a lease-not-found error: the lease does not exist).
+func (k *Kept) keepAlive(ctx context.Context, id clientv3.LeaseID) (int64, error) {
+	if k.stream != nil {
+		return k.stream.keepAlive(ctx, id)
+	}
+	ka, err := k.m.lease.KeepAliveOnce(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	return ka.TTL, nil
 }
 
 // renewAndMark renews with a write that marks the key (Keep's renewal).
@@ -143,6 +163,9 @@ func (k *Kept) Ended() bool {
 func (k *Kept) Close() {
 	k.closeOnce.Do(k.cancel)
 	<-k.done
+	if k.stream != nil {
+		k.stream.close()
+	}
 }
 
 // end records that the lease ended.

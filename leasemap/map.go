@@ -43,6 +43,10 @@ type Options struct {
 	// Watcher watches the owner keys of kept leases (Keep); nil makes Keep
 	// unsupported.
 	Watcher clientv3.Watcher
+	// KeepAliveStreams, when set, opens the long-lived LeaseKeepAlive
+	// stream each kept lease renews on (clientv3.RetryLeaseClient(client)
+	// has it); nil makes kept leases renew with Lease.KeepAliveOnce.
+	KeepAliveStreams KeepAliveStreams
 	// Observe, when set, is told about every owner key the map reads or
 	// writes, so that a transaction engine's cache stays fresh.
 	Observe func(txn.Observation)
@@ -55,6 +59,7 @@ type Map struct {
 	kv      clientv3.KV
 	lease   clientv3.Lease
 	watcher clientv3.Watcher
+	streams KeepAliveStreams
 	retry   *txn.Retrier
 	layout  keys.Layout
 	clock   location.Clock
@@ -88,6 +93,7 @@ func New(kv clientv3.KV, lease clientv3.Lease, layout keys.Layout, opts Options)
 		kv:      retry.KV(kv),
 		lease:   lease,
 		watcher: opts.Watcher,
+		streams: opts.KeepAliveStreams,
 		retry:   retry,
 		layout:  layout,
 		clock:   opts.Clock,
