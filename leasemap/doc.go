@@ -21,9 +21,10 @@
 // CreateRevision guard and revokes the lease.
 //
 // Keep renews a lease by keep-alives alone: the key is marked once
-// (Record.KeepAlive), and later renewals send one KeepAliveOnce each, no
-// write; Read then answers the expiry from the etcd lease's remaining TTL.
-// The Kept watches the key, so that it learns at once when the lease ends.
+// (Record.KeepAlive), and later renewals send one keep-alive each (on a
+// stream the Kept holds open, or a KeepAliveOnce), no write; Read then
+// answers the expiry from the etcd lease's remaining TTL. The Kept watches
+// the key, so that it learns at once when the lease ends.
 //
 // Nothing here renews a lease unless asked: package session runs the
 // renewal loop, for any location.OwnerLeaseStore.
