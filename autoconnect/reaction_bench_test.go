@@ -12,6 +12,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/session"
 )
 
 // Reaction time of auto-connect on etcd: from a change in the store to the
@@ -180,8 +181,11 @@ func BenchmarkReaction(b *testing.B) {
 			r := &reactionBench{b: b, store: store, exec: &reactionExec{want: map[string]chan time.Time{}}}
 
 			observer := r.claim("observer")
-			holder := store.Leases().Hold(observer, reactionLeaseTTL, 0)
-			defer holder.Close()
+			lease, err := session.Adopt(b.Context(), store, observer, session.Options{TTL: reactionLeaseTTL})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer lease.Orphan()
 			r.describe(observer, 1)
 			timing := Options{PollingInterval: new(reactionPolling)}
 			tracker, err := NewLeaseTracker(LeaseTrackerOptions{Store: store, Options: timing})

@@ -46,6 +46,11 @@ type Options struct {
 	MinLeaseSeconds int64
 	// Logger receives the store's logs; nil discards them.
 	Logger *slog.Logger
+	// Retry configures how reads (and the resolution of lost responses)
+	// ride out transient etcd errors such as a leader election: backoff,
+	// and an OnRetry hook for metrics (Store.ReadRetries has the counts).
+	// Its Logger defaults to Logger.
+	Retry txn.RetryOptions
 
 	// KV and Lease, when set, replace the client's for every request (for
 	// example a txn.Recorder that counts round trips, or a fault injector).
@@ -61,6 +66,7 @@ type Store struct {
 	layout  keys.Layout
 	clock   location.Clock
 	engine  *txn.Engine
+	retry   *txn.Retrier
 	leases  *leasemap.Map
 	log     *slog.Logger
 	// ownsClient: Close closes the client (Dial made it).
@@ -84,11 +90,14 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 	}
 	s := &Store{client: client, kv: client.KV, watcher: client.Watcher, layout: layout, clock: opts.Clock, log: opts.Logger}
 	lease := client.Lease
+	// Kept owner leases renew on keep-alive streams of the client, unless
+	// the caller's Lease must see every lease request.
+	var streams leasemap.KeepAliveStreams = clientv3.RetryLeaseClient(client)
 	if opts.KV != nil {
 		s.kv = opts.KV
 	}
 	if opts.Lease != nil {
-		lease = opts.Lease
+		lease, streams = opts.Lease, nil
 	}
 	if s.clock == nil {
 		s.clock = location.SystemClock
@@ -96,6 +105,11 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	if opts.Retry.Logger == nil {
+		opts.Retry.Logger = s.log
+	}
+	s.retry = txn.NewRetrier(opts.Retry)
+	s.kv = s.retry.KV(s.kv)
 	s.engine = txn.New(s.kv, s.watcher, txn.Options{
 		Limits:         txn.Limits{MaxTxnOps: opts.MaxTxnOps, MaxRequestBytes: opts.MaxRequestBytes},
 		MaxAttempts:    opts.MaxAttempts,
@@ -104,14 +118,18 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 		MarkerKey:      layout.MarkerKey("deletes"),
 		DeleteFence:    layout.DeleteFenceKey,
 		Logger:         s.log,
+		Retry:          s.retry,
 	})
 	s.leases = leasemap.New(s.kv, lease, layout, leasemap.Options{
-		Clock:           s.clock,
-		MinLeaseSeconds: opts.MinLeaseSeconds,
-		MaxAttempts:     opts.MaxAttempts,
-		ResolveTimeout:  opts.ResolveTimeout,
-		Observe:         s.engine.Remember,
-		Logger:          s.log,
+		Clock:            s.clock,
+		MinLeaseSeconds:  opts.MinLeaseSeconds,
+		MaxAttempts:      opts.MaxAttempts,
+		ResolveTimeout:   opts.ResolveTimeout,
+		Observe:          s.engine.Remember,
+		Logger:           s.log,
+		Retry:            s.retry,
+		Watcher:          s.watcher,
+		KeepAliveStreams: streams,
 	})
 	return s, nil
 }
@@ -129,7 +147,7 @@ func (s *Store) Close() error {
 // Layout returns the store's key layout.
 func (s *Store) Layout() keys.Layout { return s.layout }
 
-// Leases returns the store's owner-lease map (for Hold and tests).
+// Leases returns the store's owner-lease map (for tests and tools).
 func (s *Store) Leases() *leasemap.Map { return s.leases }
 
 // now reads the clock once, at millisecond precision.

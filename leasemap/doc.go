@@ -20,7 +20,12 @@
 // transaction, which keeps the generation. Releasing deletes the key under a
 // CreateRevision guard and revokes the lease.
 //
-// Keepalive belongs to the lease's holder: nothing here renews a lease
-// unless asked, and Hold runs a renewal loop whose life is the Holder's, not
-// any request's.
+// Keep renews a lease by keep-alives alone: the key is marked once
+// (Record.KeepAlive), and later renewals send one keep-alive each (on a
+// stream the Kept holds open, or a KeepAliveOnce), no write; Read then
+// answers the expiry from the etcd lease's remaining TTL. The Kept watches
+// the key, so that it learns at once when the lease ends.
+//
+// Nothing here renews a lease unless asked: package session runs the
+// renewal loop, for any location.OwnerLeaseStore.
 package leasemap

@@ -32,9 +32,21 @@ type Options struct {
 	// MaxAttempts bounds retries under contention; 0 means
 	// DefaultMaxAttempts.
 	MaxAttempts int
-	// ResolveTimeout bounds the re-reads that resolve a lost response; 0
-	// means txn.DefaultResolveTimeout.
+	// ResolveTimeout is the least time the re-reads that resolve a lost
+	// response are given (txn.ResolveContext); 0 means
+	// txn.DefaultResolveTimeout.
 	ResolveTimeout time.Duration
+	// Retry sends the map's reads (of owner keys and of etcd leases' TTLs)
+	// again while etcd answers transient errors; the map wraps its KV with
+	// it. nil means a Retrier of its own with default options and Logger.
+	Retry *txn.Retrier
+	// Watcher watches the owner keys of kept leases (Keep); nil makes Keep
+	// unsupported.
+	Watcher clientv3.Watcher
+	// KeepAliveStreams, when set, opens the long-lived LeaseKeepAlive
+	// stream each kept lease renews on (clientv3.RetryLeaseClient(client)
+	// has it); nil makes kept leases renew with Lease.KeepAliveOnce.
+	KeepAliveStreams KeepAliveStreams
 	// Observe, when set, is told about every owner key the map reads or
 	// writes, so that a transaction engine's cache stays fresh.
 	Observe func(txn.Observation)
@@ -46,6 +58,9 @@ type Options struct {
 type Map struct {
 	kv      clientv3.KV
 	lease   clientv3.Lease
+	watcher clientv3.Watcher
+	streams KeepAliveStreams
+	retry   *txn.Retrier
 	layout  keys.Layout
 	clock   location.Clock
 	minSecs int64
@@ -64,13 +79,22 @@ type leaseInfo struct {
 	generation int64
 	leaseID    clientv3.LeaseID
 	seconds    int64
+	// keepAlive: the value carries the keep-alive mark (Record.KeepAlive).
+	keepAlive bool
 }
 
 // New returns the owner-lease map of the store whose keys layout describes.
 func New(kv clientv3.KV, lease clientv3.Lease, layout keys.Layout, opts Options) *Map {
+	retry := opts.Retry
+	if retry == nil {
+		retry = txn.NewRetrier(txn.RetryOptions{Logger: opts.Logger})
+	}
 	m := &Map{
-		kv:      kv,
+		kv:      retry.KV(kv),
 		lease:   lease,
+		watcher: opts.Watcher,
+		streams: opts.KeepAliveStreams,
+		retry:   retry,
 		layout:  layout,
 		clock:   opts.Clock,
 		minSecs: opts.MinLeaseSeconds,
@@ -107,10 +131,10 @@ func (m *Map) leaseSeconds(ms int64) int64 {
 	return min(max(s, m.minSecs, 1), MaxLeaseSeconds)
 }
 
-// resolveContext returns a context for the re-reads after a lost response:
-// it outlives the caller's context by at most the resolve timeout.
+// resolveContext returns a context for the re-reads after a lost response
+// (txn.ResolveContext).
 func (m *Map) resolveContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), m.resolve)
+	return txn.ResolveContext(ctx, m.resolve)
 }
 
 func (m *Map) remember(ownerID string, info leaseInfo) {
@@ -125,10 +149,16 @@ func (m *Map) forget(ownerID string) {
 	delete(m.known, ownerID)
 }
 
-func (m *Map) lookup(ownerID string, generation int64) (leaseInfo, bool) {
+// lookupOwner returns what the map last learnt of ownerID's lease.
+func (m *Map) lookupOwner(ownerID string) (leaseInfo, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	info, ok := m.known[ownerID]
+	return info, ok
+}
+
+func (m *Map) lookup(ownerID string, generation int64) (leaseInfo, bool) {
+	info, ok := m.lookupOwner(ownerID)
 	return info, ok && info.generation == generation
 }
 
@@ -159,7 +189,7 @@ func (m *Map) revoke(ctx context.Context, id clientv3.LeaseID) {
 	if id == clientv3.NoLease {
 		return
 	}
-	rctx, cancel := m.resolveContext(ctx)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.resolve)
 	defer cancel()
 	if _, err := m.lease.Revoke(rctx, id); err != nil && !txn.IsLeaseNotFound(err) {
 		m.log.Debug("leasemap: revoke failed; the lease will expire on its own", "lease", leaseIDText(id), "error", err)
@@ -167,13 +197,13 @@ func (m *Map) revoke(ctx context.Context, id clientv3.LeaseID) {
 }
 
 // infoOf derives the lease info from a stored owner key.
-func infoOf(kv *clientv3.GetResponse) (leaseInfo, Record, error) {
-	k := kv.Kvs[0]
+func infoOf(k *mvccKV) (leaseInfo, Record, error) {
 	rec, err := decodeRecord(k.Value)
 	if err != nil {
 		return leaseInfo{}, Record{}, err
 	}
-	return leaseInfo{generation: k.CreateRevision, leaseID: clientv3.LeaseID(k.Lease), seconds: rec.LeaseSeconds}, rec, nil
+	return leaseInfo{generation: k.CreateRevision, leaseID: clientv3.LeaseID(k.Lease), seconds: rec.LeaseSeconds,
+		keepAlive: rec.KeepAlive}, rec, nil
 }
 
 // ctxError wraps the error of a context that ended before the call started.

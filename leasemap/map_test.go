@@ -465,32 +465,3 @@ func TestLostResponses(t *testing.T) {
 		require.True(t, errors.Is(err, context.Canceled))
 	})
 }
-
-func TestHold(t *testing.T) {
-	f := newFixture(t)
-	a := f.claim(t, "a")
-	h := f.m.Hold(a, ttl30s, time.Millisecond)
-	f.clock.Advance(5 * time.Second)
-	require.Eventually(t, func() bool {
-		return f.read(t, "a").LeaseExpiresAt.Equal(t0().Add(5*time.Second + ttl30s))
-	}, 10*time.Second, time.Millisecond, "the holder renews from the current time")
-	select {
-	case <-h.Done():
-		t.Fatal("a live lease's holder keeps running")
-	default:
-	}
-	require.NoError(t, f.m.Expire(t.Context(), "a"))
-	select {
-	case <-h.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the holder did not notice the lost lease")
-	}
-	require.ErrorIs(t, h.Err(), ErrLeaseLost)
-	h.Close()
-
-	b := f.claim(t, "b")
-	hb := f.m.Hold(b, ttl30s, time.Hour)
-	hb.Close()
-	require.ErrorIs(t, hb.Err(), context.Canceled)
-	require.Equal(t, location.KindFound, f.read(t, "b").Kind, "closing a holder does not release")
-}

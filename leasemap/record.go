@@ -29,6 +29,11 @@ type Record struct {
 	// LeaseSeconds is the TTL the etcd lease was granted with
 	// (ceil(TTLMs / 1000), at least the store's minimum).
 	LeaseSeconds int64 `json:"leaseSeconds"`
+	// KeepAlive marks a lease renewed by keep-alives alone (Map.Keep): they
+	// do not rewrite the value, so ExpiresAtMs is only the expiry as of the
+	// last write, and the real one is the etcd lease's (Map.Read asks etcd
+	// for its remaining TTL). Absent (false): ExpiresAtMs is the expiry.
+	KeepAlive bool `json:"keepAlive,omitempty"`
 	// Nonce identifies the write that stored this value (decision E-9).
 	Nonce string `json:"nonce"`
 }

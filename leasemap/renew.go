@@ -20,62 +20,77 @@ import (
 // transaction and the old lease is revoked. The generation never changes.
 // A shorter TTL is allowed and may move the reported expiry earlier.
 func (m *Map) Renew(ctx context.Context, t location.OwnerToken, ttl time.Duration) (location.OwnerLeaseRenewResult, error) {
-	const op = "renew owner lease"
+	res, _, err := m.renew(ctx, "renew owner lease", t, ttl, false)
+	return res, err
+}
+
+// renew is Renew; with keepAlive, the rewritten value carries the
+// keep-alive mark (Record.KeepAlive, see Keep). It also returns the
+// renewed lease and a revision at which the key held the written value.
+func (m *Map) renew(ctx context.Context, op string, t location.OwnerToken, ttl time.Duration, keepAlive bool) (location.OwnerLeaseRenewResult, renewed, error) {
 	if err := ctxError(op, ctx); err != nil {
-		return location.OwnerLeaseRenewResult{}, err
+		return location.OwnerLeaseRenewResult{}, renewed{}, err
 	}
 	if err := location.ValidateOwnerID(t.OwnerID); err != nil {
-		return location.OwnerLeaseRenewResult{}, fmt.Errorf("leasemap: %s: %w", op, err)
+		return location.OwnerLeaseRenewResult{}, renewed{}, fmt.Errorf("leasemap: %s: %w", op, err)
 	}
 	ms, err := location.ValidateLeaseTTL(ttl)
 	if err != nil {
-		return location.OwnerLeaseRenewResult{}, fmt.Errorf("leasemap: %s: %w", op, err)
+		return location.OwnerLeaseRenewResult{}, renewed{}, fmt.Errorf("leasemap: %s: %w", op, err)
 	}
 	stale := location.OwnerLeaseRenewResult{Kind: location.KindStale}
 	if t.LeaseGeneration <= 0 {
-		return stale, nil
+		return stale, renewed{}, nil
 	}
 	now := m.now()
-	r := renewal{m: m, key: m.layout.OwnerKey(t.OwnerID), token: t, ms: ms, secs: m.leaseSeconds(ms), now: now}
+	r := renewal{m: m, key: m.layout.OwnerKey(t.OwnerID), token: t, ms: ms, secs: m.leaseSeconds(ms), now: now, keepAlive: keepAlive}
 	info, ok := m.lookup(t.OwnerID, t.LeaseGeneration)
 	if !ok {
 		got, err := m.kv.Get(ctx, r.key)
 		if err != nil {
-			return location.OwnerLeaseRenewResult{}, txn.Unavailable("leasemap: "+op, err)
+			return location.OwnerLeaseRenewResult{}, renewed{}, txn.Unavailable("leasemap: "+op, err)
 		}
 		m.seenKV(r.key, got)
 		if info, ok, err = r.current(got.Kvs); err != nil {
-			return location.OwnerLeaseRenewResult{}, fmt.Errorf("leasemap: %s: %w", op, err)
+			return location.OwnerLeaseRenewResult{}, renewed{}, fmt.Errorf("leasemap: %s: %w", op, err)
 		} else if !ok {
-			return stale, nil
+			return stale, renewed{}, nil
 		}
 	}
 	for range m.maxAtt {
 		if cerr := ctx.Err(); cerr != nil {
-			return location.OwnerLeaseRenewResult{}, fmt.Errorf("leasemap: %s: %w", op, cerr)
+			return location.OwnerLeaseRenewResult{}, renewed{}, fmt.Errorf("leasemap: %s: %w", op, cerr)
 		}
 		var done bool
 		if info.seconds == r.secs {
-			info, done, err = r.keepAlive(ctx, info)
+			info, done, err = r.keepAliveAndWrite(ctx, info)
 		} else {
 			info, done, err = r.move(ctx, info)
 		}
 		if err != nil {
-			return location.OwnerLeaseRenewResult{}, fmt.Errorf("leasemap: %s: %w", op, err)
+			return location.OwnerLeaseRenewResult{}, renewed{}, fmt.Errorf("leasemap: %s: %w", op, err)
 		}
 		if done {
 			if info.generation == 0 {
-				return stale, nil
+				return stale, renewed{}, nil
 			}
+			info.keepAlive = keepAlive
 			m.remember(t.OwnerID, info)
 			return location.OwnerLeaseRenewResult{
 				Kind:           location.KindRenewed,
 				LeaseExpiresAt: now.Add(time.Duration(ms) * time.Millisecond),
 				StoreNow:       now,
-			}, nil
+			}, renewed{info: info, revision: r.revision}, nil
 		}
 	}
-	return location.OwnerLeaseRenewResult{}, fmt.Errorf("leasemap: %s: %w (%w)", op, txn.ErrContention, location.ErrUnavailable)
+	return location.OwnerLeaseRenewResult{}, renewed{}, fmt.Errorf("leasemap: %s: %w (%w)", op, txn.ErrContention, location.ErrUnavailable)
+}
+
+// renewed is what renew learnt of a renewed lease: its etcd lease, and a
+// revision at which the owner key held the renewal's value.
+type renewed struct {
+	info     leaseInfo
+	revision int64
 }
 
 // renewal is one Renew call.
@@ -86,6 +101,11 @@ type renewal struct {
 	ms    int64
 	secs  int64
 	now   time.Time
+	// keepAlive marks the written value as kept alive (Record.KeepAlive).
+	keepAlive bool
+	// revision is set by an applied write: a revision at which the key
+	// held its value.
+	revision int64
 }
 
 // current interprets the owner key as read: ok is false (stale) when it is
@@ -95,17 +115,17 @@ func (r *renewal) current(kvs []*mvccKV) (leaseInfo, bool, error) {
 		r.m.forget(r.token.OwnerID)
 		return leaseInfo{}, false, nil
 	}
-	rec, err := decodeRecord(kvs[0].Value)
+	info, _, err := infoOf(kvs[0])
 	if err != nil {
 		return leaseInfo{}, false, err
 	}
-	return leaseInfo{generation: kvs[0].CreateRevision, leaseID: clientv3.LeaseID(kvs[0].Lease), seconds: rec.LeaseSeconds}, true, nil
+	return info, true, nil
 }
 
 // value encodes the renewed value on lease id.
 func (r *renewal) value(id clientv3.LeaseID, nonce string) (string, error) {
 	return encodeRecord(Record{OwnerID: r.token.OwnerID, TTLMs: r.ms, ExpiresAtMs: r.now.UnixMilli() + r.ms,
-		LeaseID: leaseIDText(id), LeaseSeconds: r.secs, Nonce: nonce})
+		LeaseID: leaseIDText(id), LeaseSeconds: r.secs, KeepAlive: r.keepAlive, Nonce: nonce})
 }
 
 // guarded sends the transaction that rewrites the owner key on lease id
@@ -129,6 +149,7 @@ func (r *renewal) guarded(ctx context.Context, from, id clientv3.LeaseID) (appli
 			rev := resp.Header.Revision
 			r.m.seen(txn.Observation{Key: r.key, Present: true, Value: []byte(val), ModRevision: rev,
 				CreateRevision: r.token.LeaseGeneration, Lease: int64(id), Revision: rev})
+			r.revision = rev
 			return true, nil, nil
 		}
 		return false, resp.Responses[0].GetResponseRange().GetKvs(), nil
@@ -140,18 +161,20 @@ func (r *renewal) guarded(ctx context.Context, from, id clientv3.LeaseID) (appli
 	defer cancel()
 	got, gerr := r.m.kv.Get(rctx, r.key)
 	if gerr != nil {
-		return false, nil, fmt.Errorf("%w: %w", txn.ErrOutcomeUnknown, err)
+		return false, nil, fmt.Errorf("%w: %w (while resolving: %w)", txn.ErrOutcomeUnknown, err, gerr)
 	}
 	r.m.seenKV(r.key, got)
 	if len(got.Kvs) > 0 && hasAnyNonce(got.Kvs[0].Value, []string{nonce}) {
+		r.revision = got.Header.Revision
 		return true, nil, nil
 	}
 	return false, got.Kvs, nil
 }
 
-// keepAlive renews on the same etcd lease: KeepAliveOnce and the guarded
-// value rewrite in parallel. done with a zero generation means stale.
-func (r *renewal) keepAlive(ctx context.Context, info leaseInfo) (leaseInfo, bool, error) {
+// keepAliveAndWrite renews on the same etcd lease: KeepAliveOnce and the
+// guarded value rewrite in parallel. done with a zero generation means
+// stale.
+func (r *renewal) keepAliveAndWrite(ctx context.Context, info leaseInfo) (leaseInfo, bool, error) {
 	var (
 		wg    sync.WaitGroup
 		ka    *clientv3.LeaseKeepAliveResponse

@@ -29,9 +29,10 @@ type Options struct {
 	// MaxAttempts bounds the commits (and verifications) one operation may
 	// try before it gives up with ErrContention; 0 means DefaultMaxAttempts.
 	MaxAttempts int
-	// ResolveTimeout bounds the re-reads that resolve an ambiguous commit
-	// (they run even when the caller's context has ended); 0 means
-	// DefaultResolveTimeout.
+	// ResolveTimeout is the least time the re-reads that resolve an
+	// ambiguous commit are given, even when the caller's context has ended
+	// (ResolveContext); while the caller's context lasts they go on,
+	// retrying transient errors. 0 means DefaultResolveTimeout.
 	ResolveTimeout time.Duration
 	// CacheSize is the number of recently observed keys the engine keeps to
 	// start steady-state decisions without a read; 0 means
@@ -52,6 +53,11 @@ type Options struct {
 	DeleteFence func(key string) string
 	// Logger receives debug logs of retries and resolutions; nil discards.
 	Logger *slog.Logger
+	// Retry sends the engine's reads (and the reads and history searches
+	// that resolve a lost response) again while etcd answers transient
+	// errors; the engine wraps its KV with it (Retrier.KV). nil means a
+	// Retrier of its own with default options and Logger.
+	Retry *Retrier
 }
 
 // Engine runs decisions against etcd. Safe for concurrent use.
@@ -65,14 +71,21 @@ type Engine struct {
 	deleteFence    func(key string) string
 	cache          *cache
 	log            *slog.Logger
+	retry          *Retrier
 	lastRev        atomic.Int64
 }
 
-// New returns an engine over kv. watcher (may be nil) is used to search the
+// New returns an engine over kv (wrapped with the Options' Retrier, so that
+// its reads ride out elections). watcher (may be nil) is used to search the
 // history when resolving ambiguous commits.
 func New(kv clientv3.KV, watcher clientv3.Watcher, opts Options) *Engine {
+	retry := opts.Retry
+	if retry == nil {
+		retry = NewRetrier(RetryOptions{Logger: opts.Logger})
+	}
 	e := &Engine{
-		kv:             kv,
+		kv:             retry.KV(kv),
+		retry:          retry,
 		watcher:        watcher,
 		limits:         opts.Limits,
 		maxAttempts:    opts.MaxAttempts,
@@ -100,8 +113,12 @@ func New(kv clientv3.KV, watcher clientv3.Watcher, opts Options) *Engine {
 // Limits returns the engine's transaction limits.
 func (e *Engine) Limits() Limits { return e.limits }
 
-// KV returns the engine's KV client.
+// KV returns the engine's KV client (its reads retried by the engine's
+// Retrier).
 func (e *Engine) KV() clientv3.KV { return e.kv }
+
+// Retrier returns the engine's Retrier.
+func (e *Engine) Retrier() *Retrier { return e.retry }
 
 // NoteRevision records a header revision seen by a caller's own request.
 func (e *Engine) NoteRevision(rev int64) {

@@ -92,9 +92,12 @@ func IsLeaseNotFound(err error) bool {
 
 // Unavailable wraps an etcd error that proves nothing was applied (or a
 // failed read) into an error wrapping location.ErrUnavailable, unless it is
-// a context error of the caller, which is wrapped as is.
+// a context error of the caller, which is wrapped as is. A *RetryError (the
+// caller's context ended while etcd kept answering transient errors) wraps
+// location.ErrUnavailable as well as the context's error.
 func Unavailable(op string, err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	var re *RetryError
+	if !errors.As(err, &re) && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	return fmt.Errorf("%s: %w: %w", op, location.ErrUnavailable, err)

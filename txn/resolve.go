@@ -15,8 +15,9 @@ import (
 const progressInterval = 20 * time.Millisecond
 
 // resolve decides whether a commit whose result was lost was applied
-// (decision E-9). It re-reads the guarded and written keys (with a fresh
-// deadline, even when the caller's context has ended):
+// (decision E-9). It re-reads the guarded and written keys, retrying
+// transient errors until the caller's context ends (and for at least the
+// resolve timeout, even when it has ended already: ResolveContext):
 //
 //   - a written value carrying the attempt's nonce proves the commit applied
 //     (at that key's ModRevision);
@@ -27,7 +28,7 @@ const progressInterval = 20 * time.Millisecond
 //
 // When not applied, fresh is a consistent view of the guarded keys.
 func (e *Engine) resolve(ctx context.Context, v *View, c *Commit, sentAfter int64) (applied bool, rev int64, fresh *View, err error) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.resolveTimeout)
+	rctx, cancel := ResolveContext(ctx, e.resolveTimeout)
 	defer cancel()
 	var puts []string
 	for _, w := range c.allWrites() {
@@ -70,14 +71,25 @@ func (e *Engine) resolve(ctx context.Context, v *View, c *Commit, sentAfter int6
 }
 
 // searchHistory watches key from revision from and reports whether a put
-// carrying nonce happened at a revision up to upTo.
-func (e *Engine) searchHistory(ctx context.Context, key, nonce string, from, upTo int64) (bool, int64, error) {
+// carrying nonce happened at a revision up to upTo. A watch that breaks
+// for a transient reason (no leader) is opened again.
+func (e *Engine) searchHistory(ctx context.Context, key, nonce string, from, upTo int64) (found bool, rev int64, err error) {
 	if from > upTo {
 		return false, 0, nil
 	}
 	if e.watcher == nil {
 		return false, 0, errors.New("no watcher to search the history with")
 	}
+	err = e.retry.Do(ctx, "search the history of "+key, func(ctx context.Context) error {
+		var err error
+		found, rev, err = e.searchHistoryOnce(ctx, key, nonce, from, upTo)
+		return err
+	})
+	return found, rev, err
+}
+
+// searchHistoryOnce is one watch of searchHistory.
+func (e *Engine) searchHistoryOnce(ctx context.Context, key, nonce string, from, upTo int64) (bool, int64, error) {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	wch := e.watcher.Watch(wctx, key, clientv3.WithRev(from))

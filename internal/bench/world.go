@@ -9,9 +9,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
-	"github.com/zlink-systems/zlink-etcd/leasemap"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
+	"github.com/zlink-systems/zlink-etcd/session"
 )
 
 // Setup constants.
@@ -52,7 +52,7 @@ type world struct {
 	clients   []*clientv3.Client
 	rawPrefix string
 	workers   []*worker
-	holders   []*leasemap.Holder
+	sessions  []*session.Session
 }
 
 // setup claims every worker's owner, publishes descriptors (filling the
@@ -82,15 +82,12 @@ func (w *world) setup(ctx context.Context) error {
 func (w *world) setupWorker(ctx context.Context, wk *worker) error {
 	s := wk.store
 	owner := fmt.Sprintf("bench-%04d", wk.id)
-	claim, err := s.ClaimOwnerLease(ctx, owner, leaseTTL)
+	lease, err := session.New(ctx, s, owner, session.Options{TTL: leaseTTL, RenewInterval: leaseEvery})
 	if err != nil {
 		return err
 	}
-	if claim.Kind != location.KindClaimed {
-		return fmt.Errorf("claim answered %s", claim.Kind)
-	}
-	wk.token = claim.Token
-	w.holders = append(w.holders, s.Leases().Hold(wk.token, leaseTTL, leaseEvery))
+	wk.token = lease.Token()
+	w.sessions = append(w.sessions, lease)
 	rid := location.RoutingID(owner)
 	if err := publishNode(ctx, s, owner, wk.token); err != nil {
 		return err
@@ -242,10 +239,11 @@ func put(ctx context.Context, c *clientv3.Client, key string, value []byte) (int
 	return resp.Header.Revision, nil
 }
 
-// close stops the lease holders and revokes the raw leases.
+// close stops the lease sessions (leaving the leases to expire) and
+// revokes the raw leases.
 func (w *world) close(ctx context.Context) {
-	for _, h := range w.holders {
-		h.Close()
+	for _, s := range w.sessions {
+		s.Orphan()
 	}
 	for _, wk := range w.workers {
 		if wk.rawLease != 0 {

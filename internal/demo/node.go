@@ -8,8 +8,8 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/autoconnect"
 	"github.com/zlink-systems/zlink-etcd/keys"
-	"github.com/zlink-systems/zlink-etcd/leasemap"
 	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/session"
 )
 
 // nodeState is where a simulated node is in its life.
@@ -33,8 +33,8 @@ type node struct {
 	lifecycle int64
 	state     nodeState
 
-	token  location.OwnerToken
-	holder *leasemap.Holder
+	token location.OwnerToken
+	lease *session.Session
 	// stopping silences the loop's logs once the demo stops the node on
 	// purpose (its tick in flight then fails with a cancelled context).
 	stopping atomic.Bool

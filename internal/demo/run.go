@@ -10,8 +10,8 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/autoconnect"
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
-	"github.com/zlink-systems/zlink-etcd/leasemap"
 	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/session"
 )
 
 // teardownTimeout bounds the cleanup of nodes left running by a failed or
@@ -23,8 +23,6 @@ type Store interface {
 	location.Store
 	location.MeshNodeChangeStamper
 	location.ChangeWatcher
-	// Leases holds the owner leases alive (Hold).
-	Leases() *leasemap.Map
 	// ExpireOwnerLease ends an owner's lease at once (the crash).
 	ExpireOwnerLease(ctx context.Context, ownerID string) error
 	// CollectGarbage removes the rows of owners whose lease is gone.
@@ -257,15 +255,13 @@ func (r *runner) waitMesh(ctx context.Context) error {
 // descriptor and starts its auto-connect loop (which publishes its peer
 // row).
 func (r *runner) startNode(ctx context.Context, n *node) error {
-	claim, err := r.store.ClaimOwnerLease(ctx, n.owner, r.opts.LeaseTTL)
+	ttl := r.opts.LeaseTTL
+	lease, err := session.New(ctx, r.store, n.owner, session.Options{
+		TTL: ttl, RenewInterval: ttl / 3, RenewTimeout: ttl / 6, FencingMargin: ttl / 6})
 	if err != nil {
 		return fmt.Errorf("%s: claim owner lease: %w", n.name, err)
 	}
-	if claim.Kind != location.KindClaimed {
-		return fmt.Errorf("%s: claim owner lease answered %s", n.name, claim.Kind)
-	}
-	n.token = claim.Token
-	n.holder = r.store.Leases().Hold(n.token, r.opts.LeaseTTL, r.opts.LeaseTTL/3)
+	n.lease, n.token = lease, lease.Token()
 	n.lifecycle++
 	res, err := r.store.UpdateMeshNode(ctx, n.descriptor(r.opts.Mesh), location.IntentNewClaim)
 	if err != nil {
@@ -344,12 +340,9 @@ func (r *runner) teardown(ctx context.Context) {
 			_ = n.stopLoop(tctx, false)
 			n.state = nodeStopped
 		}
-		if n.holder != nil {
-			n.holder.Close()
-			n.holder = nil
-			if n.token.OwnerID != "" {
-				_, _ = r.store.ReleaseOwnerLease(tctx, n.token)
-			}
+		if n.lease != nil {
+			_ = n.lease.Close(tctx) // releases the lease
+			n.lease = nil
 		}
 	}
 }

@@ -60,8 +60,8 @@ func (r *runner) relocate(ctx context.Context) (string, error) {
 func (r *runner) crash(ctx context.Context) (string, error) {
 	v := r.victim
 	_ = v.stopLoop(ctx, false)
-	v.holder.Close()
-	v.holder = nil
+	v.lease.Orphan()
+	v.lease = nil
 	v.state = nodeCrashed
 	if err := r.store.ExpireOwnerLease(ctx, v.owner); err != nil {
 		return "", fmt.Errorf("revoke %s's lease: %w", v.name, err)
@@ -198,8 +198,8 @@ func (r *runner) shutdown(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("%s: remove everything it owns: %w", n.name, err)
 		}
 		removed += count
-		n.holder.Close()
-		n.holder = nil
+		n.lease.Orphan()
+		n.lease = nil
 		released, err := r.store.ReleaseOwnerLease(ctx, n.token)
 		if err != nil {
 			return "", fmt.Errorf("%s: release lease: %w", n.name, err)
@@ -271,8 +271,8 @@ func (r *runner) leave(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("%s: stop: %w", n.name, err)
 		}
 		n.state = nodeStopped
-		n.holder.Close()
-		n.holder = nil
+		n.lease.Orphan()
+		n.lease = nil
 	}
 	r.out.eventf("every node stopped; nothing was removed and no lease released: the leases run out within %v", r.opts.LeaseTTL)
 	if err := r.nodeTable(ctx); err != nil {

@@ -1,0 +1,30 @@
+package clock
+
+import "time"
+
+// Clock is a source of time and of one-shot timers: System, the process's
+// clock, or a Manual clock that tests move by hand.
+type Clock interface {
+	// Now returns the current time.
+	Now() time.Time
+	// AfterFunc calls f once d has passed (at once when d ≤ 0) and returns
+	// a Timer that can stop it. f must not block.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a pending call made by Clock.AfterFunc.
+type Timer interface {
+	// Stop prevents the call; it reports whether it did (false when the
+	// call has run or was stopped already).
+	Stop() bool
+}
+
+// System returns the process's clock: time.Now (with its monotonic
+// reading) and time.AfterFunc.
+func System() Clock { return systemClock{} }
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }

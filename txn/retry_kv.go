@@ -1,0 +1,117 @@
+package txn
+
+import (
+	"context"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// KV returns kv with its reads sent through the Retrier: Get, a Do of a
+// Get, and a Txn whose branches only read (its compares are re-evaluated
+// on every attempt, which is what a fresh read must do) are retried while
+// etcd answers transient errors; everything that writes (Put, Delete,
+// Compact, a Txn with a put or delete in either branch) is sent once, as
+// is. Wrapping a KV of the same Retrier again returns it unchanged.
+func (r *Retrier) KV(kv clientv3.KV) clientv3.KV {
+	if rk, ok := kv.(*retryingKV); ok && rk.r == r {
+		return kv
+	}
+	return &retryingKV{KV: kv, r: r}
+}
+
+// retryingKV is Retrier.KV's wrapper.
+type retryingKV struct {
+	clientv3.KV
+	r *Retrier
+}
+
+// Get implements clientv3.KV.
+func (k *retryingKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	var resp *clientv3.GetResponse
+	err := k.r.Do(ctx, "get "+key, func(ctx context.Context) error {
+		var err error
+		resp, err = k.KV.Get(ctx, key, opts...)
+		return err
+	})
+	return resp, err
+}
+
+// Do implements clientv3.KV.
+func (k *retryingKV) Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse, error) {
+	if !readOnly(op) {
+		return k.KV.Do(ctx, op)
+	}
+	var resp clientv3.OpResponse
+	err := k.r.Do(ctx, "do", func(ctx context.Context) error {
+		var err error
+		resp, err = k.KV.Do(ctx, op)
+		return err
+	})
+	return resp, err
+}
+
+// Txn implements clientv3.KV. The transaction is built on the wrapped KV
+// when committed (once per attempt).
+func (k *retryingKV) Txn(ctx context.Context) clientv3.Txn { return &retryingTxn{ctx: ctx, k: k} }
+
+// retryingTxn records a transaction and sends it on Commit.
+type retryingTxn struct {
+	ctx         context.Context
+	k           *retryingKV
+	cmps        []clientv3.Cmp
+	then, other []clientv3.Op
+}
+
+func (t *retryingTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
+	t.cmps = append(t.cmps, cs...)
+	return t
+}
+
+func (t *retryingTxn) Then(ops ...clientv3.Op) clientv3.Txn {
+	t.then = append(t.then, ops...)
+	return t
+}
+
+func (t *retryingTxn) Else(ops ...clientv3.Op) clientv3.Txn {
+	t.other = append(t.other, ops...)
+	return t
+}
+
+// Commit sends the transaction: once when it may write, else until it
+// succeeds, fails for a reason that is not transient, or the context ends.
+func (t *retryingTxn) Commit() (*clientv3.TxnResponse, error) {
+	send := func(ctx context.Context) (*clientv3.TxnResponse, error) {
+		return t.k.KV.Txn(ctx).If(t.cmps...).Then(t.then...).Else(t.other...).Commit()
+	}
+	if !allReadOnly(t.then) || !allReadOnly(t.other) {
+		return send(t.ctx)
+	}
+	var resp *clientv3.TxnResponse
+	err := t.k.r.Do(t.ctx, "read txn", func(ctx context.Context) error {
+		var err error
+		resp, err = send(ctx)
+		return err
+	})
+	return resp, err
+}
+
+// readOnly reports whether op only reads (a Get, or a Txn of reads).
+func readOnly(op clientv3.Op) bool {
+	switch {
+	case op.IsGet():
+		return true
+	case op.IsTxn():
+		_, then, other := op.Txn()
+		return allReadOnly(then) && allReadOnly(other)
+	}
+	return false
+}
+
+func allReadOnly(ops []clientv3.Op) bool {
+	for _, op := range ops {
+		if !readOnly(op) {
+			return false
+		}
+	}
+	return true
+}
