@@ -13,8 +13,8 @@ import (
 	"github.com/zlink-systems/zlink-etcd/autoconnect"
 	"github.com/zlink-systems/zlink-etcd/clock"
 	"github.com/zlink-systems/zlink-etcd/location"
-	"github.com/zlink-systems/zlink-etcd/meshnode"
 	"github.com/zlink-systems/zlink-etcd/memstore"
+	"github.com/zlink-systems/zlink-etcd/meshnode"
 	"github.com/zlink-systems/zlink-etcd/session"
 )
 

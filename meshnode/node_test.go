@@ -359,7 +359,9 @@ func TestOptions(t *testing.T) {
 		{"no mesh", func(o *meshnode.Options) { o.Descriptor.MeshName = "" }, location.CodeMeshNodeIdentity},
 		{"no owner", func(o *meshnode.Options) { o.Descriptor.OwnerID = "" }, location.CodeMeshNodeIdentity},
 		{"negative backoff", func(o *meshnode.Options) { o.RejoinBackoff.Initial = -time.Second }, meshnode.CodeBackoff},
-		{"max below initial", func(o *meshnode.Options) { o.RejoinBackoff = meshnode.Backoff{Initial: time.Second, Max: time.Millisecond} }, meshnode.CodeBackoff},
+		{"max below initial", func(o *meshnode.Options) {
+			o.RejoinBackoff = meshnode.Backoff{Initial: time.Second, Max: time.Millisecond}
+		}, meshnode.CodeBackoff},
 		{"session timing", func(o *meshnode.Options) { o.Session.RenewInterval = 5 * time.Second }, session.CodeTiming},
 		{"loop polling 0", func(o *meshnode.Options) { o.AutoConnect.PollingInterval = &zero }, "autoconnect.polling_interval"},
 	}
@@ -416,5 +418,3 @@ type funcExec struct {
 
 func (f *funcExec) Connect(ctx context.Context, t autoconnect.Target) bool { return f.connect(ctx, t) }
 func (f *funcExec) Disconnect(autoconnect.Target)                          {}
-
-
