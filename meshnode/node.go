@@ -204,8 +204,9 @@ func (n *Node) Orphan() location.OwnerToken {
 			tok = inc.token
 			if !fenced {
 				inc.loop.PrepareTransportShutdown()
-				inc.sess.Orphan()
 				n.markFenced(inc)
+				inc.sess.Orphan()
+				inc.endSessionContext()
 			}
 		}
 		n.finish(ErrOrphaned)
@@ -236,6 +237,7 @@ func (n *Node) leave(ctx context.Context) error {
 		if err := inc.sess.Close(ctx); err != nil {
 			errs = append(errs, err)
 		}
+		inc.endSessionContext()
 		n.log.Info("meshnode: left", "generation", inc.token.LeaseGeneration, "rows_removed", removed)
 	default:
 		inc.loop.PrepareTransportShutdown()
@@ -243,6 +245,7 @@ func (n *Node) leave(ctx context.Context) error {
 		if err := inc.sess.Close(ctx); err != nil {
 			errs = append(errs, err)
 		}
+		inc.endSessionContext()
 		n.log.Info("meshnode: left after its lease ended; its rows stay until they are collected",
 			"generation", inc.token.LeaseGeneration, "session", inc.sess.Err())
 	}
@@ -323,7 +326,6 @@ func (n *Node) markFenced(inc *incarnation) {
 	n.mu.Lock()
 	inc.fenced = true
 	n.mu.Unlock()
-	inc.endSessionContext()
 }
 
 // emit stamps e and hands it to Options.OnEvent.

@@ -203,6 +203,7 @@ func TestLeaveOrder(t *testing.T) {
 	before := len(w.writes())
 
 	require.NoError(t, a.node.Leave(m.ctx))
+	require.ErrorIs(t, a.node.Incarnation().Session.Err(), session.ErrClosed, "the session was closed, and only then")
 	tok := a.node.Incarnation().Token
 	require.Equal(t, []string{
 		"RemovePeer",

@@ -174,10 +174,11 @@ func (o Options) resolve() (resolved, error) {
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
-	r.log = r.log.With("mesh", d.MeshName, "rid", string(d.RID), "owner", d.OwnerID)
+	r.log = r.log.With("mesh", d.MeshName, "rid", string(d.RID))
 	if r.Session.Logger == nil {
-		r.Session.Logger = r.log
+		r.Session.Logger = r.log // the session names the owner itself
 	}
+	r.log = r.log.With("owner", d.OwnerID)
 	if r.AutoConnect.OwnerLeaseTTL == nil {
 		ttl := r.Session.TTL
 		if ttl == 0 {

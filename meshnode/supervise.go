@@ -62,6 +62,7 @@ func (n *Node) fence(inc *incarnation) error {
 
 	inc.loop.PrepareTransportShutdown()
 	n.markFenced(inc)
+	inc.endSessionContext()
 	at := n.o.clock.Now()
 	if !errors.Is(cause, session.ErrLeaseLost) {
 		n.notePending(inc.token)
