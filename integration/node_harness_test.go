@@ -334,9 +334,6 @@ func nodeDescriptor(name string) location.MeshNodeDescriptor {
 func (m *meshMember) record(e meshnode.Event) {
 	switch e.Kind {
 	case meshnode.EventLeaseLost:
-		if os.Getenv("NODEFAULT_DEBUG") != "" {
-			fmt.Printf("%s %s lost incarnation %d: %v\n", time.Now().Format("15:04:05.000"), m.name, e.Incarnation.Number, e.Err)
-		}
 		m.mu.Lock()
 		m.losses = append(m.losses, lossRecord{inc: e.Incarnation, cause: e.Err, endedAt: e.At, trustedUntil: e.TrustedUntil})
 		m.mu.Unlock()
@@ -465,9 +462,6 @@ func (nm *nodeMesh) converge(ctx context.Context, fault nodeFault, from time.Tim
 		if time.Now().After(deadline) {
 			t.Fatalf("after %s: the nodes did not converge within a minute: %s", fault, last)
 		}
-		if os.Getenv("NODEFAULT_DEBUG") != "" && time.Since(from)%time.Second < 25*time.Millisecond {
-			t.Logf("%v after %s: %s", time.Since(from).Round(time.Millisecond), fault, last)
-		}
 		wait(ctx, 20*time.Millisecond)
 	}
 	took := time.Since(from)
@@ -594,9 +588,6 @@ func (nm *nodeMesh) inject(ctx context.Context, f nodeFault, hold time.Duration)
 		j := (i + 1) % nm.backend.size()
 		require.NoError(t, nm.backend.kill(i))
 		require.NoError(t, nm.backend.kill(j))
-		if os.Getenv("NODEFAULT_DEBUG") != "" {
-			fmt.Printf("%s killed %d and %d\n", time.Now().Format("15:04:05.000"), i, j)
-		}
 		wait(ctx, hold)
 		// Both at once: a member restarted without a quorum may wait for
 		// the other.
