@@ -162,7 +162,7 @@ func (s *Store) countOwner(ctx context.Context, op, owner string, entries []inde
 		if err != nil {
 			return fmt.Errorf("etcdstore: %s: %w", op, err)
 		}
-		if id, ok := ownerOf(rec.Value); !ok || id != owner {
+		if id, ok := ownerOf(e.table, rec.Value); !ok || id != owner {
 			rep.StaleIndexEntries++
 		} else if e.table != rules.TableAuthority {
 			rep.Rows++

@@ -11,6 +11,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/leasemap"
 	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/rules"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
@@ -77,9 +78,9 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: root prefix: %w", err)
 	}
-	for _, t := range storedTables() {
-		if err := keys.ValidTable(string(t)); err != nil {
-			return nil, fmt.Errorf("etcdstore: %w: table %q: %w", location.ErrInternal, t, err)
+	for _, spec := range rules.Tables() {
+		if err := keys.ValidTable(string(spec.Name())); err != nil {
+			return nil, fmt.Errorf("etcdstore: %w: table %q: %w", location.ErrInternal, spec.Name(), err)
 		}
 	}
 	s := &Store{client: client, kv: client.KV, watcher: client.Watcher, layout: layout, clock: opts.Clock, log: opts.Logger}

@@ -41,6 +41,6 @@ func (s *Store) ResolveActor(ctx context.Context, k location.ActorKey) (*locatio
 func (s *Store) ListActors(ctx context.Context, f location.ActorFilter, p location.PageRequest) (location.Page[location.ActorLocation], error) {
 	return decide(ctx, s, "ListActors", nil, func(*rules.Tx) (location.Page[location.ActorLocation], error) {
 		rows := rowsOf(s, location.TableActors, func(a *location.ActorLocation) bool { return rules.MatchActor(a, &f) })
-		return pageOf(rows, p, rules.CloneActor), nil
+		return pageOf(rows, p, location.ActorLocation.Clone), nil
 	})
 }

@@ -29,6 +29,6 @@ func (s *Store) RemoveClientServer(ctx context.Context, k location.ClientServerK
 func (s *Store) ListClientServers(ctx context.Context, channelName string, p location.PageRequest) (location.Page[location.ClientServerDescriptor], error) {
 	return decide(ctx, s, "ListClientServers", nil, func(*rules.Tx) (location.Page[location.ClientServerDescriptor], error) {
 		rows := rowsOf(s, location.TableClientServers, func(d *location.ClientServerDescriptor) bool { return d.ChannelName == channelName })
-		return pageOf(rows, p, rules.CloneClientServer), nil
+		return pageOf(rows, p, location.ClientServerDescriptor.Clone), nil
 	})
 }

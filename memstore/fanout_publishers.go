@@ -37,6 +37,6 @@ func (s *Store) ListFanoutPublishers(ctx context.Context, channelName string, p 
 			_, live := tx.Source().LiveLease(d.OwnerID)
 			return live
 		})
-		return pageOf(rows, p, rules.CloneFanoutPublisher), nil
+		return pageOf(rows, p, location.FanoutPublisherDescriptor.Clone), nil
 	})
 }

@@ -180,7 +180,7 @@ func TestMeshNodes(t *testing.T) {
 		d.ObjectCapabilities = append(d.ObjectCapabilities, location.ObjectCapability{ObjectKind: location.ObjectUserSpot, StableType: "lobby", Policy: location.PolicyRecreate, Limit: 10})
 		f.updateMN(d, newClaim)
 		f.clk.Advance(time.Second)
-		swapped := rules.CloneMeshNode(d)
+		swapped := d.Clone()
 		swapped.SpotTypes = []string{"lobby", "room"}
 		swapped.ObjectCapabilities[0], swapped.ObjectCapabilities[1] = swapped.ObjectCapabilities[1], swapped.ObjectCapabilities[0]
 		f.noEffect(func() { require.Equal(t, lsStored(1, t0), f.updateMN(swapped, renew)) })

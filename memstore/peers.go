@@ -28,6 +28,6 @@ func (s *Store) RemovePeer(ctx context.Context, k location.PeerKey, owner locati
 func (s *Store) ListPeers(ctx context.Context, f location.PeerFilter) ([]location.PeerLocation, error) {
 	return decide(ctx, s, "ListPeers", nil, func(*rules.Tx) ([]location.PeerLocation, error) {
 		rows := rowsOf(s, location.TablePeers, func(p *location.PeerLocation) bool { return rules.MatchPeer(p, &f) })
-		return pageOf(rows, location.PageRequest{}, rules.ClonePeer).Items, nil
+		return pageOf(rows, location.PageRequest{}, location.PeerLocation.Clone).Items, nil
 	})
 }

@@ -33,7 +33,7 @@ func (s *Store) RemoveAllByOwner(ctx context.Context, t location.OwnerToken) (in
 			}
 			removed++
 		}
-		for _, table := range location.LocationTables() {
+		for _, table := range rules.LocationTables() {
 			for _, key := range sortedKeysWhere(s.tables[table], func(v any) bool {
 				owner, ok := rules.RowOwnerID(v)
 				return ok && owner == t.OwnerID

@@ -41,6 +41,6 @@ func (s *Store) ResolveRoute(ctx context.Context, k location.RouteKey) (*locatio
 func (s *Store) ListRoutes(ctx context.Context, f location.RouteFilter, p location.PageRequest) (location.Page[location.RouteLocation], error) {
 	return decide(ctx, s, "ListRoutes", nil, func(*rules.Tx) (location.Page[location.RouteLocation], error) {
 		rows := rowsOf(s, location.TableRoutes, func(r *location.RouteLocation) bool { return rules.MatchRoute(r, &f) })
-		return pageOf(rows, p, rules.CloneRoute), nil
+		return pageOf(rows, p, location.RouteLocation.Clone), nil
 	})
 }

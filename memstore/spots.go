@@ -40,6 +40,6 @@ func (s *Store) ResolveSpot(ctx context.Context, k location.SpotKey) (*location.
 func (s *Store) ListSpots(ctx context.Context, f location.SpotFilter, p location.PageRequest) (location.Page[location.SpotLocation], error) {
 	return decide(ctx, s, "ListSpots", nil, func(*rules.Tx) (location.Page[location.SpotLocation], error) {
 		rows := rowsOf(s, location.TableSpots, func(row *location.SpotLocation) bool { return rules.MatchSpot(row, &f) })
-		return pageOf(rows, p, rules.CloneSpot), nil
+		return pageOf(rows, p, location.SpotLocation.Clone), nil
 	})
 }
