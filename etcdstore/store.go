@@ -1,7 +1,6 @@
 package etcdstore
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/leasemap"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
+	"github.com/zlink-systems/zlink-etcd/storecore"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
@@ -47,6 +47,9 @@ type Options struct {
 	MinLeaseSeconds int64
 	// Logger receives the store's logs; nil discards them.
 	Logger *slog.Logger
+	// Observer sees every operation (storecore.Observer), CollectGarbage
+	// included; nil observes nothing.
+	Observer storecore.Observer
 
 	// KV and Lease, when set, replace the client's for every request (for
 	// example a txn.Recorder that counts round trips, or a fault injector).
@@ -54,8 +57,14 @@ type Options struct {
 	Lease clientv3.Lease
 }
 
-// Store is location.Store on etcd. Safe for concurrent use.
+// Store is location.Store on etcd: every method of location.Store,
+// location.ChangeWatcher and location.MeshNodeChangeStamper, and the
+// ExpireOwnerLease hook (which revokes the owner's etcd lease), comes from
+// the embedded storecore.Store over this store's backend. Safe for
+// concurrent use.
 type Store struct {
+	storecore.Store
+
 	client  *clientv3.Client
 	kv      clientv3.KV
 	watcher clientv3.Watcher
@@ -114,6 +123,7 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 		Observe:         s.engine.Remember,
 		Logger:          s.log,
 	})
+	s.Store = storecore.New(backend{s}, storecore.Options{Observer: opts.Observer})
 	return s, nil
 }
 
@@ -135,11 +145,3 @@ func (s *Store) Leases() *leasemap.Map { return s.leases }
 
 // now reads the clock once, at millisecond precision.
 func (s *Store) now() time.Time { return location.Millis(s.clock()) }
-
-// checkContext returns the wrapped error of a context that already ended.
-func checkContext(ctx context.Context, op string) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("etcdstore: %s: %w", op, err)
-	}
-	return nil
-}

@@ -17,8 +17,8 @@ const (
 	watchBackoffMax = 2 * time.Second
 )
 
-// WatchChanges implements location.ChangeWatcher with an etcd watch on the
-// store's root prefix, started just after the current revision: a value is
+// Watch implements location.ChangeWatcher (storecore.Backend) with an etcd
+// watch on the store's root prefix, started just after the current revision: a value is
 // sent soon after a row of one of the given tables (every table when none is
 // given) changes, and soon after an owner lease ends (its owner key is
 // deleted: revoke, release or expiry) when one of the tables is a location
@@ -34,15 +34,12 @@ const (
 // receiver's cue to read everything again) and continues from the current
 // revision. The channel is closed when ctx is done; the goroutine serving it
 // ends with it.
-func (s *Store) WatchChanges(ctx context.Context, tables ...location.Table) (<-chan struct{}, error) {
-	const op = "WatchChanges"
-	if err := checkContext(ctx, op); err != nil {
-		return nil, err
-	}
+func (b backend) Watch(ctx context.Context, tables []location.Table) (<-chan struct{}, error) {
+	s := b.s
 	relevant := s.watchRelevance(tables)
 	rev, err := s.currentRevision(ctx)
 	if err != nil {
-		return nil, txn.Unavailable("etcdstore: "+op, err)
+		return nil, txn.Unavailable("read the current revision", err)
 	}
 	out := make(chan struct{}, 1)
 	notify := func() {

@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
@@ -17,16 +16,15 @@ type changeWatcher struct {
 	ch chan struct{}
 }
 
-// WatchChanges implements location.ChangeWatcher: after every applied
-// decision that wrote or deleted a row of one of the given tables (every
-// table when none is given), a notification is sent on the returned
-// channel; notifications the receiver has not taken yet coalesce into one.
-// The channel is closed when ctx is done. No goroutine runs while ctx is
-// live.
-func (s *Store) WatchChanges(ctx context.Context, tables ...location.Table) (<-chan struct{}, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("memstore: WatchChanges: %w", err)
-	}
+// Watch implements location.ChangeWatcher for storecore.Backend: after
+// every applied decision that wrote or deleted a row of one of the given
+// tables (every table when none is given), a notification is sent on the
+// returned channel; notifications the receiver has not taken yet coalesce
+// into one. Leases end only when a call notices, so their ending notifies
+// nothing. The channel is closed when ctx is done. No goroutine runs while
+// ctx is live.
+func (b backend) Watch(ctx context.Context, tables []location.Table) (<-chan struct{}, error) {
+	s := b.s
 	w := &changeWatcher{ch: make(chan struct{}, 1)}
 	if len(tables) > 0 {
 		w.tables = make(map[location.Table]bool, len(tables))
