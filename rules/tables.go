@@ -57,49 +57,24 @@ type Record struct {
 var registry = newRegistry(
 	declare(TableAuthority, ownedBy(func(r *AuthorityRow) string { return r.Owner.OwnerID })),
 	declare(location.TableMeshNodes, locationRow(func(d *location.MeshNodeDescriptor) string { return d.OwnerID },
-		func(tx *Tx, key string, d *location.MeshNodeDescriptor) error {
+		func(tx *Tx, d *location.MeshNodeDescriptor) error {
 			if err := releaseEntrySpot(tx, d); err != nil {
 				return err
 			}
-			tx.Delete(location.TableMeshNodes, key)
 			bumpMeshNode(tx, d.MeshName)
 			return nil
 		})),
 	declare(location.TablePeers, locationRow(func(p *location.PeerLocation) string { return p.OwnerID },
-		func(tx *Tx, key string, p *location.PeerLocation) error {
-			tx.Delete(location.TablePeers, key)
-			tx.Bump(location.LocationPeer, &p.MeshName)
-			return nil
-		})),
+		bumps(location.LocationPeer, func(p *location.PeerLocation) *string { return &p.MeshName }))),
 	declare(location.TableSpots, locationRow(func(s *location.SpotLocation) string { return s.OwnerID },
-		func(tx *Tx, key string, s *location.SpotLocation) error {
-			tx.Delete(location.TableSpots, key)
-			tx.Bump(location.LocationSpot, &s.MeshName)
-			return nil
-		})),
+		bumps(location.LocationSpot, func(s *location.SpotLocation) *string { return &s.MeshName }))),
 	declare(location.TableActors, locationRow(func(a *location.ActorLocation) string { return a.OwnerID },
-		func(tx *Tx, key string, a *location.ActorLocation) error {
-			tx.Delete(location.TableActors, key)
-			tx.Bump(location.LocationActor, &a.MeshName)
-			return nil
-		})),
+		bumps(location.LocationActor, func(a *location.ActorLocation) *string { return &a.MeshName }))),
 	declare(location.TableRoutes, locationRow(func(r *location.RouteLocation) string { return r.OwnerID },
-		func(tx *Tx, key string, _ *location.RouteLocation) error {
-			tx.Delete(location.TableRoutes, key)
-			tx.Bump(location.LocationRoute, nil)
-			return nil
-		})),
+		bumps[location.RouteLocation](location.LocationRoute, nil))),
 	declare(location.TableClientServers, locationRow(func(d *location.ClientServerDescriptor) string { return d.OwnerID },
-		func(tx *Tx, key string, d *location.ClientServerDescriptor) error {
-			tx.Delete(location.TableClientServers, key)
-			tx.Bump(location.LocationClientServer, &d.ChannelName)
-			return nil
-		})),
-	declare(location.TableFanoutPublishers, locationRow(func(d *location.FanoutPublisherDescriptor) string { return d.OwnerID },
-		func(tx *Tx, key string, _ *location.FanoutPublisherDescriptor) error {
-			tx.Delete(location.TableFanoutPublishers, key)
-			return nil
-		})),
+		bumps(location.LocationClientServer, func(d *location.ClientServerDescriptor) *string { return &d.ChannelName }))),
+	declare(location.TableFanoutPublishers, locationRow(func(d *location.FanoutPublisherDescriptor) string { return d.OwnerID }, nil)),
 	declare(TableEntryClaims, bookkeeping[EntryClaim]()),
 	declare(TableLedger, bookkeeping[LedgerEntry]()),
 	declare(TableRelocations, bookkeeping[RelocationRecord]()),
@@ -220,7 +195,11 @@ func RemoveLocationRow(tx *Tx, t location.Table, key string) error {
 	if !found || !spec.location || !spec.Holds(rec.Value) {
 		return fmt.Errorf("%w: table %s key %q holds %T, which is not a row of that location table", location.ErrInternal, t, key, rec.Value)
 	}
-	return spec.ops.remove(tx, key, rec.Value)
+	if err := spec.ops.alongside(tx, rec.Value); err != nil {
+		return err
+	}
+	tx.Delete(t, key)
+	return nil
 }
 
 // tableRegistry indexes the declarations.
@@ -264,7 +243,9 @@ type cloner[T any] interface{ Clone() T }
 type tableClass[T any] struct {
 	location bool
 	owner    func(*T) string
-	remove   func(tx *Tx, key string, row *T) error
+	// removal plans what removing a location row does besides deleting it
+	// (nil: nothing).
+	removal func(tx *Tx, row *T) error
 }
 
 // bookkeeping declares an internal table whose rows no owner holds.
@@ -274,14 +255,28 @@ func bookkeeping[T any]() tableClass[T] { return tableClass[T]{} }
 func ownedBy[T any](owner func(*T) string) tableClass[T] { return tableClass[T]{owner: owner} }
 
 // locationRow declares a location table: rows held by an owner id, and
-// what removing one plans besides deleting it.
-func locationRow[T any](owner func(*T) string, remove func(tx *Tx, key string, row *T) error) tableClass[T] {
-	return tableClass[T]{location: true, owner: owner, remove: remove}
+// what removing one plans besides deleting it (planned before the delete;
+// nil for nothing).
+func locationRow[T any](owner func(*T) string, removal func(tx *Tx, row *T) error) tableClass[T] {
+	return tableClass[T]{location: true, owner: owner, removal: removal}
+}
+
+// bumps is a removal that moves the row's change stamp: (kind, mesh), mesh
+// nil for the kind's global stamp only.
+func bumps[T any](kind location.LocationKind, mesh func(*T) *string) func(tx *Tx, row *T) error {
+	return func(tx *Tx, row *T) error {
+		var m *string
+		if mesh != nil {
+			m = mesh(row)
+		}
+		tx.Bump(kind, m)
+		return nil
+	}
 }
 
 // declare makes the declaration of table name whose values are T.
 func declare[T cloner[T]](name Table, c tableClass[T]) *TableSpec {
-	return &TableSpec{name: name, location: c.location, ops: valueOf[T]{owner: c.owner, removeRow: c.remove}}
+	return &TableSpec{name: name, location: c.location, ops: valueOf[T]{owner: c.owner, removal: c.removal}}
 }
 
 // valueOps are the operations on one table's values.
@@ -292,13 +287,13 @@ type valueOps interface {
 	ownerID(v any) (string, bool)
 	decodeJSON(raw []byte) (any, error)
 	newSlot() ValueSlot
-	remove(tx *Tx, key string, v any) error
+	alongside(tx *Tx, v any) error
 }
 
 // valueOf implements valueOps for values of type T.
 type valueOf[T cloner[T]] struct {
-	owner     func(*T) string
-	removeRow func(tx *Tx, key string, row *T) error
+	owner   func(*T) string
+	removal func(tx *Tx, row *T) error
 }
 
 func (valueOf[T]) goType() reflect.Type { return reflect.TypeFor[T]() }
@@ -330,12 +325,12 @@ func (valueOf[T]) decodeJSON(raw []byte) (any, error) {
 
 func (valueOf[T]) newSlot() ValueSlot { return &slotOf[T]{} }
 
-func (o valueOf[T]) remove(tx *Tx, key string, v any) error {
+func (o valueOf[T]) alongside(tx *Tx, v any) error {
 	x, ok := v.(T)
-	if !ok || o.removeRow == nil {
-		return fmt.Errorf("%w: %T is not a row of a location table", location.ErrInternal, v)
+	if !ok || o.removal == nil {
+		return nil
 	}
-	return o.removeRow(tx, key, &x)
+	return o.removal(tx, &x)
 }
 
 // slotOf is the ValueSlot of values of type T.
