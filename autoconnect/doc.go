@@ -11,16 +11,20 @@
 //     peer table; MeshNodeSource maps live mesh-node descriptors to peer rows
 //     (the framework's production RouteMesh wiring) and reads every page of
 //     the listing. Both filter rows by owner liveness through a LeaseTracker,
-//     which caches ReadOwnerLease answers for one polling interval.
+//     which caches ReadOwnerLease answers for one polling interval, reads
+//     each owner at most once per tick, and forgets the owners no listing
+//     references any more.
 //   - The Reconciler runs one tick at a time: it publishes the local peer
-//     row (when there is one), lists the live peers, diffs the desired
+//     row (when there is one; a claim whose answer was lost is settled by
+//     reading the row back), lists the live peers, diffs the desired
 //     targets against the active ones and calls the Executor. It rides out
 //     store failures (fail-static, blind retries within a grace window, a
 //     recovery window without removals) and reports one DesiredSetChange per
 //     tick.
 //   - The Loop runs the reconciler every polling interval (fixed delay) and,
 //     when the store can push change notifications (location.ChangeWatcher),
-//     also right after a change.
+//     also right after a change. With change stamps it skips a tick while
+//     nothing it depends on moved and the reconciler has nothing left to do.
 //
 // # Concurrency
 //
@@ -40,6 +44,46 @@
 // for them and for the tick in flight, and only then disconnects the peers
 // and removes the local row; no goroutine of the loop outlives Stop.
 //
+// # Wiring, shutdown and lease loss
+//
+// A node wires, in this order: a LeaseTracker over the store; a source over
+// the store and the tracker (MeshNodeSource or PeerRowSource); a Reconciler
+// with the source, the executor and, to publish a peer row, LocalRow (its
+// OwnerID is the node's owner id) and the store as Publisher; a Loop with
+// the reconciler and, for change stamps, Stamps (the store) and LiveOwners
+// (the same tracker). Loop.Start runs the first tick.
+//
+// A graceful leave, in this order:
+//
+//  1. Loop.Stop: no tick runs any more, every peer is disconnected and the
+//     local peer row is removed;
+//  2. the store's RemoveAllByOwner with the node's owner token: the
+//     descriptor and every other row of the owner (it needs the lease to be
+//     live: releasing first would make it remove nothing, and the rows would
+//     stay until their garbage collection);
+//  3. ReleaseOwnerLease with the token;
+//  4. closing the store.
+//
+// When the owner lease is lost (revoked, expired, taken over; a session's
+// Done), stop acting on it at once and write nothing with it:
+//
+//  1. Loop.PrepareTransportShutdown: it cancels the timers, the watch and
+//     the tick in flight, waits for that tick (the store calls return when
+//     their context is cancelled, no connection is started after it, and
+//     Executor.Connect must return promptly once its context is done), and
+//     disconnects every peer. It makes no store call. Do not call
+//     FinishTransportShutdown (or Stop) afterwards: it removes the local
+//     peer row by owner id and row generation, which the next incarnation
+//     may already have taken over.
+//  2. Discard the Loop and its Reconciler (a stopped Loop does not start
+//     again). The LeaseTracker may be kept.
+//  3. To rejoin: claim a new lease, publish the descriptor with the next
+//     lifecycle generation, then build a new Reconciler and Loop as above
+//     and Start it. The new reconciler's first claim of the peer row
+//     conflicts with the row of the lost lease (same owner id) and renews
+//     it under the stored generation. An executor that registers several
+//     OnDisconnected handlers should drop the discarded reconciler's.
+//
 // # Differences from the framework
 //
 //   - Every page of the mesh-node listing is read (the framework reads only
@@ -55,6 +99,22 @@
 //     loop; a stopped Loop cannot be started again.
 //   - A change stamp that the store cannot tell (ok == false) forces a full
 //     reconcile instead of comparing equal to the previous "no stamp".
+//   - A claim of the local row whose answer was lost, or that conflicts
+//     with a row this owner id published before (an earlier lease), is
+//     settled by reading the row back and renewing it under the stored
+//     generation; a repeated rejection is logged at Warn (at most every
+//     30 s).
+//   - The lease tracker forgets owners no listing references, reads each
+//     owner once per tick (a missing one too), at most 8 at a time, and its
+//     live-owner version also moves when a followed owner appears or goes;
+//     a listing records the answers it used, and the Loop remembers the
+//     version the listing left.
+//   - The Loop skips a tick only when the reconciler is settled (its local
+//     row published or absent, every desired target connected, nothing
+//     closing, no removals deferred); the framework skips whenever the local
+//     row is published, and never without one.
+//   - A polling interval of 0 is accepted by the tracker (no caching), not
+//     by a Loop.
 //
 // docs/deviations.md lists these with their reasons.
 package autoconnect

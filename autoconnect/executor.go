@@ -14,7 +14,9 @@ import "context"
 type Executor interface {
 	// Connect dials t, or records the intent to; it reports whether t may
 	// now be considered connected. Failures are reported as false (and
-	// retried on a later tick), never as panics.
+	// retried on a later tick), never as panics. It must return promptly
+	// once ctx is done: stopping a Loop (also on a lost owner lease) waits
+	// for the tick in flight.
 	Connect(ctx context.Context, t Target) bool
 	// Disconnect drops the connection to t (fire and forget).
 	Disconnect(t Target)

@@ -449,6 +449,36 @@ type fakePublisher struct {
 	removedTok []location.OwnerToken
 	// removeHook, when set, runs inside RemovePeer before it answers.
 	removeHook func()
+	// reads answers ListPeers calls in order (default: no rows); readFilters
+	// holds their filters.
+	reads       []readAnswer
+	readFilters []location.PeerFilter
+}
+
+// readAnswer is one programmed ListPeers answer of the publisher.
+type readAnswer struct {
+	rows []location.PeerLocation
+	err  error
+}
+
+// queueRead appends answers for the next ListPeers calls.
+func (p *fakePublisher) queueRead(a ...readAnswer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reads = append(p.reads, a...)
+}
+
+// ListPeers implements PeerLister: the read-back of the local row.
+func (p *fakePublisher) ListPeers(_ context.Context, f location.PeerFilter) ([]location.PeerLocation, error) {
+	p.rec.add("read:%s", f.NodeRID)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.readFilters = append(p.readFilters, f)
+	var a readAnswer
+	if len(p.reads) > 0 {
+		a, p.reads = p.reads[0], p.reads[1:]
+	}
+	return a.rows, a.err
 }
 
 // queueWrite appends answers for the next UpdatePeer calls.

@@ -3,9 +3,10 @@ package autoconnect
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -13,7 +14,7 @@ import (
 
 // LeaseTrackerOptions configure a LeaseTracker.
 type LeaseTrackerOptions struct {
-	// Store reads owner leases. Required.
+	// Store reads owner leases, from several goroutines at once. Required.
 	Store OwnerLeaseReader
 	// Options supplies PollingInterval, the age up to which a live owner's
 	// lease is reused without a read.
@@ -22,11 +23,23 @@ type LeaseTrackerOptions struct {
 	Clock Clock
 }
 
+// maxConcurrentLeaseReads bounds the owner-lease reads that one
+// LiveOwnerSetVersion call, or one listing's liveness checks, run at once
+// (the framework starts them all at once).
+const maxConcurrentLeaseReads = 8
+
 // LeaseTracker answers "is this owner alive?" from ReadOwnerLease, caching
 // each live answer for one polling interval (or until InvalidateLiveness)
-// and ageing it by local monotonic time. Missing or expired owners are read again on every check, so a newly
-// claimed owner is seen at once. Concurrent checks of the same owner share
-// one read. Safe for concurrent use.
+// and ageing it by local monotonic time. Missing or expired owners are read
+// again on every check, so a newly claimed owner is seen at once; within
+// one tick of a Reconciler or Loop (or one listing of a source) every
+// answer is reused, so a tick reads each owner's lease at most once.
+// Concurrent checks of the same owner share one read.
+//
+// The tracker keeps only the owners it still needs: once a source has
+// reported what its listings referenced (RetainOwners), an owner that no
+// latest listing references is forgotten, and LiveOwnerSetVersion reads
+// only the referenced owners. Safe for concurrent use.
 type LeaseTracker struct {
 	store           OwnerLeaseReader
 	pollingInterval time.Duration
@@ -38,11 +51,19 @@ type LeaseTracker struct {
 	// epoch counts InvalidateLiveness calls; a snapshot of an older epoch is
 	// never reused.
 	epoch int64
-	// fingerprint is the sorted, newline-joined live owner set last seen by
-	// LiveOwnerSetVersion; fingerprinted is false before its first call.
-	fingerprint   string
-	fingerprinted bool
-	version       int64
+	// scopes holds, per listing scope, the owners its latest complete
+	// listing referenced; refs counts in how many scopes each owner is.
+	// retaining is set by the first RetainOwners call.
+	scopes    map[string]map[string]struct{}
+	refs      map[string]int
+	retaining bool
+	// followed holds the liveness of every followed owner as last used: by
+	// LiveOwnerSetVersion, or by a listing (listOwners) after it. version
+	// moves whenever followed changes; versioned is false before the first
+	// LiveOwnerSetVersion call.
+	followed  map[string]bool
+	versioned bool
+	version   int64
 
 	// joinedFlight, when set (by tests), is called when a check joins
 	// another check's read.
@@ -83,6 +104,8 @@ func NewLeaseTracker(opts LeaseTrackerOptions) (*LeaseTracker, error) {
 		clock:           clock,
 		snapshots:       map[string]leaseSnapshot{},
 		flights:         map[string]*leaseFlight{},
+		scopes:          map[string]map[string]struct{}{},
+		refs:            map[string]int{},
 	}, nil
 }
 
@@ -120,43 +143,190 @@ func (lt *LeaseTracker) RemainingOwnerTokenLease(ctx context.Context, token loca
 	return max(0, lt.remaining(snap)), nil
 }
 
-// LiveOwnerSetVersion refreshes every owner the tracker has seen and returns
-// a counter that moves whenever the set of live owners changed since the
-// previous call. The first call returns 1.
+// LiveOwnerSetVersion refreshes every owner the tracker follows and returns
+// a counter that moves whenever the liveness of a followed owner changed,
+// or an owner started or stopped being followed (dead ones included), since
+// it was last used: by the previous call, or by a source's listing after
+// it. The owners followed are those the latest listing of each scope
+// referenced (RetainOwners), live or not, so that an owner whose listed row
+// outlived its lease is seen when it claims a lease again; before any
+// listing, every owner the tracker has seen. The first call returns 1.
+//
+// A listing that follows a call records the answers it used, so that a
+// Loop can remember the version its reconciliation acted on: an owner a
+// listing saw live for the first time and that died before the next call
+// moves the version (the framework compares only the sets of live owners
+// the calls read, and misses it).
 func (lt *LeaseTracker) LiveOwnerSetVersion(ctx context.Context) (int64, error) {
 	lt.mu.Lock()
-	owners := make([]string, 0, len(lt.snapshots))
-	for o := range lt.snapshots {
-		owners = append(owners, o)
+	var owners []string
+	if lt.retaining {
+		owners = slices.Collect(maps.Keys(lt.refs))
+	} else {
+		owners = slices.Collect(maps.Keys(lt.snapshots))
 	}
 	lt.mu.Unlock()
-	slices.Sort(owners)
-	live := make([]string, 0, len(owners))
-	for _, o := range owners {
-		snap, err := lt.snapshot(ctx, o)
-		if err != nil {
-			return 0, err
-		}
-		if lt.remaining(snap) > 0 && snap.result.Token.OwnerID != "" {
-			live = append(live, snap.result.Token.OwnerID)
-		}
+	snaps, err := lt.readAll(ctx, owners)
+	if err != nil {
+		return 0, err
 	}
-	slices.Sort(live)
-	fp := strings.Join(live, "\n")
+	next := make(map[string]bool, len(owners))
+	for i, o := range owners {
+		next[o] = lt.remaining(snaps[i]) > 0
+	}
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
-	if !lt.fingerprinted || fp != lt.fingerprint {
-		lt.fingerprint, lt.fingerprinted = fp, true
+	if !lt.versioned || !maps.Equal(next, lt.followed) {
+		lt.versioned = true
 		lt.version++
 	}
+	lt.followed = next
 	return lt.version, nil
 }
 
+// RetainOwners implements OwnerRetainer: ownerIDs are the owners the latest
+// complete listing of scope referenced. From the first call on, the tracker
+// keeps the cached answers of referenced owners only (an owner referenced
+// by no scope is forgotten now; one checked outside any listing, at the
+// next call), and LiveOwnerSetVersion reads only the referenced owners. A
+// listing that references nobody drops its scope. The sources of this
+// package call it with the answers they used (listOwners).
+func (lt *LeaseTracker) RetainOwners(scope string, ownerIDs []string) {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	lt.retain(scope, ownerIDs)
+	if lt.unfollow() {
+		lt.version++
+	}
+}
+
+// listOwners is a source's liveness check of one complete listing of scope:
+// it reports which of owners hold a live lease (IsOwnerLive), reading the
+// distinct owners that need a read concurrently, retains owners for scope
+// (RetainOwners) and, once LiveOwnerSetVersion has been called, records the
+// answers as the followed owners' liveness; the version that leaves is
+// noted in ctx's tickReads for the Loop.
+func (lt *LeaseTracker) listOwners(ctx context.Context, scope string, owners []string) (map[string]bool, error) {
+	distinct := slices.Compact(slices.Sorted(slices.Values(owners)))
+	snaps, err := lt.readAll(ctx, distinct)
+	if err != nil {
+		return nil, err
+	}
+	live := make(map[string]bool, len(distinct))
+	for i, o := range distinct {
+		live[o] = lt.remaining(snaps[i]) > 0
+	}
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	lt.retain(scope, owners)
+	if !lt.versioned {
+		return live, nil
+	}
+	changed := lt.unfollow()
+	for o, l := range live {
+		if was, ok := lt.followed[o]; !ok || was != l {
+			lt.followed[o] = l
+			changed = true
+		}
+	}
+	if changed {
+		lt.version++
+	}
+	tickReadsOf(ctx).noteVersion(lt, lt.version)
+	return live, nil
+}
+
+// retain replaces the owners of scope, counts the scopes of each owner and
+// forgets the cached answers of owners in none. Called with mu held.
+func (lt *LeaseTracker) retain(scope string, ownerIDs []string) {
+	next := make(map[string]struct{}, len(ownerIDs))
+	for _, o := range ownerIDs {
+		next[o] = struct{}{}
+	}
+	lt.retaining = true
+	prev := lt.scopes[scope]
+	for o := range prev {
+		if _, ok := next[o]; !ok {
+			if lt.refs[o]--; lt.refs[o] <= 0 {
+				delete(lt.refs, o)
+			}
+		}
+	}
+	for o := range next {
+		if _, ok := prev[o]; !ok {
+			lt.refs[o]++
+		}
+	}
+	if len(next) == 0 {
+		delete(lt.scopes, scope)
+	} else {
+		lt.scopes[scope] = next
+	}
+	for o := range lt.snapshots {
+		if lt.refs[o] == 0 {
+			delete(lt.snapshots, o)
+		}
+	}
+}
+
+// unfollow drops the owners no scope references from followed and reports
+// whether there were any. Called with mu held, after retain.
+func (lt *LeaseTracker) unfollow() bool {
+	dropped := false
+	for o := range lt.followed {
+		if lt.refs[o] == 0 {
+			delete(lt.followed, o)
+			dropped = true
+		}
+	}
+	return dropped
+}
+
+// readAll returns the snapshots of owners (snapshot), running at most
+// maxConcurrentLeaseReads at once. After the first error no further owner
+// is started, and that error is returned.
+func (lt *LeaseTracker) readAll(ctx context.Context, owners []string) ([]leaseSnapshot, error) {
+	snaps := make([]leaseSnapshot, len(owners))
+	var (
+		next     atomic.Int64
+		failed   atomic.Bool
+		errOnce  sync.Once
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	work := func() {
+		for !failed.Load() {
+			i := int(next.Add(1)) - 1
+			if i >= len(owners) {
+				return
+			}
+			snap, err := lt.snapshot(ctx, owners[i])
+			if err != nil {
+				errOnce.Do(func() { firstErr = err })
+				failed.Store(true)
+				return
+			}
+			snaps[i] = snap
+		}
+	}
+	for range min(len(owners), maxConcurrentLeaseReads) - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
+	return snaps, firstErr
+}
+
 // InvalidateLiveness makes the next check of every owner read the store
-// again, however young its cached answer; a read already in flight is not
-// reused by later checks. A Loop calls it on every change notification, so
-// that the tick it triggers sees a lease that has just ended (the owners
-// the tracker has seen are kept for LiveOwnerSetVersion).
+// again, however young its cached answer (also within a tick); a read
+// already in flight is not reused by later checks. A Loop calls it on every
+// change notification, so that the tick it triggers sees a lease that has
+// just ended (the owners the tracker needs are kept for
+// LiveOwnerSetVersion).
 func (lt *LeaseTracker) InvalidateLiveness() {
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
@@ -176,13 +346,19 @@ func (lt *LeaseTracker) remaining(snap leaseSnapshot) time.Duration {
 }
 
 // snapshot returns ownerID's cached lease when it is younger than the
-// polling interval and still live, and reads it otherwise (joining a read
-// already in flight).
+// polling interval and still live, or the answer a read of the same tick
+// (ctx's tickReads) got, and reads it otherwise (joining a read already in
+// flight).
 func (lt *LeaseTracker) snapshot(ctx context.Context, ownerID string) (leaseSnapshot, error) {
+	tick := tickReadsOf(ctx)
 	lt.mu.Lock()
 	if cur, ok := lt.snapshots[ownerID]; ok && cur.epoch == lt.epoch && lt.clock.Now()-cur.fetchedAt < lt.pollingInterval && lt.remaining(cur) > 0 {
 		lt.mu.Unlock()
 		return cur, nil
+	}
+	if snap, ok := tick.get(lt, ownerID); ok && snap.epoch == lt.epoch {
+		lt.mu.Unlock()
+		return snap, nil
 	}
 	if f, ok := lt.flights[ownerID]; ok {
 		joined := lt.joinedFlight
@@ -192,6 +368,9 @@ func (lt *LeaseTracker) snapshot(ctx context.Context, ownerID string) (leaseSnap
 		}
 		select {
 		case <-f.done:
+			if f.err == nil {
+				tick.put(lt, ownerID, f.snap)
+			}
 			return f.snap, f.err
 		case <-ctx.Done():
 			return leaseSnapshot{}, fmt.Errorf("autoconnect: read owner lease %q: %w", ownerID, ctx.Err())
@@ -205,7 +384,6 @@ func (lt *LeaseTracker) snapshot(ctx context.Context, ownerID string) (leaseSnap
 	res, err := lt.store.ReadOwnerLease(ctx, ownerID)
 
 	lt.mu.Lock()
-	defer lt.mu.Unlock()
 	if lt.flights[ownerID] == f {
 		delete(lt.flights, ownerID)
 	}
@@ -218,5 +396,9 @@ func (lt *LeaseTracker) snapshot(ctx context.Context, ownerID string) (leaseSnap
 		}
 	}
 	close(f.done)
+	lt.mu.Unlock()
+	if err == nil {
+		tick.put(lt, ownerID, f.snap)
+	}
 	return f.snap, f.err
 }

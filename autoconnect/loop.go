@@ -75,7 +75,7 @@ type LoopOptions struct {
 	// again (it doubles up to 30 s); 0 means the polling interval.
 	WatchRetryDelay time.Duration
 	// Options supplies PollingInterval, the delay between the end of one
-	// tick and the start of the next.
+	// tick and the start of the next; it must be positive.
 	Options Options
 	// Clock makes the timers; nil means SystemClock().
 	Clock Clock
@@ -141,6 +141,11 @@ func NewLoop(opts LoopOptions) (*Loop, error) {
 	t, err := opts.Options.resolve()
 	if err != nil {
 		return nil, err
+	}
+	if t.pollingInterval == 0 {
+		return nil, location.NewRangeError("autoconnect.polling_interval",
+			"a loop needs a positive polling interval: with 0 its ticks would run back to back (a full listing each); "+
+				"0 is meant for the lease tracker alone (no caching)")
 	}
 	if opts.WatchRetryDelay < 0 {
 		return nil, location.NewRangeError("autoconnect.watch_retry_delay", "watch retry delay %v must not be negative", opts.WatchRetryDelay)
@@ -246,8 +251,10 @@ func (l *Loop) Stop(ctx context.Context) error {
 
 // PrepareTransportShutdown stops the loop for good: it cancels the timers,
 // the watch and the tick in flight, waits for the loop's goroutines and for
-// that tick to return, and then disconnects every peer. No tick runs after
-// it. Calling it again only disconnects again.
+// that tick to return, and then disconnects every peer. It makes no store
+// call, so it is also how a node stops acting on an owner lease it lost
+// (see the package doc). No tick runs after it. Calling it again only
+// disconnects again.
 func (l *Loop) PrepareTransportShutdown() {
 	l.mu.Lock()
 	l.state = loopStopped
@@ -265,7 +272,9 @@ func (l *Loop) PrepareTransportShutdown() {
 	l.rec.DisconnectPeers()
 }
 
-// FinishTransportShutdown removes the local row.
+// FinishTransportShutdown removes the local row (a store write, under the
+// node's owner id): the second half of a graceful Stop, never to be called
+// after the owner lease was lost.
 func (l *Loop) FinishTransportShutdown(ctx context.Context) error {
 	return l.rec.UnpublishLocal(ctx)
 }
@@ -273,16 +282,19 @@ func (l *Loop) FinishTransportShutdown(ctx context.Context) error {
 // Tick runs one loop tick now (Start and the loop call it). With a change
 // stamp source, and unless the previous tick ended in a store failure, it
 // skips the reconciliation while the mesh's change stamp and the live owner
-// set are unchanged and the local row is published; a stamp that cannot be
-// read (or that the store cannot tell) makes it a full reconciliation, and
-// the remembered stamp is forgotten. A panic in the reconciler is returned
-// as an error.
+// set are unchanged and the reconciler is settled (see Loop's settled); a
+// stamp that cannot be read (or that the store cannot tell) makes it a full
+// reconciliation, and the remembered stamp is forgotten. The live-owner
+// version and the reconciliation share the owner leases they read (each
+// owner is read at most once per tick). A panic in the reconciler is
+// returned as an error.
 func (l *Loop) Tick(ctx context.Context) (err error) {
 	l.tickMu.Lock()
 	defer l.tickMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("autoconnect: loop tick: %w", err)
 	}
+	ctx = withTickReads(ctx)
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("autoconnect: loop tick panicked: %v", p)
@@ -316,16 +328,42 @@ func (l *Loop) stampedTick(ctx context.Context) error {
 			return err
 		}
 	}
-	if l.remembered && stamp == l.lastStamp && version == l.lastVersion && l.rec.LocalPublicationReady() {
+	if l.remembered && stamp == l.lastStamp && version == l.lastVersion && l.settled() {
 		return nil
 	}
 	if err := l.reconcile(ctx); err != nil {
 		return err
 	}
 	if !l.lastTickFailed {
+		if lt, ok := l.liveOwners.(*LeaseTracker); ok {
+			if v, ok := tickReadsOf(ctx).listingVersion(lt); ok {
+				// The version the reconciliation's listing left: its
+				// answers are what the reconciliation acted on.
+				version = v
+			}
+		}
 		l.remembered, l.lastStamp, l.lastVersion = true, stamp, version
 	}
 	return nil
+}
+
+// settledReconciler is implemented by *Reconciler: settled says whether a
+// tick would have nothing to do while the listing and its owners' liveness
+// stay as they are.
+type settledReconciler interface {
+	settled() bool
+}
+
+// settled reports whether a tick whose stamp and live-owner version did not
+// move may be skipped: for a *Reconciler, when it is settled (its local row
+// published or absent, every desired target connected, nothing left to
+// close or to remove); for another LoopReconciler, when its local row is
+// published.
+func (l *Loop) settled() bool {
+	if s, ok := l.rec.(settledReconciler); ok {
+		return s.settled()
+	}
+	return l.rec.LocalPublicationReady()
 }
 
 // reconcile runs the reconciler's tick and notes whether it failed. Called

@@ -43,31 +43,38 @@ func NewMeshNodeSource(store MeshNodeLister, liveness LivenessChecker, opts Opti
 
 // ListLivePeers implements PeerSource. A filter without a mesh name, or for
 // another type than RouteMesh, or another role than Router, matches nothing.
+// Each distinct owner of the matching descriptors is checked once.
 func (s *MeshNodeSource) ListLivePeers(ctx context.Context, f location.PeerFilter) ([]location.PeerLocation, error) {
 	if f.MeshName == nil ||
 		(f.AutoConnectType != nil && *f.AutoConnectType != location.AutoConnectRouteMesh) ||
 		(f.Role != nil && *f.Role != location.PeerRoleRouter) {
 		return []location.PeerLocation{}, nil
 	}
+	ctx = withTickReads(ctx)
 	descriptors, err := s.listAll(ctx, *f.MeshName)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]location.PeerLocation, 0, len(descriptors))
+	rows := make([]location.PeerLocation, 0, len(descriptors))
+	owners := make([]string, 0, len(descriptors))
 	for i := range descriptors {
-		ok, err := s.liveness.IsOwnerLive(ctx, descriptors[i].OwnerID)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue
-		}
 		row := PeerFromMeshNode(&descriptors[i])
 		if (f.NodeRID != nil && !location.RoutingIDsEqual(row.NodeRID, f.NodeRID)) ||
 			(f.Endpoint != nil && row.Endpoint != *f.Endpoint) {
 			continue
 		}
-		out = append(out, row)
+		rows = append(rows, row)
+		owners = append(owners, row.OwnerID)
+	}
+	live, err := checkOwners(ctx, s.liveness, listingScope(location.TableMeshNodes, f), owners)
+	if err != nil {
+		return nil, err
+	}
+	out := rows[:0]
+	for _, row := range rows {
+		if live[row.OwnerID] {
+			out = append(out, row)
+		}
 	}
 	return out, nil
 }

@@ -29,7 +29,10 @@ type Options struct {
 	// failure (during it no connection is removed). Default 15 s.
 	OwnerLeaseTTL *time.Duration
 	// PollingInterval is the loop's delay between ticks and the lease
-	// tracker's cache age. Must be positive. Default 1 s.
+	// tracker's cache age. Must not be negative. 0 makes the lease tracker
+	// read an owner's lease on every check (no caching across ticks), as in
+	// the framework; a Loop refuses 0 (its ticks would run back to back).
+	// Default 1 s.
 	PollingInterval *time.Duration
 	// StoreFailureGrace is how long into a store outage the reconciler
 	// redials the last desired targets; zero or negative disables those
@@ -71,8 +74,8 @@ func (o Options) resolve() (timing, error) {
 	switch {
 	case t.ownerLeaseTTL < 0:
 		return timing{}, location.NewRangeError("autoconnect.owner_lease_ttl", "owner lease TTL %v must not be negative", t.ownerLeaseTTL)
-	case t.pollingInterval <= 0:
-		return timing{}, location.NewRangeError("autoconnect.polling_interval", "polling interval %v must be positive", t.pollingInterval)
+	case t.pollingInterval < 0:
+		return timing{}, location.NewRangeError("autoconnect.polling_interval", "polling interval %v must not be negative", t.pollingInterval)
 	case t.listPageSize < 0:
 		return timing{}, location.NewRangeError("autoconnect.list_page_size", "list page size %d must not be negative", t.listPageSize)
 	}

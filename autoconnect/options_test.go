@@ -1,6 +1,7 @@
 package autoconnect
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ func TestOptions(t *testing.T) {
 	})
 	for name, o := range map[string]Options{
 		"negative_ttl":       {OwnerLeaseTTL: ms(-1)},
-		"zero_polling":       {PollingInterval: ms(0)},
+		"negative_polling":   {PollingInterval: ms(-1)},
 		"negative_page_size": {ListPageSize: -1},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -33,6 +34,50 @@ func TestOptions(t *testing.T) {
 			require.ErrorIs(t, err, location.ErrInvalidArgument)
 		})
 	}
+}
+
+// TestPollingIntervalZero: the framework's lease tracker accepts a polling
+// interval of 0 and then reads the owner lease on every check (issue 12,
+// finding 6); a Loop cannot tick back to back and refuses it
+// (docs/deviations.md).
+func TestPollingIntervalZero(t *testing.T) {
+	ctx := context.Background()
+	zero := Options{PollingInterval: ms(0)}
+	got, err := zero.resolve()
+	require.NoError(t, err)
+	require.Zero(t, got.pollingInterval)
+
+	t.Run("tracker_reads_on_every_check", func(t *testing.T) {
+		store, clock := newFakeLeaseStore(), newFakeClock()
+		store.set("x", found(15_000))
+		lt, err := NewLeaseTracker(LeaseTrackerOptions{Store: store, Options: zero, Clock: clock})
+		require.NoError(t, err)
+		for i := 1; i <= 3; i++ {
+			live, err := lt.IsOwnerLive(ctx, "x")
+			require.NoError(t, err)
+			require.True(t, live)
+			require.Equal(t, i, store.count("x"), "no time passed, read again")
+		}
+		v, err := lt.LiveOwnerSetVersion(ctx)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), v)
+		require.Equal(t, 4, store.count("x"))
+	})
+	t.Run("reconciler_and_source_accept_it", func(t *testing.T) {
+		_, err := NewReconciler(ReconcilerOptions{Executor: wrapPlain(newFakeExec(&recorder{})), Source: &fakeSource{}, Options: zero})
+		require.NoError(t, err)
+		lt := newTracker(t, newFakeLeaseStore(), newFakeClock(), 0)
+		_, err = NewMeshNodeSource(&fakeMeshNodes{}, lt, zero)
+		require.NoError(t, err)
+	})
+	t.Run("loop_refuses_it", func(t *testing.T) {
+		_, err := NewLoop(LoopOptions{Reconciler: newFakeLoopRec(&recorder{}), Options: zero})
+		require.ErrorIs(t, err, location.ErrInvalidArgument)
+		ie, ok := location.AsInputError(err)
+		require.True(t, ok)
+		require.Equal(t, "autoconnect.polling_interval", ie.Code)
+		require.Equal(t, location.ClassRange, ie.Class)
+	})
 }
 
 func TestConstructorsRejectMissingParts(t *testing.T) {
@@ -83,6 +128,8 @@ func TestStorePorts(t *testing.T) {
 	var (
 		_ PeerWriter         = s
 		_ PeerLister         = s
+		_ PeerPublisher      = s
+		_ OwnerRetainer      = (*LeaseTracker)(nil)
 		_ MeshNodeLister     = s
 		_ OwnerLeaseReader   = s
 		_ LivenessChecker    = (*LeaseTracker)(nil)

@@ -20,8 +20,9 @@ type ReconcilerOptions struct {
 	// once, so the written row and the row removed at shutdown agree. The
 	// RouteMesh production wiring has none.
 	LocalRow *location.PeerLocation
-	// Publisher writes and removes LocalRow. Required when LocalRow is set.
-	Publisher PeerWriter
+	// Publisher writes, removes and reads back LocalRow. Required when
+	// LocalRow is set.
+	Publisher PeerPublisher
 	// Source lists the live peers. Required unless PublishOnly.
 	Source PeerSource
 	// Executor is the transport. Required.
@@ -46,7 +47,7 @@ type ReconcilerOptions struct {
 type Reconciler struct {
 	local       Local
 	localRow    *location.PeerLocation
-	publisher   PeerWriter
+	publisher   PeerPublisher
 	source      PeerSource
 	executor    Executor
 	prober      DisconnectProber
@@ -71,10 +72,17 @@ type Reconciler struct {
 	pending *targetMap
 	// failed holds endpoints the transport reported lost.
 	failed map[string]struct{}
-	// localGeneration is the row generation of the published local row.
+	// localGeneration is the row generation of the published local row; 0
+	// when unknown (never published, or a claim's answer was lost).
 	localGeneration int64
 	// localPublished says the local row is believed present.
 	localPublished bool
+	// rejectedPublications counts the publications rejected in a row;
+	// publicationWarned says a warning was logged for the streak, at
+	// publicationWarnedAt.
+	rejectedPublications int
+	publicationWarned    bool
+	publicationWarnedAt  time.Duration
 	// storeFailed says the last store interaction failed.
 	storeFailed bool
 	// failureStart is when the current failure streak began (valid when
@@ -83,6 +91,9 @@ type Reconciler struct {
 	failureStarted bool
 	// recoveryDeferUntil is when the recovery window after a failure ends.
 	recoveryDeferUntil time.Duration
+	// removalsDeferred says the last tick skipped removals (recovery
+	// window).
+	removalsDeferred bool
 	// lastDesired is the desired set of the last successful listing.
 	lastDesired *targetMap
 	// members holds the rids of the last successful listing; nil before it.

@@ -2,12 +2,14 @@ package autoconnect
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
-// refPeerTable is a PeerWriter with the reference in-memory peer-table
+// refPeerTable is a PeerPublisher with the reference in-memory peer-table
 // semantics (06 §1.6), owner liveness set by the test:
 //   - NewClaim conflicts while a row exists under the key and its owner is
 //     live (the caller's own row included); otherwise it stores with the
@@ -115,4 +117,24 @@ func (p *refPeerTable) RemovePeer(_ context.Context, k location.PeerKey, owner l
 	}
 	delete(p.rows, key)
 	return location.WriteResult{Status: location.Stored, Generation: cur.Generation}, nil
+}
+
+// ListPeers implements PeerLister: the rows matching every set field of f,
+// in key order.
+func (p *refPeerTable) ListPeers(_ context.Context, f location.PeerFilter) ([]location.PeerLocation, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := []location.PeerLocation{}
+	for _, k := range slices.Sorted(maps.Keys(p.rows)) {
+		r := p.rows[k]
+		if (f.AutoConnectType != nil && r.AutoConnectType != *f.AutoConnectType) ||
+			(f.MeshName != nil && r.MeshName != *f.MeshName) ||
+			(f.Role != nil && r.Role != *f.Role) ||
+			(f.NodeRID != nil && !location.RoutingIDsEqual(r.NodeRID, f.NodeRID)) ||
+			(f.Endpoint != nil && r.Endpoint != *f.Endpoint) {
+			continue
+		}
+		out = append(out, clonePeer(r))
+	}
+	return out, nil
 }

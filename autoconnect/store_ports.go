@@ -22,6 +22,14 @@ type PeerLister interface {
 	ListPeers(ctx context.Context, f location.PeerFilter) ([]location.PeerLocation, error)
 }
 
+// PeerPublisher writes, removes and reads back the local peer row;
+// location.PeerStore satisfies it. The read settles a claim whose answer
+// was lost: the reconciler learns the generation the store gave the row.
+type PeerPublisher interface {
+	PeerWriter
+	PeerLister
+}
+
 // MeshNodeLister lists mesh-node descriptors page by page;
 // location.MeshNodeStore satisfies it.
 type MeshNodeLister interface {

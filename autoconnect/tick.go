@@ -33,6 +33,7 @@ func (r *Reconciler) Tick(ctx context.Context) error {
 	}
 	r.tickMu.Lock()
 	defer r.tickMu.Unlock()
+	ctx = withTickReads(ctx)
 
 	if _, err := r.publishLocal(ctx); err != nil {
 		return r.failTick(ctx, err)
@@ -92,6 +93,7 @@ func (r *Reconciler) Tick(ctx context.Context) error {
 
 	r.mu.Lock()
 	deferred := now < r.recoveryDeferUntil
+	r.removalsDeferred = deferred
 	r.mu.Unlock()
 	if !deferred {
 		if r.sweeper != nil {
@@ -114,11 +116,8 @@ func (r *Reconciler) localRowLost(rows []location.PeerLocation) bool {
 	if !r.localPublished || r.localRow == nil {
 		return false
 	}
-	for _, row := range rows {
-		if row.Role != r.localRow.Role || !location.RoutingIDsEqual(row.NodeRID, r.localRow.NodeRID) {
-			continue
-		}
-		if row.NodeRID != nil || row.Endpoint == r.localRow.Endpoint {
+	for i := range rows {
+		if sameIdentity(&rows[i], r.localRow) {
 			return false
 		}
 	}
@@ -159,9 +158,14 @@ func (r *Reconciler) desiredTargets(rows []location.PeerLocation) *targetMap {
 // replaces an active target whose endpoint or owner changed under the same
 // key. With a DisconnectProber it drops active targets whose transport is
 // gone (and redials them), and waits for an old connection of a key to close
-// before dialing the key again.
+// before dialing the key again. It stops once ctx is done (the loop is
+// stopping, for example because the owner lease was lost): no connection is
+// started after that.
 func (r *Reconciler) connectDesired(ctx context.Context, desired *targetMap, change *DesiredSetChange) {
 	for _, target := range desired.list() {
+		if ctx.Err() != nil {
+			return
+		}
 		key := target.Key
 		r.mu.Lock()
 		cur, isActive := r.active.get(key)
@@ -284,4 +288,37 @@ func (r *Reconciler) failTick(ctx context.Context, err error) error {
 	}
 	r.recordStoreFailure(ctx, err)
 	return nil
+}
+
+// settled reports whether a tick would have nothing to do as long as the
+// listing and its owners' liveness stay as they are: the local row is
+// published (or there is none), every target of the last desired set is
+// connected (a refused Connect or a lost connection is retried by the next
+// tick), no old connection is waiting to close, and the last tick did not
+// defer removals. A Loop skips a tick only when its reconciler is settled.
+func (r *Reconciler) settled() bool {
+	r.mu.Lock()
+	if (r.localRow != nil && !r.localPublished) || r.storeFailed || r.removalsDeferred || r.pending.len() > 0 {
+		r.mu.Unlock()
+		return false
+	}
+	desired := r.lastDesired.list()
+	active := make([]Target, 0, len(desired))
+	for _, t := range desired {
+		cur, ok := r.active.get(t.Key)
+		if !ok {
+			r.mu.Unlock()
+			return false
+		}
+		active = append(active, cur)
+	}
+	r.mu.Unlock()
+	if r.prober != nil {
+		for _, t := range active {
+			if r.prober.IsDisconnected(t) {
+				return false
+			}
+		}
+	}
+	return true
 }

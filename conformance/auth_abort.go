@@ -3,6 +3,7 @@ package conformance
 import (
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -27,17 +28,19 @@ func auth132(c *Case) {
 	e := newAuthEnv(c)
 	u := e.U(e.NA)
 	R := e.RS("x1", e.TA())
-	e.requireAbortKind(authAbortReq(location.ObjectUserSpot, "x1", R, e.TA()), location.KindAborted, "abort")
-	e.requireMissing(e.KS("x1"))
+	e.requireAbortKind(fixture.AbortRequest(location.ObjectUserSpot, "x1", R, e.TA()), location.KindAborted, "abort")
+	e.requireMissing(fixture.KS("x1"))
 	e.requireU(e.NA, u)
+	next := e.RS("x1b", e.TA())
+	e.exactVersion(next.Creating.StoreVersion, "2", "the reservation after an abort (an abort issues no version)")
 }
 
 // auth133 AUTH-133 Replay.
 func auth133(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("x1", e.TA())
-	e.requireAbortKind(authAbortReq(location.ObjectUserSpot, "x1", R, e.TA()), location.KindAborted, "abort")
-	e.requireAbortKind(authAbortReq(location.ObjectUserSpot, "x1", R, e.TA()), location.KindAlreadyAborted, "abort replay")
+	e.requireAbortKind(fixture.AbortRequest(location.ObjectUserSpot, "x1", R, e.TA()), location.KindAborted, "abort")
+	e.requireAbortKind(fixture.AbortRequest(location.ObjectUserSpot, "x1", R, e.TA()), location.KindAlreadyAborted, "abort replay")
 }
 
 // auth134 AUTH-134 No liveness needed.
@@ -45,7 +48,8 @@ func auth134(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("x2", e.TA())
 	e.release(e.A)
-	e.requireAbortKind(authAbortReq(location.ObjectUserSpot, "x2", R, e.TA()), location.KindAborted, "abort on a released owner")
+	e.removeNode(e.NA, e.A)
+	e.requireAbortKind(fixture.AbortRequest(location.ObjectUserSpot, "x2", R, e.TA()), location.KindAborted, "abort on a released owner's removed node")
 }
 
 // auth135 AUTH-135 Mismatches.
@@ -53,26 +57,26 @@ func auth135(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("x5", e.TA())
 	other := e.RS("x5x", e.TA())
-	wrongVersion := authAbortReq(location.ObjectUserSpot, "x5", R, e.TA())
+	wrongVersion := fixture.AbortRequest(location.ObjectUserSpot, "x5", R, e.TA())
 	wrongVersion.ExpectedStoreVersion = other.Creating.StoreVersion
-	wrongID := authAbortReq(location.ObjectUserSpot, "x5", R, e.TA())
+	wrongID := fixture.AbortRequest(location.ObjectUserSpot, "x5", R, e.TA())
 	wrongID.ReservationID = authOtherReservationID
 	T := e.TA()
 	T.NodeLifecycleGeneration = 2
-	wrongTarget := authAbortReq(location.ObjectUserSpot, "x5", R, T)
+	wrongTarget := fixture.AbortRequest(location.ObjectUserSpot, "x5", R, T)
 	e.requireAbortKind(wrongVersion, location.KindStale, "abort with a wrong version")
 	e.requireAbortKind(wrongID, location.KindStale, "abort with a wrong reservation id")
 	e.requireAbortKind(wrongTarget, location.KindStale, "abort with target lifecycle 2")
-	e.requireRow(e.KS("x5"), R.Creating)
+	e.requireRow(fixture.KS("x5"), R.Creating)
 }
 
 // auth136 AUTH-136 Abort after commit.
 func auth136(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("x3", e.TA())
-	S := e.requireCommitKind(e.commit(authCommitReq("x3", R, e.TA())), location.KindCommitted)
-	e.requireAbortKind(authAbortReq(location.ObjectUserSpot, "x3", R, e.TA()), location.KindStale, "abort after commit")
-	e.requireRow(e.KS("x3"), S)
+	S := e.requireCommitKind(e.commit(fixture.CommitRequest("x3", R, e.TA())), location.KindCommitted)
+	e.requireAbortKind(fixture.AbortRequest(location.ObjectUserSpot, "x3", R, e.TA()), location.KindStale, "abort after commit")
+	e.requireRow(fixture.KS("x3"), S)
 }
 
 // auth137 AUTH-137 Actors.
@@ -80,9 +84,9 @@ func auth137(c *Case) {
 	e := newAuthEnv(c)
 	u := e.U(e.NA)
 	R := e.RA("x4", e.TA())
-	e.requireAbortKind(authAbortReq(location.ObjectActor, "x4", R, e.TA()), location.KindAborted, "abort of an actor")
+	e.requireAbortKind(fixture.AbortRequest(location.ObjectActor, "x4", R, e.TA()), location.KindAborted, "abort of an actor")
 	e.requireU(e.NA, u)
-	e.requireMissing(e.KA("x4"))
+	e.requireMissing(fixture.KA("x4"))
 }
 
 // auth138 AUTH-138 [quirk] Replay under another key: alreadyAborted for any
@@ -91,11 +95,11 @@ func auth137(c *Case) {
 func auth138(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("x1", e.TA())
-	e.requireAbortKind(authAbortReq(location.ObjectUserSpot, "x1", R, e.TA()), location.KindAborted, "abort")
-	e.requireAbortKind(authAbortReq(location.ObjectActor, "other", R, e.TA()), location.KindAlreadyAborted, "abort replay under another key")
+	e.requireAbortKind(fixture.AbortRequest(location.ObjectUserSpot, "x1", R, e.TA()), location.KindAborted, "abort")
+	e.requireAbortKind(fixture.AbortRequest(location.ObjectActor, "other", R, e.TA()), location.KindAlreadyAborted, "abort replay under another key")
 	e.unchanged("abort replay with an invalid key", func() {
-		_, err := c.S.AbortCreation(c.Ctx, authAbortReq(location.ObjectUserSpot, "", R, e.TA()))
-		authRequireInvalid(c, err, "abort with global ID \"\"")
+		_, err := c.S.AbortCreation(c.Ctx, fixture.AbortRequest(location.ObjectUserSpot, "", R, e.TA()))
+		c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityIdentityLength, "abort with global ID \"\"")
 	})
 }
 
@@ -103,7 +107,7 @@ func auth138(c *Case) {
 func auth139(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RA("a2", e.TA())
-	e.requireCompleteKind(e.complete(authCompleteReq("a2", R, e.TA(), location.TerminalRejected, authPub(authOP(2), authDeadline()))), location.KindRejected)
-	e.rememberOp(authOP(2))
-	e.requireAbortKind(authAbortReq(location.ObjectActor, "a2", R, e.TA()), location.KindStale, "abort after a rejected completion")
+	e.requireCompleteKind(e.complete(fixture.CompleteRequest("a2", R, e.TA(), location.TerminalRejected, fixture.P(fixture.OP(2), authDeadline()))), location.KindRejected)
+	e.rememberOp(fixture.OP(2))
+	e.requireAbortKind(fixture.AbortRequest(location.ObjectActor, "a2", R, e.TA()), location.KindStale, "abort after a rejected completion")
 }

@@ -3,6 +3,7 @@ package conformance
 import (
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -10,7 +11,9 @@ import (
 // commitAggregate and abortAggregate (04 §1.9, §2.11–§2.13).
 
 // authTwoRooms is the capacity {spots 2, user_spot/room 2}.
-func authTwoRooms() location.CapacityVector { return authVSpots(location.ObjectUserSpot, "room", 2) }
+func authTwoRooms() location.CapacityVector {
+	return fixture.VSpots(location.ObjectUserSpot, "room", 2)
+}
 
 // aggRows creates AUTH-156's participants g1 and g2 on NA.
 func (e *authEnv) aggRows() (*location.AuthoritySnapshot, *location.AuthoritySnapshot) {
@@ -20,7 +23,7 @@ func (e *authEnv) aggRows() (*location.AuthoritySnapshot, *location.AuthoritySna
 
 // auth156Request is AUTH-156's request: AG1 generation 1 moving g1 and g2 to NB.
 func (e *authEnv) auth156Request(S1, S2 *location.AuthoritySnapshot) location.AggregatePrepareRequest {
-	return e.AGG("AG1", 1, []authPart{authNewOwnerPart(e.KS("g1"), S1), authNewOwnerPart(e.KS("g2"), S2)}, authTwoRooms())
+	return e.AGG("AG1", 1, []fixture.Part{fixture.NewOwnerPart(fixture.KS("g1"), S1), fixture.NewOwnerPart(fixture.KS("g2"), S2)}, authTwoRooms())
 }
 
 // auth156Setup is AUTH-156 done: the rows and the prepared aggregate.
@@ -36,9 +39,9 @@ func (e *authEnv) auth156Setup() (*location.AuthoritySnapshot, *location.Authori
 func (e *authEnv) auth166Setup() (*location.AuthoritySnapshot, *location.AuthoritySnapshot, location.AggregatePrepareRequest) {
 	e.c.Helper()
 	S1, S2 := e.aggRows()
-	e.REL("AG2", e.KS("g1"), S1, e.NA, e.NB, authTwoRooms())
+	e.REL("AG2", fixture.KS("g1"), S1, e.NA, e.NB, authTwoRooms())
 	require.Equal(e.c, int64(2), e.U(e.NB).Spots.Reserved)
-	req := e.AGG("AG2", 1, []authPart{authNewOwnerPart(e.KS("g1"), S1), authNewOwnerPart(e.KS("g2"), S2)}, authTwoRooms())
+	req := e.AGG("AG2", 1, []fixture.Part{fixture.NewOwnerPart(fixture.KS("g1"), S1), fixture.NewOwnerPart(fixture.KS("g2"), S2)}, authTwoRooms())
 	e.requirePrepared(e.prepare(req), req, location.KindPrepared)
 	return S1, S2, req
 }
@@ -47,7 +50,7 @@ func (e *authEnv) auth166Setup() (*location.AuthoritySnapshot, *location.Authori
 func (e *authEnv) auth171Setup() (*location.AuthoritySnapshot, *location.AuthoritySnapshot, location.AggregatePrepareRequest) {
 	e.c.Helper()
 	S1, S2 := e.aggRows()
-	req := e.AGG("AG1", 1, []authPart{authPreservePart(e.KS("g1"), S1), authNewOwnerPart(e.KS("g2"), S2)}, authVS("room"))
+	req := e.AGG("AG1", 1, []fixture.Part{fixture.PreservePart(fixture.KS("g1"), S1), fixture.NewOwnerPart(fixture.KS("g2"), S2)}, fixture.VS("room"))
 	e.requirePrepared(e.prepare(req), req, location.KindPrepared)
 	return S1, S2, req
 }
@@ -65,16 +68,19 @@ func (e *authEnv) requirePrepareKind(req location.AggregatePrepareRequest, k loc
 		require.Equal(e.c, k, res.Kind, what)
 		if k == location.KindAlreadyPrepared {
 			require.Equal(e.c, authAggFence(req.AggregateID, req.AggregateGeneration), res.Fence)
+		} else {
+			require.Equal(e.c, location.AggregateFence{}, res.Fence, "%s: only prepared answers carry a fence", what)
 		}
 	})
 }
 
-// requirePrepareInvalid requires an invalid-argument error and no change.
-func (e *authEnv) requirePrepareInvalid(req location.AggregatePrepareRequest, what string) {
+// requirePrepareInvalid requires an invalid-argument error of the class and
+// code, and no change.
+func (e *authEnv) requirePrepareInvalid(req location.AggregatePrepareRequest, class location.ErrorClass, code, what string) {
 	e.c.Helper()
 	e.unchanged(what, func() {
 		_, err := e.c.S.PrepareAggregate(e.c.Ctx, req)
-		authRequireInvalid(e.c, err, what)
+		e.c.expectInputErrorCode(err, class, code, "%s", what)
 	})
 }
 
@@ -95,14 +101,15 @@ func (e *authEnv) requireAggKind(call func(location.AggregateFence) location.Res
 func auth156(c *Case) {
 	e := newAuthEnv(c)
 	S1, S2 := e.aggRows()
-	u := e.U(e.NB)
+	ua, u := e.U(e.NA), e.U(e.NB)
 	req := e.auth156Request(S1, S2)
 	e.requirePrepared(e.prepare(req), req, location.KindPrepared)
 	u.Spots.Reserved += 2
 	u.Room.Reserved += 2
 	e.requireU(e.NB, u)
-	e.requireRow(e.KS("g1"), S1)
-	e.requireRow(e.KS("g2"), S2)
+	e.requireU(e.NA, ua)
+	e.requireRow(fixture.KS("g1"), S1)
+	e.requireRow(fixture.KS("g2"), S2)
 }
 
 // auth157 AUTH-157 Identical replay.
@@ -116,10 +123,19 @@ func auth157(c *Case) {
 func auth158(c *Case) {
 	e := newAuthEnv(c)
 	_, _, req := e.auth156Setup()
-	other := req
-	other.Participants = append([]location.AggregateParticipant(nil), req.Participants...)
-	other.Participants[0].AuthorityPayload = []byte("different")
-	e.requirePrepareKind(other, location.KindConflict, "a prepare with other content")
+	edits := map[string]func(r *location.AggregatePrepareRequest){
+		"another participant payload": func(r *location.AggregatePrepareRequest) { r.Participants[0].AuthorityPayload = []byte("different") },
+		"another membership mutation": func(r *location.AggregatePrepareRequest) { r.Participants[1].MembershipMutation = []byte("different") },
+		"another inventory digest":    func(r *location.AggregatePrepareRequest) { r.InventoryDigest = fixture.Digest32(0x08) },
+		"another target lifecycle":    func(r *location.AggregatePrepareRequest) { r.TargetDescriptorLifecycleGeneration = 2 },
+		"one participant fewer":       func(r *location.AggregatePrepareRequest) { r.Participants = r.Participants[:1] },
+	}
+	for name, edit := range edits {
+		other := req
+		other.Participants = append([]location.AggregateParticipant(nil), req.Participants...)
+		edit(&other)
+		e.requirePrepareKind(other, location.KindConflict, "a prepare with "+name)
+	}
 }
 
 // auth159 AUTH-159 Validation.
@@ -127,24 +143,29 @@ func auth159(c *Case) {
 	e := newAuthEnv(c)
 	S1, S2 := e.aggRows()
 	base := e.auth156Request(S1, S2)
-	edits := map[string]func(r *location.AggregatePrepareRequest){
-		"empty id":          func(r *location.AggregatePrepareRequest) { r.AggregateID = "" },
-		"generation 0":      func(r *location.AggregatePrepareRequest) { r.AggregateGeneration = 0 },
-		"no participants":   func(r *location.AggregatePrepareRequest) { r.Participants = nil },
-		"digest of 31":      func(r *location.AggregatePrepareRequest) { r.InventoryDigest = authDigest32(7)[:31] },
-		"capacity all zero": func(r *location.AggregatePrepareRequest) { r.Capacity = location.CapacityVector{} },
-		"duplicate participant": func(r *location.AggregatePrepareRequest) {
-			r.Participants = []location.AggregateParticipant{r.Participants[0], r.Participants[0]}
-		},
-		"participants not byte-sorted": func(r *location.AggregatePrepareRequest) {
-			r.Participants = []location.AggregateParticipant{r.Participants[1], r.Participants[0]}
-		},
+	type bad struct {
+		class location.ErrorClass
+		code  string
+		edit  func(r *location.AggregatePrepareRequest)
 	}
-	for name, edit := range edits {
+	edits := map[string]bad{
+		"empty id":          {location.ClassType, location.CodeAggregateID, func(r *location.AggregatePrepareRequest) { r.AggregateID = "" }},
+		"generation 0":      {location.ClassRange, location.CodeAggregateShape, func(r *location.AggregatePrepareRequest) { r.AggregateGeneration = 0 }},
+		"no participants":   {location.ClassRange, location.CodeAggregateShape, func(r *location.AggregatePrepareRequest) { r.Participants = nil }},
+		"digest of 31":      {location.ClassType, location.CodeAggregateDigest, func(r *location.AggregatePrepareRequest) { r.InventoryDigest = fixture.Digest32(7)[:31] }},
+		"capacity all zero": {location.ClassRange, location.CodeAuthorityCapacity, func(r *location.AggregatePrepareRequest) { r.Capacity = location.CapacityVector{} }},
+		"duplicate participant": {location.ClassType, location.CodeAggregateParticipantOrder, func(r *location.AggregatePrepareRequest) {
+			r.Participants = []location.AggregateParticipant{r.Participants[0], r.Participants[0]}
+		}},
+		"participants not byte-sorted": {location.ClassType, location.CodeAggregateParticipantOrder, func(r *location.AggregatePrepareRequest) {
+			r.Participants = []location.AggregateParticipant{r.Participants[1], r.Participants[0]}
+		}},
+	}
+	for name, b := range edits {
 		req := base
 		req.Participants = append([]location.AggregateParticipant(nil), base.Participants...)
-		edit(&req)
-		e.requirePrepareInvalid(req, "prepare with "+name)
+		b.edit(&req)
+		e.requirePrepareInvalid(req, b.class, b.code, "prepare with "+name)
 	}
 }
 
@@ -161,12 +182,14 @@ func auth161(c *Case) {
 	e := newAuthEnv(c)
 	S1, S2 := e.aggRows()
 	R := e.RS("g0", e.TA())
-	missing := e.AGG("AG1", 1, []authPart{{Key: e.KS("g-none"), Version: S1.StoreVersion, Transition: location.TransitionNewOwner}, authNewOwnerPart(e.KS("g2"), S2)}, authTwoRooms())
+	missing := e.AGG("AG1", 1, []fixture.Part{{Key: fixture.KS("g-none"), Version: S1.StoreVersion, Transition: location.TransitionNewOwner}, fixture.NewOwnerPart(fixture.KS("g2"), S2)}, authTwoRooms())
 	e.requirePrepareKind(missing, location.KindConflict, "prepare with a missing participant")
-	reserved := e.AGG("AG1", 1, []authPart{authNewOwnerPart(e.KS("g0"), R.Creating), authNewOwnerPart(e.KS("g2"), S2)}, authTwoRooms())
+	reserved := e.AGG("AG1", 1, []fixture.Part{fixture.NewOwnerPart(fixture.KS("g0"), R.Creating), fixture.NewOwnerPart(fixture.KS("g2"), S2)}, authTwoRooms())
 	e.requirePrepareKind(reserved, location.KindConflict, "prepare with a reserved participant")
-	stale := e.AGG("AG1", 1, []authPart{authNewOwnerPart(e.KS("g1"), S2), authNewOwnerPart(e.KS("g2"), S2)}, authTwoRooms())
+	stale := e.AGG("AG1", 1, []fixture.Part{fixture.NewOwnerPart(fixture.KS("g1"), S2), fixture.NewOwnerPart(fixture.KS("g2"), S2)}, authTwoRooms())
 	e.requirePrepareKind(stale, location.KindConflict, "prepare with a stale participant version")
+	suffixed := e.AGG("AG1", 1, []fixture.Part{{Key: fixture.KS("g1"), Version: S1.StoreVersion + "0", Transition: location.TransitionNewOwner}, fixture.NewOwnerPart(fixture.KS("g2"), S2)}, authTwoRooms())
+	e.requirePrepareKind(suffixed, location.KindConflict, "prepare with a participant version that only starts like the row's")
 }
 
 // auth162 AUTH-162 Preserve participant needs a live owner.
@@ -174,7 +197,7 @@ func auth162(c *Case) {
 	e := newAuthEnv(c)
 	S1, S2 := e.aggRows()
 	e.release(e.A)
-	req := e.AGG("AG1", 1, []authPart{authPreservePart(e.KS("g1"), S1), authNewOwnerPart(e.KS("g2"), S2)}, authVS("room"))
+	req := e.AGG("AG1", 1, []fixture.Part{fixture.PreservePart(fixture.KS("g1"), S1), fixture.NewOwnerPart(fixture.KS("g2"), S2)}, fixture.VS("room"))
 	e.requirePrepareKind(req, location.KindConflict, "prepare with a dead preserve participant")
 }
 
@@ -183,7 +206,7 @@ func auth163(c *Case) {
 	e := newAuthEnv(c)
 	S1, S2 := e.aggRows()
 	req := e.auth156Request(S1, S2)
-	req.Capacity = authVSpots(location.ObjectUserSpot, "room", 3)
+	req.Capacity = fixture.VSpots(location.ObjectUserSpot, "room", 3)
 	e.requirePrepareKind(req, location.KindConflict, "prepare with a capacity that is not the moved sum")
 }
 
@@ -191,14 +214,14 @@ func auth163(c *Case) {
 func auth164(c *Case) {
 	e := newAuthEnv(c)
 	S1, _ := e.aggRows()
-	parts := []authPart{authPreservePart(e.KS("g1"), S1)}
-	e.requirePrepareInvalid(e.AGG("AG1", 1, parts, location.CapacityVector{}), "a preserve-only aggregate with capacity {}")
-	e.requirePrepareKind(e.AGG("AG1", 1, parts, authVS("room")), location.KindConflict, "a preserve-only aggregate with capacity VS(room)")
+	parts := []fixture.Part{fixture.PreservePart(fixture.KS("g1"), S1)}
+	e.requirePrepareInvalid(e.AGG("AG1", 1, parts, location.CapacityVector{}), location.ClassRange, location.CodeAuthorityCapacity, "a preserve-only aggregate with capacity {}")
+	e.requirePrepareKind(e.AGG("AG1", 1, parts, fixture.VS("room")), location.KindConflict, "a preserve-only aggregate with capacity VS(room)")
 }
 
 // auth165 AUTH-165 Target capacity insufficient (D-23 kept: conflict).
 func auth165(c *Case) {
-	e := newAuthEnv(c, authWithNB(func(l *authLimits) { l.Spots = 1 }))
+	e := newAuthEnv(c, authWithNB(func(l *fixture.Limits) { l.Spots = 1 }))
 	S1, S2 := e.aggRows()
 	e.requirePrepareKind(e.auth156Request(S1, S2), location.KindConflict, "prepare onto a full target")
 }
@@ -216,10 +239,11 @@ func auth166(c *Case) {
 func auth167(c *Case) {
 	e := newAuthEnv(c)
 	S1, S2 := e.aggRows()
-	e.REL("AG3", e.KS("g1"), S1, e.NA, e.NB)
-	req := e.AGG("AG3", 1, []authPart{authNewOwnerPart(e.KS("g1"), S1), authNewOwnerPart(e.KS("g2"), S2)}, authTwoRooms())
+	e.REL("AG3", fixture.KS("g1"), S1, e.NA, e.NB)
+	req := e.AGG("AG3", 1, []fixture.Part{fixture.NewOwnerPart(fixture.KS("g1"), S1), fixture.NewOwnerPart(fixture.KS("g2"), S2)}, authTwoRooms())
 	e.requirePrepared(e.prepare(req), req, location.KindPrepared)
 	require.Equal(c, int64(3), e.U(e.NB).Spots.Reserved)
+	require.Equal(c, int64(3), e.U(e.NB).Room.Reserved)
 	require.Equal(c, location.KindAborted, e.abortRel("AG3"))
 	require.Equal(c, int64(2), e.U(e.NB).Spots.Reserved)
 	require.Equal(c, int64(2), e.U(e.NB).Room.Reserved)
@@ -230,8 +254,8 @@ func auth168(c *Case) {
 	e := newAuthEnv(c)
 	S1, _ := e.aggRows()
 	H := e.AS("h1", e.TA(), "hall")
-	req := e.AGG("AG1", 1, []authPart{authNewOwnerPart(e.KS("g1"), S1), authNewOwnerPart(e.KS("h1"), H)}, authTwoRooms())
-	e.requirePrepareInvalid(req, "prepare moving two spot types")
+	req := e.AGG("AG1", 1, []fixture.Part{fixture.NewOwnerPart(fixture.KS("g1"), S1), fixture.NewOwnerPart(fixture.KS("h1"), H)}, authTwoRooms())
+	e.requirePrepareInvalid(req, location.ClassType, location.CodeAggregateSpotTypes, "prepare moving two spot types")
 }
 
 // auth169 AUTH-169 Re-prepare after commit (D-25 kept: stale).
@@ -268,7 +292,7 @@ func auth172(c *Case) {
 	e := newAuthEnv(c)
 	S1, _, _ := e.auth156Setup()
 	u := e.U(e.NB)
-	e.requireStored(e.cas(e.KS("g1"), S1.StoreVersion, amPreserve("changed")))
+	e.requireStored(e.cas(fixture.KS("g1"), S1.StoreVersion, fixture.Preserve("changed")))
 	e.requireAggKind(e.commitAgg, authAggFence("AG1", 1), location.KindStale, "commit after a participant changed")
 	e.requireAggKind(e.abortAgg, authAggFence("AG1", 1), location.KindAborted, "abort")
 	u.Spots.Reserved -= 2
@@ -284,19 +308,21 @@ func auth173(c *Case) {
 	ua, ub := e.U(e.NA), e.U(e.NB)
 	e.requireAggKind(e.commitAgg, authAggFence("AG1", 1), location.KindCommitted, "commitAggregate")
 	for i, S := range []*location.AuthoritySnapshot{S1, S2} {
-		key := e.KS([]string{"g1", "g2"}[i])
+		key := fixture.KS([]string{"g1", "g2"}[i])
 		got := e.read(key).Snapshot
 		require.NotNil(c, got)
 		require.Equal(c, e.B, got.Owner)
 		require.Equal(c, location.PlacementAllocation{
 			State: location.AllocationActive, ObjectKind: location.ObjectUserSpot, StableType: "room",
-			Descriptor: e.NB.Key(), DescriptorLifecycleGeneration: 1, Capacity: authVS("room"),
+			Descriptor: e.NB.Key(), DescriptorLifecycleGeneration: 1, Capacity: fixture.VS("room"),
 		}, got.Allocation)
 		require.Equal(c, S.ObjectGeneration, got.ObjectGeneration)
 		require.Greater(c, got.AuthorityOwnerGeneration, S.AuthorityOwnerGeneration)
 		require.Equal(c, []string{"agg-0", "agg-1"}[i], string(got.Payload))
 		require.NotEqual(c, S.StoreVersion, got.StoreVersion)
 		require.Nil(c, got.PendingCreation)
+		e.exactVersion(got.StoreVersion, []string{"5", "6"}[i], "moved row")
+		e.exactNumber(got.AuthorityOwnerGeneration, []int64{3, 4}[i], "moved authorityOwnerGeneration")
 	}
 	ua.Spots.Active -= 2
 	ua.Room.Active -= 2
@@ -331,7 +357,7 @@ func auth176(c *Case) {
 	e := newAuthEnv(c)
 	_, S2, _ := e.auth156Setup()
 	u := e.U(e.NB)
-	e.requireStored(e.cas(e.KS("g2"), S2.StoreVersion, amPreserve("changed")))
+	e.requireStored(e.cas(fixture.KS("g2"), S2.StoreVersion, fixture.Preserve("changed")))
 	e.requireAggKind(e.commitAgg, authAggFence("AG1", 1), location.KindStale, "commit after a participant changed")
 	e.requireAggKind(e.commitAgg, authAggFence("AG1", 1), location.KindStale, "commit again")
 	e.requireAggKind(e.abortAgg, authAggFence("AG1", 1), location.KindAborted, "abort")
@@ -368,18 +394,20 @@ func auth179(c *Case) {
 	e := newAuthEnv(c)
 	e.auth156Setup()
 	g3, g4 := e.AS("g3", e.TA()), e.AS("g4", e.TA())
-	second := e.AGG("AG9", 1, []authPart{authNewOwnerPart(e.KS("g3"), g3), authNewOwnerPart(e.KS("g4"), g4)}, authTwoRooms())
+	second := e.AGG("AG9", 1, []fixture.Part{fixture.NewOwnerPart(fixture.KS("g3"), g3), fixture.NewOwnerPart(fixture.KS("g4"), g4)}, authTwoRooms())
 	e.requirePrepared(e.prepare(second), second, location.KindPrepared)
 
 	e.setCounters(authI64(location.MaxGeneration-1), nil, nil)
 	e.requireAggKind(e.commitAgg, authAggFence("AG1", 1), location.KindGenerationExhausted, "commit with one version too few")
 	e.setCounters(authI64(location.MaxGeneration-2), nil, nil)
 	e.requireAggKind(e.commitAgg, authAggFence("AG1", 1), location.KindCommitted, "commit with exactly enough versions")
+	e.exactVersion(e.read(fixture.KS("g2")).Snapshot.StoreVersion, "9223372036854775807", "the last version issued")
 
 	e.setCounters(authI64(1<<62), nil, authI64(location.MaxGeneration-1))
 	e.requireAggKind(e.commitAgg, authAggFence("AG9", 1), location.KindGenerationExhausted, "commit with one owner generation too few")
 	e.setCounters(nil, nil, authI64(location.MaxGeneration-2))
 	e.requireAggKind(e.commitAgg, authAggFence("AG9", 1), location.KindCommitted, "commit with exactly enough owner generations")
+	require.Equal(c, location.MaxGeneration, e.read(fixture.KS("g4")).Snapshot.AuthorityOwnerGeneration, "the last owner generation issued")
 }
 
 // auth180 AUTH-180 [newer] Adopted reservation follows the aggregate.
@@ -398,17 +426,22 @@ func auth181(c *Case) {
 	e := newAuthEnv(c)
 	S1, S2, _ := e.auth171Setup()
 	require.Equal(c, location.KindCommitted, e.commitAgg(authAggFence("AG1", 1)))
-	g1 := e.read(e.KS("g1")).Snapshot
+	g1 := e.read(fixture.KS("g1")).Snapshot
 	require.Equal(c, "agg-0", string(g1.Payload))
 	require.Equal(c, e.A, g1.Owner)
 	require.Equal(c, S1.AuthorityOwnerGeneration, g1.AuthorityOwnerGeneration)
 	require.Equal(c, S1.Allocation, g1.Allocation)
 	require.NotEqual(c, S1.StoreVersion, g1.StoreVersion)
-	g2 := e.read(e.KS("g2")).Snapshot
+	e.exactVersion(g1.StoreVersion, "5", "the preserved participant")
+	g2 := e.read(fixture.KS("g2")).Snapshot
 	require.Equal(c, e.B, g2.Owner)
 	require.Equal(c, e.NB.Key(), g2.Allocation.Descriptor)
 	require.Greater(c, g2.AuthorityOwnerGeneration, S2.AuthorityOwnerGeneration)
+	e.exactNumber(g2.AuthorityOwnerGeneration, 3, "the moved participant's authorityOwnerGeneration")
 	require.Equal(c, "agg-1", string(g2.Payload))
+	ua := e.U(e.NA)
+	require.Equal(c, authSlot{Active: 1}, ua.Spots, "U(NA): the preserved row stays")
+	require.Equal(c, authSlot{Active: 1}, e.U(e.NB).Spots, "U(NB): the moved row arrives")
 }
 
 // auth182 AUTH-182 Source owner may be dead.
@@ -426,8 +459,8 @@ func auth183(c *Case) {
 	S1, S2, _ := e.auth156Setup()
 	e.requireAggKind(e.abortAgg, authAggFence("AG1", 1), location.KindAborted, "abortAggregate")
 	e.requireU(e.NB, u)
-	e.requireRow(e.KS("g1"), S1)
-	e.requireRow(e.KS("g2"), S2)
+	e.requireRow(fixture.KS("g1"), S1)
+	e.requireRow(fixture.KS("g2"), S2)
 }
 
 // auth184 AUTH-184 Abort twice.

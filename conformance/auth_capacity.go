@@ -3,6 +3,7 @@ package conformance
 import (
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -19,6 +20,7 @@ func auth193(c *Case) {
 	for _, d := range e.listNodes() {
 		if d.RID == e.NA.Desc.RID {
 			require.Equal(c, location.PopulationCapacity{Active: 0, Reserved: 0, Limit: 10}, d.PopulationCapacity.Actors)
+			require.True(c, authUsageOf(d).zero(), "U(NA) is the store's usage: %+v", authUsageOf(d))
 			return
 		}
 	}
@@ -58,9 +60,9 @@ func auth196(c *Case) {
 		d.DescriptorRevision = 2
 		d.PopulationCapacity.SpotTypes[0].Limit = 1 // user_spot/room
 	})
-	e.requireCommitKind(e.commit(authCommitReq("u5", R5, e.TA())), location.KindCommitted)
-	e.requireCommitKind(e.commit(authCommitReq("u6", R6, e.TA())), location.KindCommitted)
-	e.requireExhausted(e.spotReq(location.ObjectUserSpot, "u7", e.TA(), "room"))
+	e.requireCommitKind(e.commit(fixture.CommitRequest("u5", R5, e.TA())), location.KindCommitted)
+	e.requireCommitKind(e.commit(fixture.CommitRequest("u6", R6, e.TA())), location.KindCommitted)
+	e.requireExhausted(fixture.SpotRequest(location.ObjectUserSpot, "u7", e.TA(), "room"))
 }
 
 // auth197 AUTH-197 Every exit returns capacity exactly once.
@@ -74,28 +76,28 @@ func auth197(c *Case) {
 	}
 
 	R := e.RS("cy1", e.TA())
-	require.Equal(c, location.KindAborted, e.abort(authAbortReq(location.ObjectUserSpot, "cy1", R, e.TA())))
+	require.Equal(c, location.KindAborted, e.abort(fixture.AbortRequest(location.ObjectUserSpot, "cy1", R, e.TA())))
 	back("reserve → abort")
 
 	S := e.AS("cy2", e.TA())
-	e.requireDeleted(e.cas(e.KS("cy2"), S.StoreVersion, amDelete()))
+	e.requireDeleted(e.cas(fixture.KS("cy2"), S.StoreVersion, fixture.Delete()))
 	back("reserve → commit → delete")
 
 	Ra := e.RA("cy3", e.TA())
-	e.requireCompleteKind(e.complete(authCompleteReq("cy3", Ra, e.TA(), location.TerminalRejected, authPub(authOP(197), authDeadline()))), location.KindRejected)
+	e.requireCompleteKind(e.complete(fixture.CompleteRequest("cy3", Ra, e.TA(), location.TerminalRejected, fixture.P(fixture.OP(197), authDeadline()))), location.KindRejected)
 	back("reserve → rejected")
 
 	Rf := e.RA("cy3f", e.TA())
-	e.requireCompleteKind(e.complete(authCompleteReq("cy3f", Rf, e.TA(), location.TerminalFailed, authPub(authOP(198), authDeadline()))), location.KindFailed)
+	e.requireCompleteKind(e.complete(fixture.CompleteRequest("cy3f", Rf, e.TA(), location.TerminalFailed, fixture.P(fixture.OP(198), authDeadline()))), location.KindFailed)
 	back("reserve → failed")
 
 	Sm := e.AS("cy4", e.TA())
-	e.REL("Rcy4", e.KS("cy4"), Sm, e.NA, e.NB)
-	moved := e.requireStored(e.cas(e.KS("cy4"), Sm.StoreVersion, amNewOwner("moved", e.B, "Rcy4")))
-	e.requireDeleted(e.cas(e.KS("cy4"), moved.StoreVersion, amDelete()))
+	e.REL("Rcy4", fixture.KS("cy4"), Sm, e.NA, e.NB)
+	moved := e.requireStored(e.cas(fixture.KS("cy4"), Sm.StoreVersion, fixture.NewOwner("moved", e.B, "Rcy4")))
+	e.requireDeleted(e.cas(fixture.KS("cy4"), moved.StoreVersion, fixture.Delete()))
 	back("reserve → commit → move → delete")
 
 	_, created := e.AA("cy5", e.TA(), 199)
-	e.requireDeleted(e.cas(e.KA("cy5"), created.Ready.StoreVersion, amDelete()))
+	e.requireDeleted(e.cas(fixture.KA("cy5"), created.Ready.StoreVersion, fixture.Delete()))
 	back("actor reserve → created → delete")
 }

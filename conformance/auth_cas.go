@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -15,14 +16,14 @@ import (
 // auth022 AUTH-022 Missing row.
 func auth022(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("ghost")
+	key := fixture.KS("ghost")
 	other := location.OwnerToken{OwnerID: "owner-a", LeaseGeneration: e.A.LeaseGeneration + 1}
 	muts := []location.AuthorityMutation{
-		amPreserve("p"),
-		amRestore("p", e.A),
-		amRebind("p", e.A, other),
-		amDelete(),
-		amNewOwner("p", e.B, "f"),
+		fixture.Preserve("p"),
+		fixture.Restore("p", e.A),
+		fixture.Rebind("p", e.A, other),
+		fixture.Delete(),
+		fixture.NewOwner("p", e.B, "f"),
 	}
 	for _, m := range muts {
 		e.unchanged("CAS "+string(m.Kind)+" on a missing row", func() {
@@ -36,9 +37,9 @@ func auth022(c *Case) {
 // auth023 AUTH-023 Reserved rows are not CAS-able.
 func auth023(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("g1")
+	key := fixture.KS("g1")
 	R := e.RS("g1", e.TA())
-	for _, m := range []location.AuthorityMutation{amPreserve("p"), amDelete(), amRestore("p", e.A)} {
+	for _, m := range []location.AuthorityMutation{fixture.Preserve("p"), fixture.Delete(), fixture.Restore("p", e.A)} {
 		e.unchanged("CAS "+string(m.Kind)+" on a reserved row", func() {
 			e.requireConflict(e.cas(key, R.Creating.StoreVersion, m), R.Creating)
 		})
@@ -52,7 +53,7 @@ func auth024(c *Case) {
 	S := e.AS("g2", e.TA())
 	other := e.AS("g2x", e.TA())
 	e.unchanged("CAS with another row's version", func() {
-		e.requireConflict(e.cas(e.KS("g2"), other.StoreVersion, amPreserve("p")), S)
+		e.requireConflict(e.cas(fixture.KS("g2"), other.StoreVersion, fixture.Preserve("p")), S)
 	})
 }
 
@@ -63,19 +64,22 @@ func auth025(c *Case) {
 	fence := location.RelocationFence("f")
 	b := e.B
 	shapes := map[string]location.AuthorityMutation{
-		"preserve with targetOwner": {Kind: location.MutationPut, Transition: location.TransitionPreserve, Payload: []byte("p"), TargetOwner: &b},
-		"preserve with fence":       {Kind: location.MutationPut, Transition: location.TransitionPreserve, Payload: []byte("p"), RelocationFence: &fence},
-		"newOwner without fence":    {Kind: location.MutationPut, Transition: location.TransitionNewOwner, Payload: []byte("p"), TargetOwner: &b},
-		"newOwner without target":   {Kind: location.MutationPut, Transition: location.TransitionNewOwner, Payload: []byte("p"), RelocationFence: &fence},
+		"preserve with targetOwner":      {Kind: location.MutationPut, Transition: location.TransitionPreserve, Payload: []byte("p"), TargetOwner: &b},
+		"preserve with fence":            {Kind: location.MutationPut, Transition: location.TransitionPreserve, Payload: []byte("p"), RelocationFence: &fence},
+		"newOwner without fence":         {Kind: location.MutationPut, Transition: location.TransitionNewOwner, Payload: []byte("p"), TargetOwner: &b},
+		"newOwner without target":        {Kind: location.MutationPut, Transition: location.TransitionNewOwner, Payload: []byte("p"), RelocationFence: &fence},
+		"put of an unknown transition":   {Kind: location.MutationPut, Transition: "move", Payload: []byte("p")},
+		"restore without expected owner": {Kind: location.MutationRestore, Payload: []byte("p")},
+		"rebind without expected owner":  {Kind: location.MutationRebindOwnerLease, Payload: []byte("p"), TargetOwner: &b},
 	}
 	for name, m := range shapes {
 		for _, target := range []struct {
 			key location.AuthorityKey
 			v   location.StoreVersion
-		}{{e.KS("g25"), S.StoreVersion}, {e.KS("g25-missing"), "1"}} {
+		}{{fixture.KS("g25"), S.StoreVersion}, {fixture.KS("g25-missing"), "1"}} {
 			e.unchanged(name, func() {
 				_, err := c.S.CompareExchangeAuthority(c.Ctx, target.key, target.v, m)
-				c.expectInputError(err, location.ClassType, "%s on %s", name, target.key)
+				c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityMutationShape, "%s on %s", name, target.key)
 			})
 		}
 	}
@@ -98,8 +102,8 @@ func auth026(c *Case) {
 	}
 	for name, owners := range cases {
 		e.unchanged(name, func() {
-			_, err := c.S.CompareExchangeAuthority(c.Ctx, e.KS("g26"), S.StoreVersion, amRebind("p", owners[0], owners[1]))
-			c.expectInputError(err, location.ClassType, "rebind: %s", name)
+			_, err := c.S.CompareExchangeAuthority(c.Ctx, fixture.KS("g26"), S.StoreVersion, fixture.Rebind("p", owners[0], owners[1]))
+			c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityMutationShape, "rebind: %s", name)
 		})
 	}
 }
@@ -107,21 +111,27 @@ func auth026(c *Case) {
 // auth027 AUTH-027 Payload size (right version).
 func auth027(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("g3")
+	key := fixture.KS("g3")
 	S := e.AS("g3", e.TA())
-	empty := amPreserve("")
+	empty := fixture.Preserve("")
 	empty.Payload = []byte{}
 	S1 := e.requireStored(e.cas(key, S.StoreVersion, empty))
 	require.Empty(c, S1.Payload)
-	full := amPreserve("")
-	full.Payload = authBytes(authMiB, 'p')
+	full := fixture.Preserve("")
+	full.Payload = fixture.Bytes(fixture.MiB, 'p')
 	S2 := e.requireStored(e.cas(key, S1.StoreVersion, full))
-	require.Len(c, S2.Payload, authMiB)
+	require.Len(c, S2.Payload, fixture.MiB)
 	e.unchanged("an oversized preserve", func() {
-		over := amPreserve("")
-		over.Payload = authBytes(authMiB+1, 'p')
+		over := fixture.Preserve("")
+		over.Payload = fixture.Bytes(fixture.MiB+1, 'p')
 		_, err := c.S.CompareExchangeAuthority(c.Ctx, key, S2.StoreVersion, over)
-		c.expectInputError(err, location.ClassRange, "preserve of 1 MiB + 1")
+		c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityPayload, "preserve of 1 MiB + 1")
+		A2 := location.OwnerToken{OwnerID: "owner-a", LeaseGeneration: e.A.LeaseGeneration + 1}
+		for _, m := range []location.AuthorityMutation{fixture.Restore("", e.A), fixture.Rebind("", e.A, A2)} {
+			m.Payload = fixture.Bytes(fixture.MiB+1, 'o')
+			_, err := c.S.CompareExchangeAuthority(c.Ctx, key, S2.StoreVersion, m)
+			c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityPayload, "oversized %s", m.Kind)
+		}
 	})
 	e.requireRow(key, S2)
 }
@@ -130,15 +140,15 @@ func auth027(c *Case) {
 // fixed (validation first), so the ALT outcome, invalid argument, is expected.
 func auth028(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("g28")
+	key := fixture.KS("g28")
 	S := e.AS("g28", e.TA())
-	e.requireStored(e.cas(key, S.StoreVersion, amPreserve("next"))) // S.StoreVersion is now stale
+	e.requireStored(e.cas(key, S.StoreVersion, fixture.Preserve("next"))) // S.StoreVersion is now stale
 	A2 := location.OwnerToken{OwnerID: "owner-a", LeaseGeneration: e.A.LeaseGeneration + 1}
-	for _, m := range []location.AuthorityMutation{amPreserve(""), amRestore("", e.A), amRebind("", e.A, A2)} {
-		m.Payload = authBytes(authMiB+1, 'o')
+	for _, m := range []location.AuthorityMutation{fixture.Preserve(""), fixture.Restore("", e.A), fixture.Rebind("", e.A, A2)} {
+		m.Payload = fixture.Bytes(fixture.MiB+1, 'o')
 		e.unchanged("oversized "+string(m.Kind)+" with a stale version", func() {
 			_, err := c.S.CompareExchangeAuthority(c.Ctx, key, S.StoreVersion, m)
-			c.expectInputError(err, location.ClassRange, "oversized %s, stale version", m.Kind)
+			c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityPayload, "oversized %s, stale version", m.Kind)
 		})
 	}
 }
@@ -147,22 +157,27 @@ func auth028(c *Case) {
 func auth029(c *Case) {
 	e := newAuthEnv(c)
 	e.AS("g29", e.TA())
-	for _, k := range []location.AuthorityKey{"", "zla1:s:3:a\x00b"} {
+	for _, k := range []location.AuthorityKey{"", "a\x00b"} {
 		e.unchanged("CAS with an invalid key", func() {
-			_, err := c.S.CompareExchangeAuthority(c.Ctx, k, "1", amPreserve("p"))
-			authRequireInvalid(c, err, "CAS on "+string(k))
+			_, err := c.S.CompareExchangeAuthority(c.Ctx, k, "1", fixture.Preserve("p"))
+			c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityKeyText, "CAS on %q", k)
 		})
 	}
+	e.unchanged("CAS with an undecodable key", func() {
+		_, err := c.S.CompareExchangeAuthority(c.Ctx, "zla1:s:3:a\x00b", "1", fixture.Preserve("p"))
+		c.expectInputError(err, location.ClassType, "CAS on a key with NUL")
+	})
 }
 
 // auth030 AUTH-030 Delete an active row.
 func auth030(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("d1")
+	key := fixture.KS("d1")
 	S := e.AS("d1", e.TA())
 	before := e.U(e.NA)
-	r := e.requireDeleted(e.cas(key, S.StoreVersion, amDelete()))
+	r := e.requireDeleted(e.cas(key, S.StoreVersion, fixture.Delete()))
 	require.NotEqual(c, S.StoreVersion, r.DeletedVersion)
+	e.exactVersion(r.DeletedVersion, "3", "deleted version")
 	require.Equal(c, T0(), r.StoreNow)
 	e.requireMissing(key)
 	want := before
@@ -180,21 +195,24 @@ func auth031(c *Case) {
 	S := e.AS("d2", e.TA())
 	e.release(e.A)
 	e.unchanged("delete with a released owner lease", func() {
-		e.requireConflict(e.cas(e.KS("d2"), S.StoreVersion, amDelete()), S)
+		e.requireConflict(e.cas(fixture.KS("d2"), S.StoreVersion, fixture.Delete()), S)
 	})
 }
 
 // auth032 AUTH-032 Owner node not usable: (a) removed, (b) Draining,
-// (c) restarted with another lifecycle generation.
+// (c) restarted with another lifecycle generation, and on NB (d) taken over
+// as a Client node, (e) taken over by another owner.
 func auth032(c *Case) {
 	e := newAuthEnv(c)
 	Sa := e.AS("d3a", e.TA())
 	Sb := e.AS("d3b", e.TA())
 	Sc := e.AS("d3c", e.TA())
+	Sd := e.AS("d3d", e.TB())
+	Se := e.AS("d3e", e.TB())
 
 	e.removeNode(e.NA, e.A)
 	e.unchanged("delete after removeMeshNode", func() {
-		e.requireConflict(e.cas(e.KS("d3a"), Sa.StoreVersion, amDelete()), Sa)
+		e.requireConflict(e.cas(fixture.KS("d3a"), Sa.StoreVersion, fixture.Delete()), Sa)
 	})
 	e.publish(e.NA, location.IntentNewClaim)
 
@@ -203,7 +221,7 @@ func auth032(c *Case) {
 		d.State = location.StateDraining
 	})
 	e.unchanged("delete while Draining", func() {
-		e.requireConflict(e.cas(e.KS("d3b"), Sb.StoreVersion, amDelete()), Sb)
+		e.requireConflict(e.cas(fixture.KS("d3b"), Sb.StoreVersion, fixture.Delete()), Sb)
 	})
 	e.republish(e.NA, location.IntentRenew, func(d *location.MeshNodeDescriptor) {
 		d.DescriptorRevision = 3
@@ -215,7 +233,21 @@ func auth032(c *Case) {
 		d.DescriptorRevision = 1
 	})
 	e.unchanged("delete after a restart with lifecycle 2", func() {
-		e.requireConflict(e.cas(e.KS("d3c"), Sc.StoreVersion, amDelete()), Sc)
+		e.requireConflict(e.cas(fixture.KS("d3c"), Sc.StoreVersion, fixture.Delete()), Sc)
+	})
+
+	e.republish(e.NB, location.IntentTakeover, func(d *location.MeshNodeDescriptor) {
+		d.ObjectRole = location.RoleClient
+	})
+	e.unchanged("delete while the node is a Client", func() {
+		e.requireConflict(e.cas(fixture.KS("d3d"), Sd.StoreVersion, fixture.Delete()), Sd)
+	})
+	e.republish(e.NB, location.IntentTakeover, func(d *location.MeshNodeDescriptor) {
+		d.ObjectRole = location.RoleServer
+		d.OwnerID, d.LeaseGeneration = e.A.OwnerID, e.A.LeaseGeneration
+	})
+	e.unchanged("delete while another owner publishes the node", func() {
+		e.requireConflict(e.cas(fixture.KS("d3e"), Se.StoreVersion, fixture.Delete()), Se)
 	})
 }
 
@@ -232,27 +264,27 @@ func auth033(c *Case) {
 	}
 	e.expire("owner-a")
 	e.unchanged("delete after owner-lease expiry", func() {
-		e.requireConflict(e.cas(e.KS("d4"), S.StoreVersion, amDelete()), S)
+		e.requireConflict(e.cas(fixture.KS("d4"), S.StoreVersion, fixture.Delete()), S)
 	})
 	if !c.Caps.ExactNumbers {
 		return
 	}
 	c.F.Clock.Set(e.BExp.Add(-time.Millisecond))
-	e.requireDeleted(e.cas(e.KS("d4b1"), Sb1.StoreVersion, amDelete()))
+	e.requireDeleted(e.cas(fixture.KS("d4b1"), Sb1.StoreVersion, fixture.Delete()))
 	c.F.Clock.Set(e.BExp)
 	e.unchanged("delete at leaseExpiresAt", func() {
-		e.requireConflict(e.cas(e.KS("d4b2"), Sb2.StoreVersion, amDelete()), Sb2)
+		e.requireConflict(e.cas(fixture.KS("d4b2"), Sb2.StoreVersion, fixture.Delete()), Sb2)
 	})
 }
 
 // auth034 AUTH-034 Old version after delete.
 func auth034(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("d1")
+	key := fixture.KS("d1")
 	S := e.AS("d1", e.TA())
-	e.requireDeleted(e.cas(key, S.StoreVersion, amDelete()))
+	e.requireDeleted(e.cas(key, S.StoreVersion, fixture.Delete()))
 	e.unchanged("preserve with a deleted row's version", func() {
-		e.requireConflict(e.cas(key, S.StoreVersion, amPreserve("p")), nil)
+		e.requireConflict(e.cas(key, S.StoreVersion, fixture.Preserve("p")), nil)
 	})
 }
 
@@ -276,14 +308,15 @@ func auth035(c *Case) {
 	e := newAuthEnv(c)
 	S, A2 := e.rebindSetup("b1", true)
 	u := e.U(e.NA)
-	got := e.requireStored(e.cas(e.KS("b1"), S.StoreVersion, amRebind("rebound", e.A, A2)))
+	got := e.requireStored(e.cas(fixture.KS("b1"), S.StoreVersion, fixture.Rebind("rebound", e.A, A2)))
 	require.Equal(c, A2, got.Owner)
 	require.Equal(c, S.AuthorityOwnerGeneration, got.AuthorityOwnerGeneration)
 	require.Equal(c, S.ObjectGeneration, got.ObjectGeneration)
 	require.Equal(c, S.Allocation, got.Allocation)
 	require.Equal(c, "rebound", string(got.Payload))
 	require.NotEqual(c, S.StoreVersion, got.StoreVersion)
-	e.requireRow(e.KS("b1"), got)
+	e.exactVersion(got.StoreVersion, "3", "rebound row")
+	e.requireRow(fixture.KS("b1"), got)
 	e.requireU(e.NA, u)
 }
 
@@ -292,7 +325,7 @@ func auth036(c *Case) {
 	e := newAuthEnv(c)
 	S, A2 := e.rebindSetup("b1", false)
 	e.unchanged("rebind to a lease the node does not publish", func() {
-		e.requireConflict(e.cas(e.KS("b1"), S.StoreVersion, amRebind("rebound", e.A, A2)), S)
+		e.requireConflict(e.cas(fixture.KS("b1"), S.StoreVersion, fixture.Rebind("rebound", e.A, A2)), S)
 	})
 }
 
@@ -301,7 +334,7 @@ func auth037(c *Case) {
 	e := newAuthEnv(c)
 	S, A2 := e.rebindSetup("b1", true)
 	e.unchanged("rebind with the wrong expected owner", func() {
-		e.requireConflict(e.cas(e.KS("b1"), S.StoreVersion, amRebind("rebound", A2, e.A)), S)
+		e.requireConflict(e.cas(fixture.KS("b1"), S.StoreVersion, fixture.Rebind("rebound", A2, e.A)), S)
 	})
 }
 
@@ -314,7 +347,7 @@ func auth038(c *Case) {
 		d.LifecycleGeneration = 2
 	})
 	e.unchanged("rebind on a node restarted with lifecycle 2", func() {
-		e.requireConflict(e.cas(e.KS("b1"), S.StoreVersion, amRebind("rebound", e.A, A2)), S)
+		e.requireConflict(e.cas(fixture.KS("b1"), S.StoreVersion, fixture.Rebind("rebound", e.A, A2)), S)
 	})
 }
 
@@ -322,9 +355,9 @@ func auth038(c *Case) {
 func auth039(c *Case) {
 	e := newAuthEnv(c)
 	S, A2 := e.rebindSetup("b1", true)
-	S2 := e.requireStored(e.cas(e.KS("b1"), S.StoreVersion, amRestore("newer", e.A)))
+	S2 := e.requireStored(e.cas(fixture.KS("b1"), S.StoreVersion, fixture.Restore("newer", e.A)))
 	e.unchanged("rebind with a stale version", func() {
-		e.requireConflict(e.cas(e.KS("b1"), S.StoreVersion, amRebind("rebound", e.A, A2)), S2)
+		e.requireConflict(e.cas(fixture.KS("b1"), S.StoreVersion, fixture.Rebind("rebound", e.A, A2)), S2)
 	})
 }
 
@@ -332,8 +365,9 @@ func auth039(c *Case) {
 func auth040(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("s1", e.TA())
-	got := e.requireStored(e.cas(e.KS("s1"), S.StoreVersion, amRestore("restored", e.A)))
+	got := e.requireStored(e.cas(fixture.KS("s1"), S.StoreVersion, fixture.Restore("restored", e.A)))
 	require.NotEqual(c, S.StoreVersion, got.StoreVersion)
+	e.exactVersion(got.StoreVersion, "3", "restored row")
 	authRequireSameSnap(c, authWithPayload(S, "restored"), authNoVersion(got), "restore keeps everything but payload and version")
 }
 
@@ -342,7 +376,7 @@ func auth041(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("s2", e.TA())
 	e.release(e.A)
-	e.requireStored(e.cas(e.KS("s2"), S.StoreVersion, amRestore("restored", e.A)))
+	e.requireStored(e.cas(fixture.KS("s2"), S.StoreVersion, fixture.Restore("restored", e.A)))
 }
 
 // auth042 AUTH-042 Restore requires the exact owner token.
@@ -354,7 +388,7 @@ func auth042(c *Case) {
 		{OwnerID: "owner-b", LeaseGeneration: e.A.LeaseGeneration},
 	} {
 		e.unchanged("restore with another owner token", func() {
-			e.requireConflict(e.cas(e.KS("s3"), S.StoreVersion, amRestore("restored", t)), S)
+			e.requireConflict(e.cas(fixture.KS("s3"), S.StoreVersion, fixture.Restore("restored", t)), S)
 		})
 	}
 }
@@ -363,9 +397,9 @@ func auth042(c *Case) {
 func auth043(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("s4", e.TA())
-	S2 := e.requireStored(e.cas(e.KS("s4"), S.StoreVersion, amPreserve("next")))
+	S2 := e.requireStored(e.cas(fixture.KS("s4"), S.StoreVersion, fixture.Preserve("next")))
 	e.unchanged("restore with a stale version", func() {
-		e.requireConflict(e.cas(e.KS("s4"), S.StoreVersion, amRestore("restored", e.A)), S2)
+		e.requireConflict(e.cas(fixture.KS("s4"), S.StoreVersion, fixture.Restore("restored", e.A)), S2)
 	})
 }
 
@@ -374,8 +408,9 @@ func auth044(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("p1", e.TA())
 	u := e.U(e.NA)
-	got := e.requireStored(e.cas(e.KS("p1"), S.StoreVersion, amPreserve("p")))
+	got := e.requireStored(e.cas(fixture.KS("p1"), S.StoreVersion, fixture.Preserve("p")))
 	require.NotEqual(c, S.StoreVersion, got.StoreVersion)
+	e.exactVersion(got.StoreVersion, "3", "preserved row")
 	authRequireSameSnap(c, authWithPayload(S, "p"), authNoVersion(got), "preserve keeps everything but payload and version")
 	e.requireU(e.NA, u)
 }
@@ -386,37 +421,37 @@ func auth045(c *Case) {
 	S := e.AS("p2", e.TA())
 	e.release(e.A)
 	e.unchanged("preserve with a released owner lease", func() {
-		e.requireConflict(e.cas(e.KS("p2"), S.StoreVersion, amPreserve("p")), S)
+		e.requireConflict(e.cas(fixture.KS("p2"), S.StoreVersion, fixture.Preserve("p")), S)
 	})
 }
 
 // auth046 AUTH-046 Chained preserves; stale reuse.
 func auth046(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("p3")
+	key := fixture.KS("p3")
 	S1 := e.AS("p3", e.TA())
-	S2 := e.requireStored(e.cas(key, S1.StoreVersion, amPreserve("two")))
-	S3 := e.requireStored(e.cas(key, S2.StoreVersion, amPreserve("three")))
+	S2 := e.requireStored(e.cas(key, S1.StoreVersion, fixture.Preserve("two")))
+	S3 := e.requireStored(e.cas(key, S2.StoreVersion, fixture.Preserve("three")))
 	e.unchanged("preserve with the first version again", func() {
-		e.requireConflict(e.cas(key, S1.StoreVersion, amPreserve("again")), S3)
+		e.requireConflict(e.cas(key, S1.StoreVersion, fixture.Preserve("again")), S3)
 	})
 }
 
 // auth047 AUTH-047 Node leaves and re-enters Serving.
 func auth047(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("p4")
+	key := fixture.KS("p4")
 	S := e.AS("p4", e.TA())
 	e.republish(e.NA, location.IntentRenew, func(d *location.MeshNodeDescriptor) {
 		d.DescriptorRevision = 2
 		d.State = location.StateDraining
 	})
 	e.unchanged("preserve while Draining", func() {
-		e.requireConflict(e.cas(key, S.StoreVersion, amPreserve("p")), S)
+		e.requireConflict(e.cas(key, S.StoreVersion, fixture.Preserve("p")), S)
 	})
 	e.republish(e.NA, location.IntentRenew, func(d *location.MeshNodeDescriptor) {
 		d.DescriptorRevision = 3
 		d.State = location.StateServing
 	})
-	e.requireStored(e.cas(key, S.StoreVersion, amPreserve("p")))
+	e.requireStored(e.cas(key, S.StoreVersion, fixture.Preserve("p")))
 }

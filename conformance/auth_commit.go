@@ -3,6 +3,7 @@ package conformance
 import (
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -19,16 +20,18 @@ func (e *authEnv) requireCommitStale(r location.CommitRequest, what string) {
 	})
 }
 
-// auth096 AUTH-096 Commit a reservation.
+// auth096 AUTH-096 Commit a reservation; the key's spot kind may be either
+// spot kind (D-28).
 func auth096(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("k1", e.TA())
 	u := e.U(e.NA)
-	ready := e.requireCommitKind(e.commit(authCommitReq("k1", R, e.TA())), location.KindCommitted)
+	ready := e.requireCommitKind(e.commit(fixture.CommitRequest("k1", R, e.TA())), location.KindCommitted)
 	require.Equal(c, location.AllocationActive, ready.Allocation.State)
 	require.Equal(c, "ready", string(ready.Payload))
 	require.Nil(c, ready.PendingCreation)
 	require.NotEqual(c, R.Creating.StoreVersion, ready.StoreVersion)
+	e.exactVersion(ready.StoreVersion, "2", "committed row")
 	require.Equal(c, R.Creating.ObjectGeneration, ready.ObjectGeneration)
 	require.Equal(c, R.Creating.AuthorityOwnerGeneration, ready.AuthorityOwnerGeneration)
 	want := *authNoVersion(R.Creating)
@@ -36,21 +39,27 @@ func auth096(c *Case) {
 	want.Allocation.State = location.AllocationActive
 	want.PendingCreation = nil
 	authRequireSameSnap(c, &want, authNoVersion(ready), "committed row")
-	e.requireRow(e.KS("k1"), ready)
+	e.requireRow(fixture.KS("k1"), ready)
 	u.Spots.Reserved--
 	u.Room.Reserved--
 	u.Spots.Active++
 	u.Room.Active++
 	e.requireU(e.NA, u)
+	// User and instance spots share the row (D-28): a commit that names the
+	// instance-spot kind commits a user-spot reservation.
+	R2 := e.RS("k1b", e.TA())
+	other := fixture.CommitRequest("k1b", R2, e.TA())
+	other.Key.Kind = location.ObjectInstanceSpot
+	e.requireCommitKind(e.commit(other), location.KindCommitted)
 }
 
 // auth097 AUTH-097 Replay.
 func auth097(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("k1", e.TA())
-	ready := e.requireCommitKind(e.commit(authCommitReq("k1", R, e.TA())), location.KindCommitted)
+	ready := e.requireCommitKind(e.commit(fixture.CommitRequest("k1", R, e.TA())), location.KindCommitted)
 	e.unchanged("a replayed commit", func() {
-		again := e.requireCommitKind(e.commit(authCommitReq("k1", R, e.TA())), location.KindAlreadyCommitted)
+		again := e.requireCommitKind(e.commit(fixture.CommitRequest("k1", R, e.TA())), location.KindAlreadyCommitted)
 		authRequireSameSnap(c, ready, again, "alreadyCommitted.ready")
 	})
 }
@@ -59,33 +68,33 @@ func auth097(c *Case) {
 func auth098(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RA("k2", e.TA())
-	req := authCommitReq("k2", R, e.TA())
+	req := fixture.CommitRequest("k2", R, e.TA())
 	req.Key.Kind = location.ObjectActor
 	e.unchanged("commit of an actor", func() {
 		_, err := c.S.Commit(c.Ctx, req)
-		c.expectInputError(err, location.ClassType, "commit of an actor")
+		c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityKindPath, "commit of an actor")
 	})
-	e.requireRow(e.KA("k2"), R.Creating)
+	e.requireRow(fixture.KA("k2"), R.Creating)
 }
 
 // auth099 AUTH-099 Ready payload too large.
 func auth099(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("k99", e.TA())
-	req := authCommitReq("k99", R, e.TA())
-	req.ReadyPayload = authBytes(authMiB+1, 'r')
+	req := fixture.CommitRequest("k99", R, e.TA())
+	req.ReadyPayload = fixture.Bytes(fixture.MiB+1, 'r')
 	e.unchanged("commit with an oversized payload", func() {
 		_, err := c.S.Commit(c.Ctx, req)
-		c.expectInputError(err, location.ClassRange, "commit with 1 MiB + 1")
+		c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityPayload, "commit with 1 MiB + 1")
 	})
-	e.requireRow(e.KS("k99"), R.Creating)
+	e.requireRow(fixture.KS("k99"), R.Creating)
 }
 
 // auth100 AUTH-100 Wrong reservation id.
 func auth100(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("k100", e.TA())
-	req := authCommitReq("k100", R, e.TA())
+	req := fixture.CommitRequest("k100", R, e.TA())
 	req.ReservationID = authOtherReservationID
 	e.requireCommitStale(req, "commit with another reservation id")
 }
@@ -95,7 +104,7 @@ func auth101(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("k101", e.TA())
 	other := e.RS("k101x", e.TA())
-	req := authCommitReq("k101", R, e.TA())
+	req := fixture.CommitRequest("k101", R, e.TA())
 	req.ExpectedStoreVersion = other.Creating.StoreVersion
 	e.requireCommitStale(req, "commit with a wrong version")
 }
@@ -114,9 +123,9 @@ func auth102(c *Case) {
 	for name, edit := range edits {
 		T := e.TA()
 		edit(&T)
-		e.requireCommitStale(authCommitReq("k102", R, T), "commit with target "+name)
+		e.requireCommitStale(fixture.CommitRequest("k102", R, T), "commit with target "+name)
 	}
-	e.requireRow(e.KS("k102"), R.Creating)
+	e.requireRow(fixture.KS("k102"), R.Creating)
 }
 
 // auth103 AUTH-103 Target no longer live.
@@ -124,16 +133,16 @@ func auth103(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("k3", e.TA())
 	e.release(e.A)
-	e.requireCommitStale(authCommitReq("k3", R, e.TA()), "commit on a released owner")
-	require.Equal(c, location.KindAborted, e.abort(authAbortReq(location.ObjectUserSpot, "k3", R, e.TA())))
+	e.requireCommitStale(fixture.CommitRequest("k3", R, e.TA()), "commit on a released owner")
+	require.Equal(c, location.KindAborted, e.abort(fixture.AbortRequest(location.ObjectUserSpot, "k3", R, e.TA())))
 }
 
 // auth104 AUTH-104 Commit after abort.
 func auth104(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("k104", e.TA())
-	require.Equal(c, location.KindAborted, e.abort(authAbortReq(location.ObjectUserSpot, "k104", R, e.TA())))
-	e.requireCommitStale(authCommitReq("k104", R, e.TA()), "commit after abort")
+	require.Equal(c, location.KindAborted, e.abort(fixture.AbortRequest(location.ObjectUserSpot, "k104", R, e.TA())))
+	e.requireCommitStale(fixture.CommitRequest("k104", R, e.TA()), "commit after abort")
 }
 
 // auth105 AUTH-105 Commit after owner removal.
@@ -141,7 +150,7 @@ func auth105(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("k4", e.TA())
 	require.Positive(c, e.removeAll(e.A))
-	e.requireCommitStale(authCommitReq("k4", R, e.TA()), "commit after removeAllByOwner")
+	e.requireCommitStale(fixture.CommitRequest("k4", R, e.TA()), "commit after removeAllByOwner")
 }
 
 // auth106 AUTH-106 [quirk] Old replay after re-creation: D-05 is fixed (the
@@ -149,10 +158,10 @@ func auth105(c *Case) {
 func auth106(c *Case) {
 	e := newAuthEnv(c)
 	R1 := e.RS("k5", e.TA())
-	S1 := e.requireCommitKind(e.commit(authCommitReq("k5", R1, e.TA())), location.KindCommitted)
-	e.requireDeleted(e.cas(e.KS("k5"), S1.StoreVersion, amDelete()))
+	S1 := e.requireCommitKind(e.commit(fixture.CommitRequest("k5", R1, e.TA())), location.KindCommitted)
+	e.requireDeleted(e.cas(fixture.KS("k5"), S1.StoreVersion, fixture.Delete()))
 	e.AS("k5", e.TA())
-	e.requireCommitStale(authCommitReq("k5", R1, e.TA()), "an old commit replayed over a new incarnation")
+	e.requireCommitStale(fixture.CommitRequest("k5", R1, e.TA()), "an old commit replayed over a new incarnation")
 }
 
 // auth107 AUTH-107 [hook] Versions exhausted.
@@ -161,7 +170,7 @@ func auth107(c *Case) {
 	R := e.RS("k6", e.TA())
 	e.setCounters(authI64(location.MaxGeneration), nil, nil)
 	e.unchanged("commit with exhausted versions", func() {
-		e.requireCommitKind(e.commit(authCommitReq("k6", R, e.TA())), location.KindGenerationExhausted)
+		e.requireCommitKind(e.commit(fixture.CommitRequest("k6", R, e.TA())), location.KindGenerationExhausted)
 	})
-	e.requireRow(e.KS("k6"), R.Creating)
+	e.requireRow(fixture.KS("k6"), R.Creating)
 }

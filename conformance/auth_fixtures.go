@@ -1,44 +1,29 @@
 package conformance
 
 import (
-	"bytes"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
-// This file holds the standard authority fixture F of the authority
-// catalogue (§0.3) and the helpers its scenarios share.
+// This file drives the standard authority fixture F of the authority
+// catalogue (§0.3) on a scenario's store: authEnv publishes F's values
+// (package fixture) and holds the helpers every AUTH scenario shares (RS,
+// AS, RA, AA, REL, AGG, U, CAS and the "nothing changed" check).
 
-// authMesh is the mesh every authority fixture node lives in.
-const authMesh = "m"
-
-// authMiB is the authority payload limit (1 MiB).
-const authMiB = 1 << 20
-
-// authLeaseTTL is the TTL of the fixture's owner leases.
-const authLeaseTTL = 60 * time.Second
-
-// authLimits are the population limits a fixture node publishes.
-type authLimits struct {
-	Actors, Spots, Room, Hall, Shard int64
-}
-
-// authDefaultLimits are F's limits: 10 everywhere.
-func authDefaultLimits() authLimits {
-	return authLimits{Actors: 10, Spots: 10, Room: 10, Hall: 10, Shard: 10}
-}
+// authMiB is the authority payload limit (fixture.MiB) under the name the
+// random tester uses.
+const authMiB = fixture.MiB
 
 // authSetup is a fixture variant: F[NA spots=1], F[NB room=0], ….
 type authSetup struct {
-	NA, NB      authLimits
+	NA, NB      fixture.Limits
 	NAEntrySpot string
 }
 
@@ -46,10 +31,10 @@ type authSetup struct {
 type authOpt func(*authSetup)
 
 // authWithNA changes NA's published limits.
-func authWithNA(f func(*authLimits)) authOpt { return func(s *authSetup) { f(&s.NA) } }
+func authWithNA(f func(*fixture.Limits)) authOpt { return func(s *authSetup) { f(&s.NA) } }
 
 // authWithNB changes NB's published limits.
-func authWithNB(f func(*authLimits)) authOpt { return func(s *authSetup) { f(&s.NB) } }
+func authWithNB(f func(*fixture.Limits)) authOpt { return func(s *authSetup) { f(&s.NB) } }
 
 // authWithNAEntrySpot makes NA publish an Entry Spot ID.
 func authWithNAEntrySpot(id string) authOpt { return func(s *authSetup) { s.NAEntrySpot = id } }
@@ -66,14 +51,7 @@ func (n *authNode) Key() location.MeshNodeKey { return n.Desc.Key() }
 func (n *authNode) Owner() location.OwnerToken { return n.Desc.Owner() }
 
 // Target returns the node as a creation target.
-func (n *authNode) Target() location.CreationTarget {
-	return location.CreationTarget{
-		MeshName:                n.Desc.MeshName,
-		NodeRID:                 n.Desc.RID,
-		NodeLifecycleGeneration: n.Desc.LifecycleGeneration,
-		Owner:                   n.Desc.Owner(),
-	}
-}
+func (n *authNode) Target() location.CreationTarget { return fixture.Target(n.Desc) }
 
 // authEnv is one scenario's fixture F: the case, the owner leases A and B,
 // the nodes NA and NB, and the terminals read so far.
@@ -93,7 +71,7 @@ type authEnv struct {
 // fresh store.
 func newAuthEnv(c *Case, opts ...authOpt) *authEnv {
 	c.Helper()
-	setup := authSetup{NA: authDefaultLimits(), NB: authDefaultLimits()}
+	setup := authSetup{NA: fixture.DefaultLimits(), NB: fixture.DefaultLimits()}
 	for _, o := range opts {
 		o(&setup)
 	}
@@ -114,10 +92,11 @@ func (e *authEnv) TB() location.CreationTarget { return e.NB.Target() }
 // now is the fake clock's time.
 func (e *authEnv) now() time.Time { return location.Millis(e.c.F.Clock.Now()) }
 
-// claim claims an owner lease of authLeaseTTL and returns its token and expiry.
+// claim claims an owner lease of fixture.LeaseTTL and returns its token and
+// expiry.
 func (e *authEnv) claim(ownerID string) (location.OwnerToken, time.Time) {
 	e.c.Helper()
-	r, err := e.c.S.ClaimOwnerLease(e.c.Ctx, ownerID, authLeaseTTL)
+	r, err := e.c.S.ClaimOwnerLease(e.c.Ctx, ownerID, fixture.LeaseTTL)
 	require.NoError(e.c, err, "claimOwnerLease(%s)", ownerID)
 	require.Equal(e.c, location.KindClaimed, r.Kind, "claimOwnerLease(%s)", ownerID)
 	return r.Token, r.LeaseExpiresAt
@@ -138,45 +117,10 @@ func (e *authEnv) expire(ownerID string) {
 	require.NoError(e.c, e.c.F.ExpireOwnerLease(e.c.Ctx, ownerID))
 }
 
-// authNodeDescriptor returns a valid Server/Serving descriptor of mesh m.
-func authNodeDescriptor(rid string, owner location.OwnerToken, l authLimits, entrySpot string) location.MeshNodeDescriptor {
-	d := location.MeshNodeDescriptor{
-		MeshName:            authMesh,
-		RID:                 location.RoutingID(rid),
-		LifecycleGeneration: 1,
-		DescriptorRevision:  1,
-		Endpoint:            "tcp://10.0.0.1:7300",
-		ObjectRole:          location.RoleServer,
-		PlacementWeight:     100,
-		PopulationCapacity: location.Population{
-			Actors: location.PopulationCapacity{Limit: l.Actors},
-			Spots:  location.PopulationCapacity{Limit: l.Spots},
-			SpotTypes: []location.SpotTypeCapacity{
-				{ObjectKind: location.ObjectUserSpot, StableType: "room", PopulationCapacity: location.PopulationCapacity{Limit: l.Room}},
-				{ObjectKind: location.ObjectUserSpot, StableType: "hall", PopulationCapacity: location.PopulationCapacity{Limit: l.Hall}},
-				{ObjectKind: location.ObjectInstanceSpot, StableType: "shard", PopulationCapacity: location.PopulationCapacity{Limit: l.Shard}},
-			},
-		},
-		ActivationConcurrency: location.ActivationConcurrency{Active: 0, Limit: 100},
-		ChannelWeights:        map[string]int64{},
-		ApplicationVersion:    1,
-		SpotTypes:             []string{"hall", "room", "shard"},
-		State:                 location.StateServing,
-		SecurityIdentity:      "cluster-a",
-		OwnerID:               owner.OwnerID,
-		LeaseGeneration:       owner.LeaseGeneration,
-	}
-	if entrySpot != "" {
-		id := entrySpot
-		d.EntrySpotID = &id
-	}
-	return d
-}
-
 // publishNode publishes a new node with NewClaim and requires it stored.
-func (e *authEnv) publishNode(rid string, owner location.OwnerToken, l authLimits, entrySpot string) *authNode {
+func (e *authEnv) publishNode(rid string, owner location.OwnerToken, l fixture.Limits, entrySpot string) *authNode {
 	e.c.Helper()
-	n := &authNode{Desc: authNodeDescriptor(rid, owner, l, entrySpot)}
+	n := &authNode{Desc: fixture.Node(rid, owner, l, entrySpot)}
 	e.publish(n, location.IntentNewClaim)
 	return n
 }
@@ -206,16 +150,6 @@ func (e *authEnv) removeNode(n *authNode, owner location.OwnerToken) {
 
 // --- keys, vectors, identities ---------------------------------------------
 
-// KS is the authority key of a spot ID.
-func (e *authEnv) KS(id string) location.AuthorityKey {
-	return authKey(e.c, location.ObjectUserSpot, id)
-}
-
-// KA is the authority key of an actor ID.
-func (e *authEnv) KA(id string) location.AuthorityKey {
-	return authKey(e.c, location.ObjectActor, id)
-}
-
 // authKey encodes a key with the store-independent codec.
 func authKey(c *Case, kind location.ObjectKind, id string) location.AuthorityKey {
 	c.Helper()
@@ -224,63 +158,7 @@ func authKey(c *Case, kind location.ObjectKind, id string) location.AuthorityKey
 	return k
 }
 
-// authVA is the actor capacity vector.
-func authVA() location.CapacityVector { return location.CapacityVector{Actors: 1} }
-
-// authVS is a user-spot capacity vector of stable type t.
-func authVS(t string) location.CapacityVector { return authVSpots(location.ObjectUserSpot, t, 1) }
-
-// authVI is an instance-spot capacity vector of stable type t.
-func authVI(t string) location.CapacityVector { return authVSpots(location.ObjectInstanceSpot, t, 1) }
-
-// authVSpots is {spots n, spotType {kind, t, n}}.
-func authVSpots(kind location.ObjectKind, t string, n int64) location.CapacityVector {
-	return location.CapacityVector{Spots: n, SpotType: &location.SpotTypeDelta{ObjectKind: kind, StableType: t, Count: n}}
-}
-
-// authDigest32 is 32 bytes of b.
-func authDigest32(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
-
-// authOP is the operation identity {src, 1, {0, n}}.
-func authOP(n uint64) location.OperationIdentity {
-	return location.OperationIdentity{SourceNodeRID: "src", SourceNodeGeneration: 1, OperationID: location.OperationID{Low: n}}
-}
-
-// authEnvSHA is SHA-256("env").
-func authEnvSHA() []byte { s := sha256.Sum256([]byte("env")); return s[:] }
-
-// authPub is the terminal publication of op with envelope "env" and deadline d.
-func authPub(op location.OperationIdentity, d time.Time) location.TerminalPublication {
-	return location.TerminalPublication{Operation: op, TerminalEnvelope: []byte("env"), TerminalEnvelopeSHA256: authEnvSHA(), OperationDeadline: d}
-}
-
 // --- creation helpers --------------------------------------------------------
-
-// spotReq is RS's request: user_spot id of stable type t on target T.
-func (e *authEnv) spotReq(kind location.ObjectKind, id string, T location.CreationTarget, t string) location.ReserveRequest {
-	return location.ReserveRequest{
-		Key: location.ObjectCreationKey{Kind: kind, GlobalID: id},
-		Intent: location.CreationIntent{
-			StableType: t, RequestContentReference: "req:" + id, RequestSHA256: authDigest32(0x01), RequestEncodedSize: 10,
-		},
-		Target:          T,
-		CreatingPayload: []byte("creating"),
-		Capacity:        authVSpots(kind, t, 1),
-	}
-}
-
-// actorReq is RA's request.
-func (e *authEnv) actorReq(id string, T location.CreationTarget) location.ReserveRequest {
-	return location.ReserveRequest{
-		Key: location.ObjectCreationKey{Kind: location.ObjectActor, GlobalID: id},
-		Intent: location.CreationIntent{
-			StableType: "player", RequestContentReference: "req:" + id, RequestSHA256: authDigest32(0x01), RequestEncodedSize: 10,
-		},
-		Target:          T,
-		CreatingPayload: []byte("creating"),
-		Capacity:        authVA(),
-	}
-}
 
 // reserve calls Reserve and requires no error.
 func (e *authEnv) reserve(r location.ReserveRequest) location.ReserveResult {
@@ -303,19 +181,19 @@ func (e *authEnv) requireReserved(res location.ReserveResult) location.ReserveRe
 // RS reserves user_spot id (stable type t, default room) on T.
 func (e *authEnv) RS(id string, T location.CreationTarget, t ...string) location.ReserveResult {
 	e.c.Helper()
-	return e.requireReserved(e.reserve(e.spotReq(location.ObjectUserSpot, id, T, authStableOr(t, "room"))))
+	return e.requireReserved(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, id, T, authStableOr(t, "room"))))
 }
 
 // RI reserves instance_spot id (stable type t, default shard) on T.
 func (e *authEnv) RI(id string, T location.CreationTarget, t ...string) location.ReserveResult {
 	e.c.Helper()
-	return e.requireReserved(e.reserve(e.spotReq(location.ObjectInstanceSpot, id, T, authStableOr(t, "shard"))))
+	return e.requireReserved(e.reserve(fixture.SpotRequest(location.ObjectInstanceSpot, id, T, authStableOr(t, "shard"))))
 }
 
 // RA reserves actor id (stable type player) on T.
 func (e *authEnv) RA(id string, T location.CreationTarget) location.ReserveResult {
 	e.c.Helper()
-	return e.requireReserved(e.reserve(e.actorReq(id, T)))
+	return e.requireReserved(e.reserve(fixture.ActorRequest(id, T)))
 }
 
 // authStableOr returns t[0] or def.
@@ -324,17 +202,6 @@ func authStableOr(t []string, def string) string {
 		return t[0]
 	}
 	return def
-}
-
-// authCommitReq is the commit of reservation R of user_spot id on T with "ready".
-func authCommitReq(id string, R location.ReserveResult, T location.CreationTarget) location.CommitRequest {
-	return location.CommitRequest{
-		Key:                  location.ObjectCreationKey{Kind: location.ObjectUserSpot, GlobalID: id},
-		ReservationID:        R.ReservationID,
-		ExpectedStoreVersion: R.Creating.StoreVersion,
-		Target:               T,
-		ReadyPayload:         []byte("ready"),
-	}
 }
 
 // commit calls Commit and requires no error.
@@ -353,6 +220,8 @@ func (e *authEnv) requireCommitKind(res location.CommitResult, k location.Result
 	if k == location.KindCommitted || k == location.KindAlreadyCommitted {
 		require.NotNil(e.c, res.Ready)
 		require.Equal(e.c, e.now(), res.Ready.StoreNow, "ready.storeNow")
+	} else {
+		require.Nil(e.c, res.Ready, "a %s commit carries no snapshot", k)
 	}
 	return res.Ready
 }
@@ -361,22 +230,7 @@ func (e *authEnv) requireCommitKind(res location.CommitResult, k location.Result
 func (e *authEnv) AS(id string, T location.CreationTarget, t ...string) *location.AuthoritySnapshot {
 	e.c.Helper()
 	R := e.RS(id, T, t...)
-	return e.requireCommitKind(e.commit(authCommitReq(id, R, T)), location.KindCommitted)
-}
-
-// authCompleteReq is the completion of actor reservation R with kind k.
-func authCompleteReq(id string, R location.ReserveResult, T location.CreationTarget, k location.TerminalState, pub location.TerminalPublication) location.CompleteCreationRequest {
-	comp := location.CreationCompletion{Kind: k, Terminal: pub}
-	if k == location.TerminalCreated {
-		comp.ReadyPayload = []byte("ready-actor")
-	}
-	return location.CompleteCreationRequest{
-		Key:                  location.ObjectCreationKey{Kind: location.ObjectActor, GlobalID: id},
-		ReservationID:        R.ReservationID,
-		ExpectedStoreVersion: R.Creating.StoreVersion,
-		Target:               T,
-		Completion:           comp,
-	}
+	return e.requireCommitKind(e.commit(fixture.CommitRequest(id, R, T)), location.KindCommitted)
 }
 
 // complete calls CompleteCreation and requires no error.
@@ -387,25 +241,15 @@ func (e *authEnv) complete(r location.CompleteCreationRequest) location.Complete
 	return res
 }
 
-// AA reserves actor id on T and completes it created with authOP(n).
+// AA reserves actor id on T and completes it created with fixture.OP(n).
 func (e *authEnv) AA(id string, T location.CreationTarget, n uint64) (location.ReserveResult, location.CompleteCreationResult) {
 	e.c.Helper()
 	R := e.RA(id, T)
-	res := e.complete(authCompleteReq(id, R, T, location.TerminalCreated, authPub(authOP(n), T0().Add(60*time.Second))))
+	res := e.complete(fixture.CompleteRequest(id, R, T, location.TerminalCreated, fixture.P(fixture.OP(n), T0().Add(60*time.Second))))
 	require.Equal(e.c, location.KindCreated, res.Kind, "completeCreation(%q)", id)
 	require.NotNil(e.c, res.Ready)
 	require.NotNil(e.c, res.Terminal)
 	return R, res
-}
-
-// authAbortReq is the abort of reservation R of kind/id on T.
-func authAbortReq(kind location.ObjectKind, id string, R location.ReserveResult, T location.CreationTarget) location.AbortRequest {
-	return location.AbortRequest{
-		Key:                  location.ObjectCreationKey{Kind: kind, GlobalID: id},
-		ReservationID:        R.ReservationID,
-		ExpectedStoreVersion: R.Creating.StoreVersion,
-		Target:               T,
-	}
 }
 
 // abort calls AbortCreation and requires no error.
@@ -444,25 +288,6 @@ func (e *authEnv) rememberOp(op location.OperationIdentity) {
 
 // --- relocation and aggregates ----------------------------------------------
 
-// authRelReq is REL's request: move user_spot room row key (at snapshot S) from
-// node from to node to.
-func authRelReq(rid string, key location.AuthorityKey, S *location.AuthoritySnapshot, from, to *authNode, capacity location.CapacityVector) location.RelocationReservationRequest {
-	return location.RelocationReservationRequest{
-		ReservationID:                 rid,
-		AuthorityKey:                  key,
-		ExpectedStoreVersion:          S.StoreVersion,
-		ObjectKind:                    location.ObjectUserSpot,
-		StableType:                    "room",
-		SourceDescriptor:              from.Key(),
-		SourceNodeLifecycleGeneration: from.Desc.LifecycleGeneration,
-		SourceOwner:                   from.Owner(),
-		TargetDescriptor:              to.Key(),
-		TargetNodeLifecycleGeneration: to.Desc.LifecycleGeneration,
-		TargetOwner:                   to.Owner(),
-		Capacity:                      capacity,
-	}
-}
-
 // reserveRel calls ReserveRelocationCapacity and requires no error.
 func (e *authEnv) reserveRel(r location.RelocationReservationRequest) location.RelocationReserveResult {
 	e.c.Helper()
@@ -474,11 +299,11 @@ func (e *authEnv) reserveRel(r location.RelocationReservationRequest) location.R
 // REL reserves relocation capacity and requires reserved{fence rid}.
 func (e *authEnv) REL(rid string, key location.AuthorityKey, S *location.AuthoritySnapshot, from, to *authNode, capacity ...location.CapacityVector) location.RelocationReservationRequest {
 	e.c.Helper()
-	cv := authVS("room")
+	cv := fixture.VS("room")
 	if len(capacity) > 0 {
 		cv = capacity[0]
 	}
-	req := authRelReq(rid, key, S, from, to, cv)
+	req := fixture.RelRequest(rid, key, S, from.Desc, to.Desc, cv)
 	res := e.reserveRel(req)
 	require.Equal(e.c, location.KindReserved, res.Kind, "reserveRelocationCapacity(%q): %+v", rid, res)
 	require.Equal(e.c, location.RelocationFence(rid), res.Fence)
@@ -493,53 +318,10 @@ func (e *authEnv) abortRel(fence string) location.ResultKind {
 	return k
 }
 
-// authPart is one AGG participant before ordering.
-type authPart struct {
-	Key        location.AuthorityKey
-	Version    location.StoreVersion
-	Transition location.Transition
-}
-
-// authNewOwnerPart is a newOwner participant at snapshot S.
-func authNewOwnerPart(key location.AuthorityKey, S *location.AuthoritySnapshot) authPart {
-	return authPart{Key: key, Version: S.StoreVersion, Transition: location.TransitionNewOwner}
-}
-
-// authPreservePart is a preserve participant at snapshot S.
-func authPreservePart(key location.AuthorityKey, S *location.AuthoritySnapshot) authPart {
-	return authPart{Key: key, Version: S.StoreVersion, Transition: location.TransitionPreserve}
-}
-
 // AGG builds the aggregate prepare request: participants in byte order,
 // participant i carrying "agg-i" and "mem-i", target NB (lifecycle 1) and B.
-func (e *authEnv) AGG(id string, gen int64, parts []authPart, capacity location.CapacityVector) location.AggregatePrepareRequest {
-	return authAggTo(e.NB, id, gen, parts, capacity)
-}
-
-// authAggTo is AGG with another target node (its lifecycle and owner).
-func authAggTo(target *authNode, id string, gen int64, parts []authPart, capacity location.CapacityVector) location.AggregatePrepareRequest {
-	sorted := append([]authPart(nil), parts...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Key < sorted[j].Key })
-	ps := make([]location.AggregateParticipant, len(sorted))
-	for i, p := range sorted {
-		ps[i] = location.AggregateParticipant{
-			AuthorityKey:         p.Key,
-			ExpectedStoreVersion: p.Version,
-			OwnerTransition:      p.Transition,
-			AuthorityPayload:     []byte(fmt.Sprintf("agg-%d", i)),
-			MembershipMutation:   []byte(fmt.Sprintf("mem-%d", i)),
-		}
-	}
-	return location.AggregatePrepareRequest{
-		AggregateID:                         id,
-		AggregateGeneration:                 gen,
-		Participants:                        ps,
-		InventoryDigest:                     authDigest32(0x07),
-		TargetDescriptor:                    target.Key(),
-		TargetDescriptorLifecycleGeneration: target.Desc.LifecycleGeneration,
-		Capacity:                            capacity,
-		TargetOwner:                         target.Owner(),
-	}
+func (e *authEnv) AGG(id string, gen int64, parts []fixture.Part, capacity location.CapacityVector) location.AggregatePrepareRequest {
+	return fixture.AGG(e.NB.Desc, id, gen, parts, capacity)
 }
 
 // prepare calls PrepareAggregate and requires no error.
@@ -654,6 +436,8 @@ func (e *authEnv) requireStored(r location.CompareExchangeResult) *location.Auth
 	require.Equal(e.c, location.KindStored, r.Kind, "CAS result: %s", authDescribeCAS(r))
 	require.NotNil(e.c, r.Stored)
 	require.Equal(e.c, e.now(), r.Stored.StoreNow, "stored.storeNow")
+	require.Nil(e.c, r.Current, "stored carries no current read")
+	require.Empty(e.c, r.DeletedVersion, "stored carries no deleted version")
 	return r.Stored
 }
 
@@ -664,6 +448,8 @@ func (e *authEnv) requireDeleted(r location.CompareExchangeResult) location.Comp
 	require.Equal(e.c, location.KindDeleted, r.Kind, "CAS delete: %s", authDescribeCAS(r))
 	require.NotEmpty(e.c, r.DeletedVersion, "deleted.version")
 	require.Equal(e.c, e.now(), r.StoreNow, "deleted.storeNow")
+	require.Nil(e.c, r.Stored, "deleted carries no stored snapshot")
+	require.Nil(e.c, r.Current, "deleted carries no current read")
 	return r
 }
 
@@ -671,6 +457,8 @@ func (e *authEnv) requireDeleted(r location.CompareExchangeResult) location.Comp
 func (e *authEnv) requireConflict(r location.CompareExchangeResult, want *location.AuthoritySnapshot) {
 	e.c.Helper()
 	require.Equal(e.c, location.KindConflict, r.Kind, "CAS result: %s", authDescribeCAS(r))
+	require.Nil(e.c, r.Stored, "conflict carries no stored snapshot")
+	require.Empty(e.c, r.DeletedVersion, "conflict carries no deleted version")
 	e.requireReadIs(r.Current, want, "conflict.current")
 }
 
@@ -681,30 +469,23 @@ func (e *authEnv) requireConflictAny(r location.CompareExchangeResult) {
 	e.checkReadResult(r.Current, "conflict.current")
 }
 
-// amPreserve is put/preserve with payload p.
-func amPreserve(p string) location.AuthorityMutation {
-	return location.AuthorityMutation{Kind: location.MutationPut, Transition: location.TransitionPreserve, Payload: []byte(p)}
+// exactVersion requires, on a store with exact numbers, the store version a
+// store with dense counters issues (the reference's); other stores' versions
+// are opaque (catalogue §0.2) and are not checked here.
+func (e *authEnv) exactVersion(got location.StoreVersion, want, what string) {
+	e.c.Helper()
+	if e.c.Caps.ExactNumbers {
+		require.Equal(e.c, location.StoreVersion(want), got, "%s: exact version", what)
+	}
 }
 
-// amNewOwner is put/newOwner with payload p, target owner t and fence f.
-func amNewOwner(p string, t location.OwnerToken, f string) location.AuthorityMutation {
-	fence := location.RelocationFence(f)
-	return location.AuthorityMutation{Kind: location.MutationPut, Transition: location.TransitionNewOwner, Payload: []byte(p), TargetOwner: &t, RelocationFence: &fence}
-}
-
-// amRebind is rebindOwnerLease{expected, target, payload p}.
-func amRebind(p string, expected, target location.OwnerToken) location.AuthorityMutation {
-	return location.AuthorityMutation{Kind: location.MutationRebindOwnerLease, Payload: []byte(p), ExpectedOwner: &expected, TargetOwner: &target}
-}
-
-// amRestore is restore{expected, payload p}.
-func amRestore(p string, expected location.OwnerToken) location.AuthorityMutation {
-	return location.AuthorityMutation{Kind: location.MutationRestore, Payload: []byte(p), ExpectedOwner: &expected}
-}
-
-// amDelete is delete.
-func amDelete() location.AuthorityMutation {
-	return location.AuthorityMutation{Kind: location.MutationDelete}
+// exactNumber requires, on a store with exact numbers, the generation a
+// store with dense counters issues (the reference's).
+func (e *authEnv) exactNumber(got, want int64, what string) {
+	e.c.Helper()
+	if e.c.Caps.ExactNumbers {
+		require.Equal(e.c, want, got, "%s: exact number", what)
+	}
 }
 
 // authRequireInvalid requires an invalid-argument error.
@@ -733,7 +514,7 @@ func (e *authEnv) listNodes() []location.MeshNodeDescriptor {
 	var all []location.MeshNodeDescriptor
 	tok := ""
 	for i := 0; i < 10000; i++ {
-		p, err := e.c.S.ListMeshNodes(e.c.Ctx, authMesh, location.PageRequest{ContinuationToken: tok})
+		p, err := e.c.S.ListMeshNodes(e.c.Ctx, fixture.Mesh, location.PageRequest{ContinuationToken: tok})
 		require.NoError(e.c, err)
 		all = append(all, p.Items...)
 		if p.ContinuationToken == "" {
@@ -910,9 +691,6 @@ func authRequireSameSnap(c *Case, want, got *location.AuthoritySnapshot, what st
 	c.Helper()
 	require.Equal(c, authDescribeSnap(want), authDescribeSnap(got), "%s", what)
 }
-
-// authBytes returns n bytes of value b.
-func authBytes(n int, b byte) []byte { return bytes.Repeat([]byte{b}, n) }
 
 // authNoVersion returns s with version cleared (to compare everything else).
 func authNoVersion(s *location.AuthoritySnapshot) *location.AuthoritySnapshot {

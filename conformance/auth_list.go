@@ -3,9 +3,11 @@ package conformance
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -54,7 +56,7 @@ func auth062(c *Case) {
 	for _, n := range []int{0, -1, 1001} {
 		e.unchanged(fmt.Sprintf("list with limit %d", n), func() {
 			_, err := c.S.ListAuthorities(c.Ctx, "zla1:", "", n)
-			c.expectInputError(err, location.ClassRange, "listAuthorities limit %d", n)
+			c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityScanLimit, "listAuthorities limit %d", n)
 		})
 	}
 	e.listPage("zla1:", "", 1)
@@ -84,10 +86,10 @@ func auth064(c *Case) {
 	e := newAuthEnv(c)
 	e.auth064Setup()
 	a := e.listPage("zla1:a:", "", 10)
-	require.Equal(c, []location.AuthorityKey{e.KA("x1"), e.KA("x2"), e.KA("x3")}, authListedKeys(a.Items))
+	require.Equal(c, []location.AuthorityKey{fixture.KA("x1"), fixture.KA("x2"), fixture.KA("x3")}, authListedKeys(a.Items))
 	require.Empty(c, a.NextCursor)
 	s := e.listPage("zla1:s:", "", 10)
-	require.Equal(c, []location.AuthorityKey{e.KS("y1"), e.KS("y2")}, authListedKeys(s.Items))
+	require.Equal(c, []location.AuthorityKey{fixture.KS("y1"), fixture.KS("y2")}, authListedKeys(s.Items))
 	require.Empty(c, s.NextCursor)
 }
 
@@ -96,7 +98,7 @@ func auth065(c *Case) {
 	e := newAuthEnv(c)
 	e.auth064Setup()
 	r := e.listPage("", "", 10)
-	require.Equal(c, []location.AuthorityKey{e.KA("x1"), e.KA("x2"), e.KA("x3"), e.KS("y1"), e.KS("y2")}, authListedKeys(r.Items))
+	require.Equal(c, []location.AuthorityKey{fixture.KA("x1"), fixture.KA("x2"), fixture.KA("x3"), fixture.KS("y1"), fixture.KS("y2")}, authListedKeys(r.Items))
 }
 
 // auth066 AUTH-066 Byte order (D-01 fixed).
@@ -117,7 +119,7 @@ func auth067(c *Case) {
 		e.AS(id, e.TA())
 	}
 	for _, id := range []string{"p1", "p2", "p3", "p4", "p5"} {
-		want = append(want, e.KS(id))
+		want = append(want, fixture.KS(id))
 	}
 	var got []location.AuthorityKey
 	cursor := ""
@@ -126,6 +128,7 @@ func auth067(c *Case) {
 		require.Len(c, r.Items, size, "page %d", i+1)
 		if i < 2 {
 			require.NotEmpty(c, r.NextCursor, "page %d has a cursor", i+1)
+			require.LessOrEqual(c, len(r.NextCursor), location.MaxScanCursorBytes, "page %d's cursor fits the bound", i+1)
 		} else {
 			require.Empty(c, r.NextCursor, "the last page has no cursor")
 		}
@@ -144,7 +147,7 @@ func auth068(c *Case) {
 	R := e.RS("l1", e.TA())
 	r := e.listPage("zla1:", "", 10)
 	require.Len(c, r.Items, 1)
-	require.Equal(c, e.KS("l1"), r.Items[0].Key)
+	require.Equal(c, fixture.KS("l1"), r.Items[0].Key)
 	require.Equal(c, location.AllocationReserved, r.Items[0].Snapshot.Allocation.State)
 	require.NotNil(c, r.Items[0].Snapshot.PendingCreation)
 	authRequireSameSnap(c, R.Creating, &r.Items[0].Snapshot, "listed reserved row")
@@ -174,17 +177,23 @@ func (e *authEnv) fiveSpots() []*location.AuthoritySnapshot {
 }
 
 // auth070 AUTH-070 Row change between pages: scanExpired (memstore), or the
-// first page's snapshot (etcd) — never a mix.
+// first page's snapshot (etcd) — never a mix. A store with in-memory
+// semantics must expire the cursor, for every kind of row change.
 func auth070(c *Case) {
 	e := newAuthEnv(c)
 	rows := e.fiveSpots()
 	first := e.listPage("zla1:s:", "", 2)
-	require.Equal(c, []location.AuthorityKey{e.KS("l01"), e.KS("l02")}, authListedKeys(first.Items))
+	require.Equal(c, []location.AuthorityKey{fixture.KS("l01"), fixture.KS("l02")}, authListedKeys(first.Items))
 	require.NotEmpty(c, first.NextCursor)
 	e.AS("l99", e.TA())
-	e.requireDeleted(e.cas(e.KS("l05"), rows[4].StoreVersion, amDelete()))
+	e.requireDeleted(e.cas(fixture.KS("l05"), rows[4].StoreVersion, fixture.Delete()))
 
 	next := e.list("zla1:s:", first.NextCursor, 2)
+	if c.Caps.InMemorySemantics {
+		require.Equal(c, location.KindScanExpired, next.Kind, "an in-memory cursor expires when a row changes")
+		e.auth070EveryRowChange()
+		return
+	}
 	if next.Kind == location.KindScanExpired {
 		return
 	}
@@ -195,7 +204,33 @@ func auth070(c *Case) {
 		got = append(got, authListedKeys(p.Items)...)
 		cursor = p.NextCursor
 	}
-	require.Equal(c, []location.AuthorityKey{e.KS("l03"), e.KS("l04"), e.KS("l05")}, got, "the continuation must show the first page's snapshot")
+	require.Equal(c, []location.AuthorityKey{fixture.KS("l03"), fixture.KS("l04"), fixture.KS("l05")}, got, "the continuation must show the first page's snapshot")
+}
+
+// auth070EveryRowChange checks, on an in-memory store, that every kind of
+// row change expires a cursor taken before it.
+func (e *authEnv) auth070EveryRowChange() {
+	e.c.Helper()
+	e.AS("lb", e.TB())
+	changes := map[string]func(){
+		"a preserve": func() {
+			S := e.read(fixture.KS("l01")).Snapshot
+			e.requireStored(e.cas(fixture.KS("l01"), S.StoreVersion, fixture.Preserve("p")))
+		},
+		"a reserve and its abort": func() {
+			R := e.RS("l98", e.TA())
+			require.Equal(e.c, location.KindAborted, e.abort(fixture.AbortRequest(location.ObjectUserSpot, "l98", R, e.TA())))
+		},
+		"removeAllByOwner": func() {
+			require.Equal(e.c, int64(2), e.removeAll(e.B), "NB's descriptor and one row")
+		},
+	}
+	for what, change := range changes {
+		first := e.listPage("zla1:s:", "", 2)
+		require.NotEmpty(e.c, first.NextCursor)
+		change()
+		require.Equal(e.c, location.KindScanExpired, e.list("zla1:s:", first.NextCursor, 2).Kind, "a cursor taken before %s", what)
+	}
 }
 
 // auth071 AUTH-071 Non-row operations keep cursors valid.
@@ -205,14 +240,16 @@ func auth071(c *Case) {
 	first := e.listPage("zla1:s:", "", 2)
 	require.NotEmpty(c, first.NextCursor)
 
-	agg := e.AGG("AGc", 1, []authPart{authNewOwnerPart(e.KS("l01"), rows[0])}, authVS("room"))
+	agg := e.AGG("AGc", 1, []fixture.Part{fixture.NewOwnerPart(fixture.KS("l01"), rows[0])}, fixture.VS("room"))
 	e.requirePrepared(e.prepare(agg), agg, location.KindPrepared)
-	e.read(e.KS("l02"))
-	e.readTerminal(authOP(77))
-	e.REL("Rc", e.KS("l02"), rows[1], e.NA, e.NB)
+	e.read(fixture.KS("l02"))
+	e.readTerminal(fixture.OP(77))
+	e.REL("Rc", fixture.KS("l02"), rows[1], e.NA, e.NB)
+	require.Equal(c, location.KindAborted, e.abortRel("Rc"))
+	require.Equal(c, location.KindAborted, e.abortAgg(authAggFence("AGc", 1)))
 
 	next := e.listPage("zla1:s:", first.NextCursor, 2)
-	require.Equal(c, []location.AuthorityKey{e.KS("l03"), e.KS("l04")}, authListedKeys(next.Items))
+	require.Equal(c, []location.AuthorityKey{fixture.KS("l03"), fixture.KS("l04")}, authListedKeys(next.Items))
 }
 
 // auth072 AUTH-072 Failed operations keep cursors valid.
@@ -220,9 +257,11 @@ func auth072(c *Case) {
 	e := newAuthEnv(c)
 	rows := e.fiveSpots()
 	first := e.listPage("zla1:s:", "", 2)
-	e.requireConflict(e.cas(e.KS("l01"), rows[1].StoreVersion, amPreserve("p")), rows[0])
+	e.requireConflict(e.cas(fixture.KS("l01"), rows[1].StoreVersion, fixture.Preserve("p")), rows[0])
+	e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "l01", e.TA(), "room")), location.KindAlreadyExists, rows[0])
+	require.Equal(c, location.KindStale, e.commitAgg(authAggFence("nope", 1)))
 	next := e.listPage("zla1:s:", first.NextCursor, 2)
-	require.Equal(c, []location.AuthorityKey{e.KS("l03"), e.KS("l04")}, authListedKeys(next.Items))
+	require.Equal(c, []location.AuthorityKey{fixture.KS("l03"), fixture.KS("l04")}, authListedKeys(next.Items))
 }
 
 // auth073 AUTH-073 Undecodable cursor: scanExpired (00-decisions E-10); a
@@ -232,37 +271,43 @@ func auth072(c *Case) {
 func auth073(c *Case) {
 	e := newAuthEnv(c)
 	e.fiveSpots()
-	e.unchanged("an undecodable cursor", func() {
-		r := e.list("zla1:s:", "garbage", 2)
-		require.Equal(c, location.KindScanExpired, r.Kind)
-	})
+	for _, cursor := range []string{"garbage", "!!!"} {
+		e.unchanged("an undecodable cursor", func() {
+			r := e.list("zla1:s:", cursor, 2)
+			require.Equal(c, location.KindScanExpired, r.Kind, "cursor %q", cursor)
+		})
+	}
 	e.unchanged("a 4097-byte cursor", func() {
 		_, err := c.S.ListAuthorities(c.Ctx, "zla1:s:", strings.Repeat("c", 4097), 2)
-		c.expectInputError(err, location.ClassRange, "listAuthorities with a 4097-byte cursor")
+		c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityScanCursor, "listAuthorities with a 4097-byte cursor")
 	})
 	r := e.listPage("zla1:s:", "", 2)
-	require.Equal(c, []location.AuthorityKey{e.KS("l01"), e.KS("l02")}, authListedKeys(r.Items), "an empty cursor starts a scan")
+	require.Equal(c, []location.AuthorityKey{fixture.KS("l01"), fixture.KS("l02")}, authListedKeys(r.Items), "an empty cursor starts a scan")
 }
 
-// auth074 AUTH-074 Listed snapshots match reads.
+// auth074 AUTH-074 Listed snapshots match reads (a second after the writes)
+// and are copies.
 func auth074(c *Case) {
 	e := newAuthEnv(c)
 	e.auth064Setup()
+	c.F.Clock.Advance(time.Second)
 	r := e.listPage("", "", 10)
 	require.Len(c, r.Items, 5)
 	for _, it := range r.Items {
 		e.requireRow(it.Key, &it.Snapshot)
 	}
+	r.Items[3].Snapshot.Payload[0] = 'X'
+	require.Equal(c, "ready", string(e.read(fixture.KS("y1")).Snapshot.Payload), "a listed snapshot is a copy")
 }
 
 // auth075 AUTH-075 Fresh scans reflect changes.
 func auth075(c *Case) {
 	e := newAuthEnv(c)
 	e.auth064Setup()
-	y1 := e.read(e.KS("y1")).Snapshot
-	e.requireDeleted(e.cas(e.KS("y1"), y1.StoreVersion, amDelete()))
+	y1 := e.read(fixture.KS("y1")).Snapshot
+	e.requireDeleted(e.cas(fixture.KS("y1"), y1.StoreVersion, fixture.Delete()))
 	e.AS("y3", e.TA())
 	keys := authListedKeys(e.listPage("", "", 10).Items)
-	require.NotContains(c, keys, e.KS("y1"))
-	require.Contains(c, keys, e.KS("y3"))
+	require.NotContains(c, keys, fixture.KS("y1"))
+	require.Contains(c, keys, fixture.KS("y3"))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -78,8 +79,8 @@ func authRandomRun(e *authEnv, seed uint64, check authCheck) {
 	e.c.Helper()
 	m := &authModel{
 		e:      e,
-		na:     e.publishNode(fmt.Sprintf("rnd-a-%d", seed), e.A, authDefaultLimits(), ""),
-		nb:     e.publishNode(fmt.Sprintf("rnd-b-%d", seed), e.B, authDefaultLimits(), ""),
+		na:     e.publishNode(fmt.Sprintf("rnd-a-%d", seed), e.A, fixture.DefaultLimits(), ""),
+		nb:     e.publishNode(fmt.Sprintf("rnd-b-%d", seed), e.B, fixture.DefaultLimits(), ""),
 		rng:    rand.New(rand.NewPCG(seed, 0x5eed)),
 		check:  check,
 		ids:    map[location.AuthorityKey]authModelReservation{},
@@ -88,10 +89,10 @@ func authRandomRun(e *authEnv, seed uint64, check authCheck) {
 		issued: map[location.AuthorityKey]map[location.StoreVersion]bool{},
 	}
 	for i := 0; i < 4; i++ {
-		m.keys = append(m.keys, e.KS(fmt.Sprintf("s%d-q%d", seed, i)))
+		m.keys = append(m.keys, fixture.KS(fmt.Sprintf("s%d-q%d", seed, i)))
 	}
 	for i := 0; i < 2; i++ {
-		m.keys = append(m.keys, e.KA(fmt.Sprintf("s%d-z%d", seed, i)))
+		m.keys = append(m.keys, fixture.KA(fmt.Sprintf("s%d-z%d", seed, i)))
 	}
 	m.observe()
 	for m.step = 1; m.step <= authRandomSteps; m.step++ {
@@ -184,9 +185,9 @@ func (m *authModel) randomOp() {
 		n := m.node()
 		var req location.ReserveRequest
 		if kind == location.ObjectActor {
-			req = e.actorReq(id, n.Target())
+			req = fixture.ActorRequest(id, n.Target())
 		} else {
-			req = e.spotReq(location.ObjectUserSpot, id, n.Target(), "room")
+			req = fixture.SpotRequest(location.ObjectUserSpot, id, n.Target(), "room")
 		}
 		res := e.reserve(req)
 		if res.Kind == location.KindReserved {
@@ -197,9 +198,9 @@ func (m *authModel) randomOp() {
 		if !ok {
 			return
 		}
-		req := authCommitReq(r.id, r.R, r.target)
+		req := fixture.CommitRequest(r.id, r.R, r.target)
 		if m.rng.IntN(4) == 0 {
-			req.ExpectedStoreVersion = m.version(e.KS(r.id))
+			req.ExpectedStoreVersion = m.version(fixture.KS(r.id))
 		}
 		e.commit(req)
 	case 3: // complete an actor reservation
@@ -209,7 +210,7 @@ func (m *authModel) randomOp() {
 		}
 		state := []location.TerminalState{location.TerminalCreated, location.TerminalCreated, location.TerminalRejected, location.TerminalFailed}[m.rng.IntN(4)]
 		op := location.OperationIdentity{SourceNodeRID: "rnd", SourceNodeGeneration: 1, OperationID: location.OperationID{Low: uint64(m.step)}}
-		e.complete(authCompleteReq(r.id, r.R, r.target, state, authPub(op, authDeadline())))
+		e.complete(fixture.CompleteRequest(r.id, r.R, r.target, state, fixture.P(op, authDeadline())))
 	case 4: // abort a reservation
 		var all []authModelReservation
 		for _, k := range m.keys {
@@ -221,20 +222,20 @@ func (m *authModel) randomOp() {
 		if !ok {
 			return
 		}
-		e.abort(authAbortReq(r.kind, r.id, r.R, r.target))
+		e.abort(fixture.AbortRequest(r.kind, r.id, r.R, r.target))
 	case 5, 6: // preserve
 		k, _ := authPick(m, m.keys)
-		m.cas(k, amPreserve(m.fresh("p")))
+		m.cas(k, fixture.Preserve(m.fresh("p")))
 	case 7: // restore for the row's owner
 		k, _ := authPick(m, m.keys)
 		owner := e.A
 		if row, ok := m.rows[k]; ok {
 			owner = row.Owner
 		}
-		m.cas(k, amRestore(m.fresh("r"), owner))
+		m.cas(k, fixture.Restore(m.fresh("r"), owner))
 	case 8: // delete
 		k, _ := authPick(m, m.keys)
-		m.cas(k, amDelete())
+		m.cas(k, fixture.Delete())
 	case 9: // reserve relocation capacity
 		k, ok := authPick(m, m.activeSpots())
 		if !ok {
@@ -242,7 +243,7 @@ func (m *authModel) randomOp() {
 		}
 		row := m.rows[k]
 		from := m.nodeOf(row)
-		req := authRelReq(m.fresh("rel"), k, &row, from, m.other(from), authVS("room"))
+		req := fixture.RelRequest(m.fresh("rel"), k, &row, from.Desc, m.other(from).Desc, fixture.VS("room"))
 		if res := e.reserveRel(req); res.Kind == location.KindReserved {
 			m.rels = append(m.rels, &authModelRel{req: req, state: "reserved"})
 		}
@@ -255,7 +256,7 @@ func (m *authModel) randomOp() {
 		if m.rng.IntN(3) == 0 {
 			v = m.version(rel.req.AuthorityKey)
 		}
-		if r := m.casAt(rel.req.AuthorityKey, v, amNewOwner(m.fresh("n"), rel.req.TargetOwner, rel.req.ReservationID)); r.Kind == location.KindStored {
+		if r := m.casAt(rel.req.AuthorityKey, v, fixture.NewOwner(m.fresh("n"), rel.req.TargetOwner, rel.req.ReservationID)); r.Kind == location.KindStored {
 			require.Equal(c, "reserved", rel.state, "%s: newOwner consumed a %s reservation", m.where(), rel.state)
 			rel.state = "committed"
 		}
@@ -275,12 +276,12 @@ func (m *authModel) randomOp() {
 		}
 		m.rng.Shuffle(len(spots), func(i, j int) { spots[i], spots[j] = spots[j], spots[i] })
 		n := 1 + m.rng.IntN(min(2, len(spots)))
-		var parts []authPart
+		var parts []fixture.Part
 		for _, k := range spots[:n] {
 			row := m.rows[k]
-			parts = append(parts, authNewOwnerPart(k, &row))
+			parts = append(parts, fixture.NewOwnerPart(k, &row))
 		}
-		req := authAggTo(m.nb, m.fresh("agg"), 1, parts, authVSpots(location.ObjectUserSpot, "room", int64(n)))
+		req := fixture.AGG(m.nb.Desc, m.fresh("agg"), 1, parts, fixture.VSpots(location.ObjectUserSpot, "room", int64(n)))
 		if res := e.prepare(req); res.Kind == location.KindPrepared {
 			m.aggs = append(m.aggs, &authModelAgg{req: req, state: "prepared"})
 		}

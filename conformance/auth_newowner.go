@@ -3,6 +3,7 @@ package conformance
 import (
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -23,7 +24,7 @@ func authI64(n int64) *int64 { return &n }
 // auth048 AUTH-048 Relocation commit.
 func auth048(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("m1")
+	key := fixture.KS("m1")
 	S := e.AS("m1", e.TA())
 	ua, ub := e.U(e.NA), e.U(e.NB)
 	e.REL("R1", key, S, e.NA, e.NB)
@@ -32,17 +33,19 @@ func auth048(c *Case) {
 	wantB.Room.Reserved++
 	e.requireU(e.NB, wantB)
 
-	got := e.requireStored(e.cas(key, S.StoreVersion, amNewOwner("moved", e.B, "R1")))
+	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R1")))
 	require.Equal(c, e.B, got.Owner)
 	require.Equal(c, location.PlacementAllocation{
 		State: location.AllocationActive, ObjectKind: location.ObjectUserSpot, StableType: "room",
-		Descriptor: e.NB.Key(), DescriptorLifecycleGeneration: 1, Capacity: authVS("room"),
+		Descriptor: e.NB.Key(), DescriptorLifecycleGeneration: 1, Capacity: fixture.VS("room"),
 	}, got.Allocation)
 	require.Nil(c, got.PendingCreation)
 	require.Equal(c, S.ObjectGeneration, got.ObjectGeneration)
 	require.Greater(c, got.AuthorityOwnerGeneration, S.AuthorityOwnerGeneration)
 	require.Equal(c, "moved", string(got.Payload))
 	require.NotEqual(c, S.StoreVersion, got.StoreVersion)
+	e.exactVersion(got.StoreVersion, "3", "moved row")
+	e.exactNumber(got.AuthorityOwnerGeneration, 2, "moved authorityOwnerGeneration")
 	e.requireRow(key, got)
 
 	wantA := ua
@@ -60,11 +63,11 @@ func auth048(c *Case) {
 // auth049 AUTH-049 Source owner may be dead.
 func auth049(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("m2")
+	key := fixture.KS("m2")
 	S := e.AS("m2", e.TA())
 	e.REL("R2", key, S, e.NA, e.NB)
 	e.release(e.A)
-	got := e.requireStored(e.cas(key, S.StoreVersion, amNewOwner("moved", e.B, "R2")))
+	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R2")))
 	require.Equal(c, e.B, got.Owner)
 }
 
@@ -73,7 +76,7 @@ func auth050(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("m3", e.TA())
 	e.unchanged("newOwner with an unknown fence", func() {
-		e.requireConflict(e.cas(e.KS("m3"), S.StoreVersion, amNewOwner("moved", e.B, "never-issued")), S)
+		e.requireConflict(e.cas(fixture.KS("m3"), S.StoreVersion, fixture.NewOwner("moved", e.B, "never-issued")), S)
 	})
 }
 
@@ -81,22 +84,22 @@ func auth050(c *Case) {
 func auth051(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("m4", e.TA())
-	e.REL("R3", e.KS("m4"), S, e.NA, e.NB)
+	e.REL("R3", fixture.KS("m4"), S, e.NA, e.NB)
 	require.Equal(c, location.KindAborted, e.abortRel("R3"))
 	e.unchanged("newOwner with an aborted reservation", func() {
-		e.requireConflict(e.cas(e.KS("m4"), S.StoreVersion, amNewOwner("moved", e.B, "R3")), S)
+		e.requireConflict(e.cas(fixture.KS("m4"), S.StoreVersion, fixture.NewOwner("moved", e.B, "R3")), S)
 	})
 }
 
 // auth052 AUTH-052 Fence used twice.
 func auth052(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("m1")
+	key := fixture.KS("m1")
 	S := e.AS("m1", e.TA())
 	e.REL("R1", key, S, e.NA, e.NB)
-	S2 := e.requireStored(e.cas(key, S.StoreVersion, amNewOwner("moved", e.B, "R1")))
+	S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R1")))
 	e.unchanged("newOwner with a used fence", func() {
-		e.requireConflict(e.cas(key, S2.StoreVersion, amNewOwner("again", e.B, "R1")), S2)
+		e.requireConflict(e.cas(key, S2.StoreVersion, fixture.NewOwner("again", e.B, "R1")), S2)
 	})
 }
 
@@ -104,9 +107,9 @@ func auth052(c *Case) {
 func auth053(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("m4", e.TA())
-	e.REL("R4", e.KS("m4"), S, e.NA, e.NB)
+	e.REL("R4", fixture.KS("m4"), S, e.NA, e.NB)
 	e.unchanged("newOwner with another target owner", func() {
-		e.requireConflict(e.cas(e.KS("m4"), S.StoreVersion, amNewOwner("moved", e.A, "R4")), S)
+		e.requireConflict(e.cas(fixture.KS("m4"), S.StoreVersion, fixture.NewOwner("moved", e.A, "R4")), S)
 	})
 	u := e.U(e.NB)
 	require.Equal(c, location.KindAborted, e.abortRel("R4"), "R4 is still reserved")
@@ -118,14 +121,14 @@ func auth053(c *Case) {
 // auth054 AUTH-054 Row changed after the reservation.
 func auth054(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("m5")
+	key := fixture.KS("m5")
 	u0 := e.U(e.NB)
 	S := e.AS("m5", e.TA())
 	e.REL("R5", key, S, e.NA, e.NB)
-	S2 := e.requireStored(e.cas(key, S.StoreVersion, amPreserve("changed")))
+	S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.Preserve("changed")))
 	for _, v := range []location.StoreVersion{S2.StoreVersion, S.StoreVersion} {
 		e.unchanged("newOwner after the row changed", func() {
-			e.requireConflict(e.cas(key, v, amNewOwner("moved", e.B, "R5")), S2)
+			e.requireConflict(e.cas(key, v, fixture.NewOwner("moved", e.B, "R5")), S2)
 		})
 	}
 	require.Equal(c, location.KindAborted, e.abortRel("R5"))
@@ -136,10 +139,10 @@ func auth054(c *Case) {
 func auth055(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("m6", e.TA())
-	e.REL("R6", e.KS("m6"), S, e.NA, e.NB)
+	e.REL("R6", fixture.KS("m6"), S, e.NA, e.NB)
 	e.release(e.B)
 	e.unchanged("newOwner with a released target lease", func() {
-		e.requireConflict(e.cas(e.KS("m6"), S.StoreVersion, amNewOwner("moved", e.B, "R6")), S)
+		e.requireConflict(e.cas(fixture.KS("m6"), S.StoreVersion, fixture.NewOwner("moved", e.B, "R6")), S)
 	})
 	require.Equal(c, location.KindAborted, e.abortRel("R6"), "R6 is still reserved")
 }
@@ -147,12 +150,12 @@ func auth055(c *Case) {
 // auth056 AUTH-056 Reservation capacity replaces row capacity.
 func auth056(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("m7")
+	key := fixture.KS("m7")
 	S := e.AS("m7", e.TA())
 	ua, ub := e.U(e.NA), e.U(e.NB)
-	two := authVSpots(location.ObjectUserSpot, "room", 2)
+	two := fixture.VSpots(location.ObjectUserSpot, "room", 2)
 	e.REL("R7", key, S, e.NA, e.NB, two)
-	got := e.requireStored(e.cas(key, S.StoreVersion, amNewOwner("moved", e.B, "R7")))
+	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R7")))
 	require.Equal(c, two, got.Allocation.Capacity)
 	ua.Spots.Active--
 	ua.Room.Active--
@@ -167,41 +170,47 @@ func auth057(c *Case) {
 	e := newAuthEnv(c)
 	S8 := e.AS("m8", e.TA())
 	S9 := e.AS("m9", e.TA())
-	e.REL("R8", e.KS("m8"), S8, e.NA, e.NB)
+	e.REL("R8", fixture.KS("m8"), S8, e.NA, e.NB)
 	e.unchanged("newOwner with another row's reservation", func() {
-		e.requireConflict(e.cas(e.KS("m9"), S9.StoreVersion, amNewOwner("moved", e.B, "R8")), S9)
+		e.requireConflict(e.cas(fixture.KS("m9"), S9.StoreVersion, fixture.NewOwner("moved", e.B, "R8")), S9)
 	})
 }
 
 // auth058 AUTH-058 Reservation adopted by an aggregate.
 func auth058(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("mx")
+	key := fixture.KS("mx")
 	S := e.AS("mx", e.TA())
 	e.REL("AGX", key, S, e.NA, e.NB)
-	req := e.AGG("AGX", 1, []authPart{authNewOwnerPart(key, S)}, authVS("room"))
+	req := e.AGG("AGX", 1, []fixture.Part{fixture.NewOwnerPart(key, S)}, fixture.VS("room"))
 	e.requirePrepared(e.prepare(req), req, location.KindPrepared)
 	e.unchanged("newOwner with an adopted reservation", func() {
-		e.requireConflict(e.cas(key, S.StoreVersion, amNewOwner("moved", e.B, "AGX")), S)
+		e.requireConflict(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "AGX")), S)
 	})
 }
 
-// auth059 AUTH-059 [hook] Owner generations exhausted.
+// auth059 AUTH-059 [hook] Owner generations exhausted; with one generation
+// left the move goes through and issues the maximum.
 func auth059(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("m9")
+	key := fixture.KS("m9")
 	S := e.AS("m9", e.TA())
 	e.REL("R9", key, S, e.NA, e.NB)
 	u := e.U(e.NB)
 	e.setCounters(nil, nil, authI64(location.MaxGeneration))
 	e.unchanged("newOwner with exhausted owner generations", func() {
-		r := e.cas(key, S.StoreVersion, amNewOwner("moved", e.B, "R9"))
-		require.Equal(c, location.KindGenerationExhausted, r.Kind, "CAS: %s", authDescribeCAS(r))
+		r := e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R9"))
+		require.Equal(c, location.CompareExchangeResult{Kind: location.KindGenerationExhausted}, r, "CAS: %s", authDescribeCAS(r))
 	})
 	e.requireRow(key, S)
-	require.Equal(c, location.KindAborted, e.abortRel("R9"), "R9 is still reserved")
+	e.requireU(e.NB, u)
+	e.setCounters(nil, nil, authI64(location.MaxGeneration-1))
+	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R9")))
+	require.Equal(c, location.MaxGeneration, got.AuthorityOwnerGeneration, "the last owner generation is issued")
 	u.Spots.Reserved--
 	u.Room.Reserved--
+	u.Spots.Active++
+	u.Room.Active++
 	e.requireU(e.NB, u)
 }
 
@@ -209,9 +218,9 @@ func auth059(c *Case) {
 // rebind (AUTH-035 set-up) and newOwner (AUTH-048 set-up).
 func auth060(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("m11")
+	key := fixture.KS("m11")
 	S := e.AS("m11", e.TA())
-	moveKey := e.KS("m1")
+	moveKey := fixture.KS("m1")
 	Sm := e.AS("m1", e.TA())
 	e.REL("R1", moveKey, Sm, e.NA, e.NB)
 	Sb := e.AS("b1", e.TA())
@@ -221,35 +230,40 @@ func auth060(c *Case) {
 		c.Helper()
 		e.unchanged(what+" with exhausted versions", func() {
 			r := e.cas(k, v, m)
-			require.Equal(c, location.KindGenerationExhausted, r.Kind, "%s: %s", what, authDescribeCAS(r))
+			require.Equal(c, location.CompareExchangeResult{Kind: location.KindGenerationExhausted}, r, "%s: %s", what, authDescribeCAS(r))
 		})
 	}
-	exhausted("preserve", key, S.StoreVersion, amPreserve("p"))
-	exhausted("restore", key, S.StoreVersion, amRestore("p", e.A))
-	exhausted("delete", key, S.StoreVersion, amDelete())
-	exhausted("newOwner", moveKey, Sm.StoreVersion, amNewOwner("moved", e.B, "R1"))
+	exhausted("preserve", key, S.StoreVersion, fixture.Preserve("p"))
+	exhausted("restore", key, S.StoreVersion, fixture.Restore("p", e.A))
+	exhausted("delete", key, S.StoreVersion, fixture.Delete())
+	exhausted("newOwner", moveKey, Sm.StoreVersion, fixture.NewOwner("moved", e.B, "R1"))
 
 	e.release(e.A)
 	A2, _ := e.claim("owner-a")
 	e.republish(e.NA, location.IntentNewClaim, func(d *location.MeshNodeDescriptor) {
 		d.LeaseGeneration = A2.LeaseGeneration
 	})
-	exhausted("rebind", e.KS("b1"), Sb.StoreVersion, amRebind("rebound", e.A, A2))
+	exhausted("rebind", fixture.KS("b1"), Sb.StoreVersion, fixture.Rebind("rebound", e.A, A2))
 	e.requireRow(key, S)
 	e.requireRow(moveKey, Sm)
-	e.requireRow(e.KS("b1"), Sb)
+	e.requireRow(fixture.KS("b1"), Sb)
 	require.Equal(c, location.KindAborted, e.abortRel("R1"), "R1 is still reserved")
 }
 
 // auth061 AUTH-061 Relocation onto the same node.
 func auth061(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("m10")
+	key := fixture.KS("m10")
 	S := e.AS("m10", e.TA())
 	u := e.U(e.NA)
 	e.REL("R10", key, S, e.NA, e.NA)
-	got := e.requireStored(e.cas(key, S.StoreVersion, amNewOwner("moved", e.A, "R10")))
+	held := u
+	held.Spots.Reserved++
+	held.Room.Reserved++
+	e.requireU(e.NA, held)
+	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.A, "R10")))
 	require.Greater(c, got.AuthorityOwnerGeneration, S.AuthorityOwnerGeneration)
+	e.exactNumber(got.AuthorityOwnerGeneration, 2, "authorityOwnerGeneration")
 	require.Equal(c, e.A, got.Owner)
 	e.requireU(e.NA, u)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -19,18 +20,18 @@ import (
 // failing answer of every method, each checked against a full fingerprint
 // (fresh scan of every row, listMeshNodes, terminals read).
 func auth222(c *Case) {
-	e := newAuthEnv(c, authWithNB(func(l *authLimits) { l.Spots = 4 }))
+	e := newAuthEnv(c, authWithNB(func(l *fixture.Limits) { l.Spots = 4 }))
 	TA := e.TA()
 	S := e.AS("f1", TA)
 	R := e.RS("f2", TA)
 	Ra, _ := e.AA("f3", TA, 1)
-	e.readTerminal(authOP(1))
-	relReq := e.REL("Rf", e.KS("f1"), S, e.NA, e.NB)
+	e.readTerminal(fixture.OP(1))
+	relReq := e.REL("Rf", fixture.KS("f1"), S, e.NA, e.NB)
 	g1, g2 := e.AS("g1", TA), e.AS("g2", TA)
 	agg := e.auth156Request(g1, g2)
 	e.requirePrepared(e.prepare(agg), agg, location.KindPrepared)
 	Rab := e.RS("f4", TA)
-	require.Equal(c, location.KindAborted, e.abort(authAbortReq(location.ObjectUserSpot, "f4", Rab, TA)))
+	require.Equal(c, location.KindAborted, e.abort(fixture.AbortRequest(location.ObjectUserSpot, "f4", Rab, TA)))
 
 	fail := func(what string, call func() (location.ResultKind, error), want location.ResultKind) {
 		c.Helper()
@@ -56,14 +57,14 @@ func auth222(c *Case) {
 
 	// readAuthority, compareExchangeAuthority, listAuthorities.
 	invalid("read of an empty key", func() error { _, err := c.S.ReadAuthority(c.Ctx, ""); return err })
-	fail("CAS with a wrong version", casKind(e.KS("f1"), R.Creating.StoreVersion, amPreserve("x")), location.KindConflict)
-	fail("CAS on a reserved row", casKind(e.KS("f2"), R.Creating.StoreVersion, amPreserve("x")), location.KindConflict)
-	fail("CAS restore with another owner", casKind(e.KS("f1"), S.StoreVersion, amRestore("x", e.B)), location.KindConflict)
-	fail("CAS newOwner with an unknown fence", casKind(e.KS("f1"), S.StoreVersion, amNewOwner("x", e.B, "nope")), location.KindConflict)
+	fail("CAS with a wrong version", casKind(fixture.KS("f1"), R.Creating.StoreVersion, fixture.Preserve("x")), location.KindConflict)
+	fail("CAS on a reserved row", casKind(fixture.KS("f2"), R.Creating.StoreVersion, fixture.Preserve("x")), location.KindConflict)
+	fail("CAS restore with another owner", casKind(fixture.KS("f1"), S.StoreVersion, fixture.Restore("x", e.B)), location.KindConflict)
+	fail("CAS newOwner with an unknown fence", casKind(fixture.KS("f1"), S.StoreVersion, fixture.NewOwner("x", e.B, "nope")), location.KindConflict)
 	invalid("CAS with a bad shape", func() error {
-		m := amPreserve("x")
+		m := fixture.Preserve("x")
 		m.TargetOwner = &e.B
-		_, err := c.S.CompareExchangeAuthority(c.Ctx, e.KS("f1"), S.StoreVersion, m)
+		_, err := c.S.CompareExchangeAuthority(c.Ctx, fixture.KS("f1"), S.StoreVersion, m)
 		return err
 	})
 	invalid("list with limit 0", func() error { _, err := c.S.ListAuthorities(c.Ctx, "", "", 0); return err })
@@ -74,15 +75,15 @@ func auth222(c *Case) {
 	}, location.KindScanExpired)
 
 	// reserve.
-	fail("reserve of an active key", reserveKind(e.spotReq(location.ObjectUserSpot, "f1", TA, "room")), location.KindAlreadyExists)
-	fail("reserve of a reserved key", reserveKind(e.spotReq(location.ObjectUserSpot, "f2", TA, "room")), location.KindConflict)
-	fail("reserve with another kind", reserveKind(e.spotReq(location.ObjectInstanceSpot, "f1", TA, "shard")), location.KindTypeMismatch)
-	fail("reserve of a type not offered", reserveKind(e.spotReq(location.ObjectUserSpot, "f9", TA, "arena")), location.KindPlacementCapacityExhausted)
+	fail("reserve of an active key", reserveKind(fixture.SpotRequest(location.ObjectUserSpot, "f1", TA, "room")), location.KindAlreadyExists)
+	fail("reserve of a reserved key", reserveKind(fixture.SpotRequest(location.ObjectUserSpot, "f2", TA, "room")), location.KindConflict)
+	fail("reserve with another kind", reserveKind(fixture.SpotRequest(location.ObjectInstanceSpot, "f1", TA, "shard")), location.KindTypeMismatch)
+	fail("reserve of a type not offered", reserveKind(fixture.SpotRequest(location.ObjectUserSpot, "f9", TA, "arena")), location.KindPlacementCapacityExhausted)
 	badTarget := TA
 	badTarget.NodeLifecycleGeneration = 9
-	fail("reserve on a dead target", reserveKind(e.spotReq(location.ObjectUserSpot, "f9", badTarget, "room")), location.KindConflict)
+	fail("reserve on a dead target", reserveKind(fixture.SpotRequest(location.ObjectUserSpot, "f9", badTarget, "room")), location.KindConflict)
 	invalid("reserve with an empty id", func() error {
-		_, err := c.S.Reserve(c.Ctx, e.spotReq(location.ObjectUserSpot, "", TA, "room"))
+		_, err := c.S.Reserve(c.Ctx, fixture.SpotRequest(location.ObjectUserSpot, "", TA, "room"))
 		return err
 	})
 
@@ -90,11 +91,11 @@ func auth222(c *Case) {
 	commitKind := func(r location.CommitRequest) func() (location.ResultKind, error) {
 		return func() (location.ResultKind, error) { res, err := c.S.Commit(c.Ctx, r); return res.Kind, err }
 	}
-	stale := authCommitReq("f2", R, TA)
+	stale := fixture.CommitRequest("f2", R, TA)
 	stale.ReservationID = authOtherReservationID
 	fail("commit with another reservation", commitKind(stale), location.KindStale)
 	invalid("commit of an actor", func() error {
-		r := authCommitReq("f3", Ra, TA)
+		r := fixture.CommitRequest("f3", Ra, TA)
 		r.Key.Kind = location.ObjectActor
 		_, err := c.S.Commit(c.Ctx, r)
 		return err
@@ -102,17 +103,17 @@ func auth222(c *Case) {
 	completeKind := func(r location.CompleteCreationRequest) func() (location.ResultKind, error) {
 		return func() (location.ResultKind, error) { res, err := c.S.CompleteCreation(c.Ctx, r); return res.Kind, err }
 	}
-	fail("a replayed completion", completeKind(authCompleteReq("f3", Ra, TA, location.TerminalCreated, authPub(authOP(1), authDeadline()))), location.KindAlreadyCompleted)
-	e.rememberOp(authOP(2))
-	fail("a second completion", completeKind(authCompleteReq("f3", Ra, TA, location.TerminalCreated, authPub(authOP(2), authDeadline()))), location.KindStale)
+	fail("a replayed completion", completeKind(fixture.CompleteRequest("f3", Ra, TA, location.TerminalCreated, fixture.P(fixture.OP(1), authDeadline()))), location.KindAlreadyCompleted)
+	e.rememberOp(fixture.OP(2))
+	fail("a second completion", completeKind(fixture.CompleteRequest("f3", Ra, TA, location.TerminalCreated, fixture.P(fixture.OP(2), authDeadline()))), location.KindStale)
 	invalid("completion of a spot", func() error {
-		r := authCompleteReq("f2", R, TA, location.TerminalCreated, authPub(authOP(3), authDeadline()))
+		r := fixture.CompleteRequest("f2", R, TA, location.TerminalCreated, fixture.P(fixture.OP(3), authDeadline()))
 		r.Key.Kind = location.ObjectUserSpot
 		_, err := c.S.CompleteCreation(c.Ctx, r)
 		return err
 	})
 	invalid("terminal read with generation 0", func() error {
-		op := authOP(1)
+		op := fixture.OP(1)
 		op.SourceNodeGeneration = 0
 		_, err := c.S.ReadCreationTerminal(c.Ctx, op)
 		return err
@@ -120,10 +121,10 @@ func auth222(c *Case) {
 	abortKind := func(r location.AbortRequest) func() (location.ResultKind, error) {
 		return func() (location.ResultKind, error) { return c.S.AbortCreation(c.Ctx, r) }
 	}
-	fail("abort replay", abortKind(authAbortReq(location.ObjectUserSpot, "f4", Rab, TA)), location.KindAlreadyAborted)
-	fail("abort of a committed reservation", abortKind(authAbortReq(location.ObjectActor, "f3", Ra, TA)), location.KindStale)
+	fail("abort replay", abortKind(fixture.AbortRequest(location.ObjectUserSpot, "f4", Rab, TA)), location.KindAlreadyAborted)
+	fail("abort of a committed reservation", abortKind(fixture.AbortRequest(location.ObjectActor, "f3", Ra, TA)), location.KindStale)
 	invalid("abort with an empty id", func() error {
-		_, err := c.S.AbortCreation(c.Ctx, authAbortReq(location.ObjectUserSpot, "", R, TA))
+		_, err := c.S.AbortCreation(c.Ctx, fixture.AbortRequest(location.ObjectUserSpot, "", R, TA))
 		return err
 	})
 
@@ -138,10 +139,10 @@ func auth222(c *Case) {
 	other := relReq
 	other.TargetNodeLifecycleGeneration = 2
 	fail("relocation with other content", relKind(other), location.KindConflict)
-	full := authRelReq("Rfull", e.KS("f1"), S, e.NA, e.NB, authVSpots(location.ObjectUserSpot, "room", 2))
+	full := fixture.RelRequest("Rfull", fixture.KS("f1"), S, e.NA.Desc, e.NB.Desc, fixture.VSpots(location.ObjectUserSpot, "room", 2))
 	fail("relocation beyond capacity", relKind(full), location.KindPlacementCapacityExhausted)
 	invalid("relocation with an empty id", func() error {
-		_, err := c.S.ReserveRelocationCapacity(c.Ctx, authRelReq("", e.KS("f1"), S, e.NA, e.NB, authVS("room")))
+		_, err := c.S.ReserveRelocationCapacity(c.Ctx, fixture.RelRequest("", fixture.KS("f1"), S, e.NA.Desc, e.NB.Desc, fixture.VS("room")))
 		return err
 	})
 	abortRelKind := func(f string) func() (location.ResultKind, error) {
@@ -157,7 +158,7 @@ func auth222(c *Case) {
 	}
 	fail("prepare replay", prepKind(agg), location.KindAlreadyPrepared)
 	changed := agg
-	changed.InventoryDigest = authDigest32(0x08)
+	changed.InventoryDigest = fixture.Digest32(0x08)
 	fail("prepare with other content", prepKind(changed), location.KindConflict)
 	invalid("prepare with generation 0", func() error {
 		r := agg
@@ -186,7 +187,7 @@ func auth222(c *Case) {
 
 	// Dead owners last.
 	e.release(e.B)
-	target := authRelReq("Rt", e.KS("f1"), S, e.NA, e.NB, authVS("room"))
+	target := fixture.RelRequest("Rt", fixture.KS("f1"), S, e.NA.Desc, e.NB.Desc, fixture.VS("room"))
 	fail("relocation to a dead target", relKind(target), location.KindTargetUnavailable)
 	e.release(e.A)
 	e.unchanged("removeAllByOwner of a released lease", func() {
@@ -203,39 +204,39 @@ func auth226(c *Case) {
 	R := e.RS("k2", TA)
 	Ra := e.RA("k3", TA)
 	S4 := e.AS("k4", TA)
-	relReq := e.REL("Rk", e.KS("k4"), S4, e.NA, e.NB)
+	relReq := e.REL("Rk", fixture.KS("k4"), S4, e.NA, e.NB)
 	g1, g2 := e.aggRows()
 	agg := e.auth156Request(g1, g2)
 	e.requirePrepared(e.prepare(agg), agg, location.KindPrepared)
 	g3 := e.AS("g3", TA)
-	agg2 := e.AGG("AG2", 1, []authPart{authNewOwnerPart(e.KS("g3"), g3)}, authVS("room"))
-	e.readTerminal(authOP(1))
+	agg2 := e.AGG("AG2", 1, []fixture.Part{fixture.NewOwnerPart(fixture.KS("g3"), g3)}, fixture.VS("room"))
+	e.readTerminal(fixture.OP(1))
 
 	ctx, cancel := context.WithCancel(c.Ctx)
 	cancel()
 	calls := map[string]func() error{
-		"ReadAuthority": func() error { _, err := c.S.ReadAuthority(ctx, e.KS("k1")); return err },
+		"ReadAuthority": func() error { _, err := c.S.ReadAuthority(ctx, fixture.KS("k1")); return err },
 		"CompareExchangeAuthority": func() error {
-			_, err := c.S.CompareExchangeAuthority(ctx, e.KS("k1"), S.StoreVersion, amPreserve("x"))
+			_, err := c.S.CompareExchangeAuthority(ctx, fixture.KS("k1"), S.StoreVersion, fixture.Preserve("x"))
 			return err
 		},
 		"ListAuthorities": func() error { _, err := c.S.ListAuthorities(ctx, "", "", 10); return err },
 		"Reserve": func() error {
-			_, err := c.S.Reserve(ctx, e.spotReq(location.ObjectUserSpot, "k9", TA, "room"))
+			_, err := c.S.Reserve(ctx, fixture.SpotRequest(location.ObjectUserSpot, "k9", TA, "room"))
 			return err
 		},
-		"Commit": func() error { _, err := c.S.Commit(ctx, authCommitReq("k2", R, TA)); return err },
+		"Commit": func() error { _, err := c.S.Commit(ctx, fixture.CommitRequest("k2", R, TA)); return err },
 		"CompleteCreation": func() error {
-			_, err := c.S.CompleteCreation(ctx, authCompleteReq("k3", Ra, TA, location.TerminalCreated, authPub(authOP(1), authDeadline())))
+			_, err := c.S.CompleteCreation(ctx, fixture.CompleteRequest("k3", Ra, TA, location.TerminalCreated, fixture.P(fixture.OP(1), authDeadline())))
 			return err
 		},
-		"ReadCreationTerminal": func() error { _, err := c.S.ReadCreationTerminal(ctx, authOP(1)); return err },
+		"ReadCreationTerminal": func() error { _, err := c.S.ReadCreationTerminal(ctx, fixture.OP(1)); return err },
 		"AbortCreation": func() error {
-			_, err := c.S.AbortCreation(ctx, authAbortReq(location.ObjectUserSpot, "k2", R, TA))
+			_, err := c.S.AbortCreation(ctx, fixture.AbortRequest(location.ObjectUserSpot, "k2", R, TA))
 			return err
 		},
 		"ReserveRelocationCapacity": func() error {
-			_, err := c.S.ReserveRelocationCapacity(ctx, authRelReq("Rk2", e.KS("k1"), S, e.NA, e.NB, authVS("room")))
+			_, err := c.S.ReserveRelocationCapacity(ctx, fixture.RelRequest("Rk2", fixture.KS("k1"), S, e.NA.Desc, e.NB.Desc, fixture.VS("room")))
 			return err
 		},
 		"AbortRelocationCapacity": func() error {
@@ -255,7 +256,7 @@ func auth226(c *Case) {
 		})
 	}
 	// Every call would have succeeded with a live context.
-	e.requireStored(e.cas(e.KS("k1"), S.StoreVersion, amPreserve("x")))
+	e.requireStored(e.cas(fixture.KS("k1"), S.StoreVersion, fixture.Preserve("x")))
 	e.requirePrepared(e.prepare(agg2), agg2, location.KindPrepared)
 	require.Equal(c, location.KindCommitted, e.commitAgg(authAggFence("AG1", 1)))
 }
@@ -267,7 +268,7 @@ func auth227(c *Case) {
 	req := e.auth156Request(S1, S2)
 	big := req
 	big.Participants = append([]location.AggregateParticipant(nil), req.Participants...)
-	big.Participants[1].AuthorityPayload = authBytes(authMiB+1, 'a')
+	big.Participants[1].AuthorityPayload = fixture.Bytes(fixture.MiB+1, 'a')
 	e.unchanged("prepare with an oversized participant payload", func() {
 		_, err := c.S.PrepareAggregate(c.Ctx, big)
 		c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityPayload, "prepare with a 1 MiB + 1 participant payload")
@@ -280,9 +281,9 @@ func auth228(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RA("a228", e.TA())
 	for _, k := range []location.TerminalState{location.TerminalCreated, location.TerminalRejected, location.TerminalFailed} {
-		req := authCompleteReq("a228", R, e.TA(), k, location.TerminalPublication{})
-		e.requireCompleteInvalid(req, R, "a "+strings.ToLower(string(k))+" completion without a terminal")
+		req := fixture.CompleteRequest("a228", R, e.TA(), k, location.TerminalPublication{})
+		e.requireCompleteInvalid(req, R, location.ClassType, "", "a "+strings.ToLower(string(k))+" completion without a terminal")
 	}
-	res := e.complete(authCompleteReq("a228", R, e.TA(), location.TerminalCreated, authPub(authOP(228), authDeadline())))
+	res := e.complete(fixture.CompleteRequest("a228", R, e.TA(), location.TerminalCreated, fixture.P(fixture.OP(228), authDeadline())))
 	e.requireCompleteKind(res, location.KindCreated)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -38,7 +39,7 @@ func authConcurrently(fns ...func()) {
 }
 
 // raceNodes publishes repetition rep's nodes with the given limits.
-func (e *authEnv) raceNodes(rep int, la, lb authLimits) (*authNode, *authNode) {
+func (e *authEnv) raceNodes(rep int, la, lb fixture.Limits) (*authNode, *authNode) {
 	e.c.Helper()
 	na := e.publishNode(fmt.Sprintf("race-a-%02d", rep), e.A, la, "")
 	nb := e.publishNode(fmt.Sprintf("race-b-%02d", rep), e.B, lb, "")
@@ -48,7 +49,7 @@ func (e *authEnv) raceNodes(rep int, la, lb authLimits) (*authNode, *authNode) {
 // raceDefaultNodes is raceNodes with F's limits.
 func (e *authEnv) raceDefaultNodes(rep int) (*authNode, *authNode) {
 	e.c.Helper()
-	return e.raceNodes(rep, authDefaultLimits(), authDefaultLimits())
+	return e.raceNodes(rep, fixture.DefaultLimits(), fixture.DefaultLimits())
 }
 
 // authCASOutcome is one goroutine's CAS answer.
@@ -76,7 +77,7 @@ func auth198(c *Case) {
 		na, _ := e.raceDefaultNodes(rep)
 		id := fmt.Sprintf("w1-%02d", rep)
 		S := e.AS(id, na.Target())
-		a, b := e.raceCAS(e.KS(id), S.StoreVersion, amPreserve("one"), S.StoreVersion, amPreserve("two"))
+		a, b := e.raceCAS(fixture.KS(id), S.StoreVersion, fixture.Preserve("one"), S.StoreVersion, fixture.Preserve("two"))
 		win, lose := a, b
 		if b.res.Kind == location.KindStored {
 			win, lose = b, a
@@ -85,7 +86,7 @@ func auth198(c *Case) {
 		require.Equal(c, location.KindConflict, lose.res.Kind, "rep %d: the other conflicts", rep)
 		require.NotNil(c, lose.res.Current.Snapshot)
 		require.Equal(c, win.res.Stored.StoreVersion, lose.res.Current.Snapshot.StoreVersion, "rep %d: the loser sees the winner", rep)
-		e.requireRow(e.KS(id), win.res.Stored)
+		e.requireRow(fixture.KS(id), win.res.Stored)
 	}
 }
 
@@ -96,17 +97,17 @@ func auth199(c *Case) {
 		na, _ := e.raceDefaultNodes(rep)
 		id := fmt.Sprintf("w1b-%02d", rep)
 		S := e.AS(id, na.Target())
-		p, d := e.raceCAS(e.KS(id), S.StoreVersion, amPreserve("p"), S.StoreVersion, amDelete())
+		p, d := e.raceCAS(fixture.KS(id), S.StoreVersion, fixture.Preserve("p"), S.StoreVersion, fixture.Delete())
 		switch {
 		case d.res.Kind == location.KindDeleted:
 			require.Equal(c, location.KindConflict, p.res.Kind, "rep %d", rep)
 			require.Equal(c, location.KindMissing, p.res.Current.Kind, "rep %d: the preserve sees the row gone", rep)
-			e.requireMissing(e.KS(id))
+			e.requireMissing(fixture.KS(id))
 		case p.res.Kind == location.KindStored:
 			require.Equal(c, location.KindConflict, d.res.Kind, "rep %d", rep)
 			require.NotNil(c, d.res.Current.Snapshot)
 			require.Equal(c, p.res.Stored.StoreVersion, d.res.Current.Snapshot.StoreVersion, "rep %d", rep)
-			e.requireRow(e.KS(id), p.res.Stored)
+			e.requireRow(fixture.KS(id), p.res.Stored)
 		default:
 			require.Failf(c, "neither succeeded", "rep %d: preserve %s, delete %s", rep, p.res.Kind, d.res.Kind)
 		}
@@ -121,7 +122,7 @@ func auth200(c *Case) {
 		na, _ := e.raceDefaultNodes(rep)
 		id := fmt.Sprintf("w2-%02d", rep)
 		S := e.AS(id, na.Target())
-		key := e.KS(id)
+		key := fixture.KS(id)
 		versions := make([]location.StoreVersion, writers)
 		errs := make([]error, writers)
 		fns := make([]func(), writers)
@@ -134,7 +135,7 @@ func auth200(c *Case) {
 						errs[w] = fmt.Errorf("read: %v (%s)", err, r.Kind)
 						return
 					}
-					res, err := c.S.CompareExchangeAuthority(c.Ctx, key, r.Snapshot.StoreVersion, amPreserve(string(r.Snapshot.Payload)+tag))
+					res, err := c.S.CompareExchangeAuthority(c.Ctx, key, r.Snapshot.StoreVersion, fixture.Preserve(string(r.Snapshot.Payload)+tag))
 					if err != nil {
 						errs[w] = err
 						return
@@ -171,7 +172,7 @@ func auth201(c *Case) {
 	for rep := 0; rep < authRaceReps; rep++ {
 		na, _ := e.raceDefaultNodes(rep)
 		id := fmt.Sprintf("w0-%02d", rep)
-		req := e.spotReq(location.ObjectUserSpot, id, na.Target(), "room")
+		req := fixture.SpotRequest(location.ObjectUserSpot, id, na.Target(), "room")
 		var a, b location.ReserveResult
 		var ea, eb error
 		authConcurrently(
@@ -194,12 +195,12 @@ func auth201(c *Case) {
 // auth202 AUTH-202 Two reserves, last slot.
 func auth202(c *Case) {
 	e := newAuthEnv(c)
-	one := authDefaultLimits()
+	one := fixture.DefaultLimits()
 	one.Spots = 1
 	for rep := 0; rep < authRaceReps; rep++ {
-		na, _ := e.raceNodes(rep, one, authDefaultLimits())
-		r1 := e.spotReq(location.ObjectUserSpot, fmt.Sprintf("w3-%02d", rep), na.Target(), "room")
-		r2 := e.spotReq(location.ObjectUserSpot, fmt.Sprintf("w4-%02d", rep), na.Target(), "room")
+		na, _ := e.raceNodes(rep, one, fixture.DefaultLimits())
+		r1 := fixture.SpotRequest(location.ObjectUserSpot, fmt.Sprintf("w3-%02d", rep), na.Target(), "room")
+		r2 := fixture.SpotRequest(location.ObjectUserSpot, fmt.Sprintf("w4-%02d", rep), na.Target(), "room")
 		var a, b location.ReserveResult
 		var ea, eb error
 		authConcurrently(
@@ -225,8 +226,10 @@ func auth203(c *Case) {
 		var ak location.ResultKind
 		var ec, ea error
 		authConcurrently(
-			func() { cr, ec = c.S.Commit(c.Ctx, authCommitReq(id, R, na.Target())) },
-			func() { ak, ea = c.S.AbortCreation(c.Ctx, authAbortReq(location.ObjectUserSpot, id, R, na.Target())) },
+			func() { cr, ec = c.S.Commit(c.Ctx, fixture.CommitRequest(id, R, na.Target())) },
+			func() {
+				ak, ea = c.S.AbortCreation(c.Ctx, fixture.AbortRequest(location.ObjectUserSpot, id, R, na.Target()))
+			},
 		)
 		require.NoError(c, ec)
 		require.NoError(c, ea)
@@ -234,11 +237,11 @@ func auth203(c *Case) {
 		case cr.Kind == location.KindCommitted:
 			require.Equal(c, location.KindStale, ak, "rep %d", rep)
 			e.requireU(na, authUsage{Spots: authSlot{Active: 1}, Room: authSlot{Active: 1}})
-			e.requireRow(e.KS(id), cr.Ready)
+			e.requireRow(fixture.KS(id), cr.Ready)
 		case ak == location.KindAborted:
 			require.Equal(c, location.KindStale, cr.Kind, "rep %d", rep)
 			e.requireU(na, authUsage{})
-			e.requireMissing(e.KS(id))
+			e.requireMissing(fixture.KS(id))
 		default:
 			require.Failf(c, "neither won", "rep %d: commit %s, abort %s", rep, cr.Kind, ak)
 		}
@@ -255,8 +258,8 @@ func auth204(c *Case) {
 		var a, b location.CommitResult
 		var ea, eb error
 		authConcurrently(
-			func() { a, ea = c.S.Commit(c.Ctx, authCommitReq(id, R, na.Target())) },
-			func() { b, eb = c.S.Commit(c.Ctx, authCommitReq(id, R, na.Target())) },
+			func() { a, ea = c.S.Commit(c.Ctx, fixture.CommitRequest(id, R, na.Target())) },
+			func() { b, eb = c.S.Commit(c.Ctx, fixture.CommitRequest(id, R, na.Target())) },
 		)
 		require.NoError(c, ea)
 		require.NoError(c, eb)
@@ -279,9 +282,9 @@ func auth205(c *Case) {
 		na, _ := e.raceDefaultNodes(rep)
 		id := fmt.Sprintf("w8-%02d", rep)
 		R := e.RA(id, na.Target())
-		op := authOP(40)
+		op := fixture.OP(40)
 		op.OperationID.High = uint64(rep + 1)
-		req := authCompleteReq(id, R, na.Target(), location.TerminalCreated, authPub(op, authDeadline()))
+		req := fixture.CompleteRequest(id, R, na.Target(), location.TerminalCreated, fixture.P(op, authDeadline()))
 		var a, b authCompleteOutcome
 		authConcurrently(
 			func() { a.res, a.err = c.S.CompleteCreation(c.Ctx, req) },
@@ -302,16 +305,16 @@ func auth206(c *Case) {
 		na, _ := e.raceDefaultNodes(rep)
 		id := fmt.Sprintf("w9-%02d", rep)
 		R := e.RA(id, na.Target())
-		op1, op2 := authOP(41), authOP(42)
+		op1, op2 := fixture.OP(41), fixture.OP(42)
 		op1.OperationID.High = uint64(rep + 1)
 		op2.OperationID.High = uint64(rep + 1)
 		var a, b authCompleteOutcome
 		authConcurrently(
 			func() {
-				a.res, a.err = c.S.CompleteCreation(c.Ctx, authCompleteReq(id, R, na.Target(), location.TerminalCreated, authPub(op1, authDeadline())))
+				a.res, a.err = c.S.CompleteCreation(c.Ctx, fixture.CompleteRequest(id, R, na.Target(), location.TerminalCreated, fixture.P(op1, authDeadline())))
 			},
 			func() {
-				b.res, b.err = c.S.CompleteCreation(c.Ctx, authCompleteReq(id, R, na.Target(), location.TerminalCreated, authPub(op2, authDeadline())))
+				b.res, b.err = c.S.CompleteCreation(c.Ctx, fixture.CompleteRequest(id, R, na.Target(), location.TerminalCreated, fixture.P(op2, authDeadline())))
 			},
 		)
 		require.NoError(c, a.err)
@@ -334,16 +337,18 @@ func auth207(c *Case) {
 		na, _ := e.raceDefaultNodes(rep)
 		id := fmt.Sprintf("w10-%02d", rep)
 		R := e.RA(id, na.Target())
-		op := authOP(43)
+		op := fixture.OP(43)
 		op.OperationID.High = uint64(rep + 1)
 		var cr authCompleteOutcome
 		var ak location.ResultKind
 		var ea error
 		authConcurrently(
 			func() {
-				cr.res, cr.err = c.S.CompleteCreation(c.Ctx, authCompleteReq(id, R, na.Target(), location.TerminalCreated, authPub(op, authDeadline())))
+				cr.res, cr.err = c.S.CompleteCreation(c.Ctx, fixture.CompleteRequest(id, R, na.Target(), location.TerminalCreated, fixture.P(op, authDeadline())))
 			},
-			func() { ak, ea = c.S.AbortCreation(c.Ctx, authAbortReq(location.ObjectActor, id, R, na.Target())) },
+			func() {
+				ak, ea = c.S.AbortCreation(c.Ctx, fixture.AbortRequest(location.ObjectActor, id, R, na.Target()))
+			},
 		)
 		require.NoError(c, cr.err)
 		require.NoError(c, ea)
@@ -374,7 +379,7 @@ func auth208(c *Case) {
 		na, nb := e.raceDefaultNodes(rep)
 		id := fmt.Sprintf("w11-%02d", rep)
 		S := e.AS(id, na.Target())
-		req := authRelReq("Rw-"+id, e.KS(id), S, na, nb, authVS("room"))
+		req := fixture.RelRequest("Rw-"+id, fixture.KS(id), S, na.Desc, nb.Desc, fixture.VS("room"))
 		var a, b authRelOutcome
 		authConcurrently(
 			func() { a.res, a.err = c.S.ReserveRelocationCapacity(c.Ctx, req) },
@@ -390,19 +395,19 @@ func auth208(c *Case) {
 // auth209 AUTH-209 [newer] Relocation reservations, last slot.
 func auth209(c *Case) {
 	e := newAuthEnv(c)
-	one := authDefaultLimits()
+	one := fixture.DefaultLimits()
 	one.Spots = 1
 	for rep := 0; rep < authRaceReps; rep++ {
-		na, nb := e.raceNodes(rep, authDefaultLimits(), one)
+		na, nb := e.raceNodes(rep, fixture.DefaultLimits(), one)
 		x, y := fmt.Sprintf("wx-%02d", rep), fmt.Sprintf("wy-%02d", rep)
 		Sx, Sy := e.AS(x, na.Target()), e.AS(y, na.Target())
 		var a, b authRelOutcome
 		authConcurrently(
 			func() {
-				a.res, a.err = c.S.ReserveRelocationCapacity(c.Ctx, authRelReq("Rx-"+x, e.KS(x), Sx, na, nb, authVS("room")))
+				a.res, a.err = c.S.ReserveRelocationCapacity(c.Ctx, fixture.RelRequest("Rx-"+x, fixture.KS(x), Sx, na.Desc, nb.Desc, fixture.VS("room")))
 			},
 			func() {
-				b.res, b.err = c.S.ReserveRelocationCapacity(c.Ctx, authRelReq("Ry-"+y, e.KS(y), Sy, na, nb, authVS("room")))
+				b.res, b.err = c.S.ReserveRelocationCapacity(c.Ctx, fixture.RelRequest("Ry-"+y, fixture.KS(y), Sy, na.Desc, nb.Desc, fixture.VS("room")))
 			},
 		)
 		require.NoError(c, a.err)
@@ -420,8 +425,8 @@ func auth210(c *Case) {
 		id := fmt.Sprintf("w12-%02d", rep)
 		S := e.AS(id, na.Target())
 		fence := "Rp-" + id
-		e.REL(fence, e.KS(id), S, na, nb)
-		n, p := e.raceCAS(e.KS(id), S.StoreVersion, amNewOwner("moved", nb.Owner(), fence), S.StoreVersion, amPreserve("kept"))
+		e.REL(fence, fixture.KS(id), S, na, nb)
+		n, p := e.raceCAS(fixture.KS(id), S.StoreVersion, fixture.NewOwner("moved", nb.Owner(), fence), S.StoreVersion, fixture.Preserve("kept"))
 		switch {
 		case n.res.Kind == location.KindStored:
 			require.Equal(c, location.KindConflict, p.res.Kind, "rep %d", rep)
@@ -447,13 +452,13 @@ func auth211(c *Case) {
 		id := fmt.Sprintf("w13-%02d", rep)
 		S := e.AS(id, na.Target())
 		fence := "Rq-" + id
-		e.REL(fence, e.KS(id), S, na, nb)
+		e.REL(fence, fixture.KS(id), S, na, nb)
 		var n authCASOutcome
 		var ak location.ResultKind
 		var ea error
 		authConcurrently(
 			func() {
-				n.res, n.err = c.S.CompareExchangeAuthority(c.Ctx, e.KS(id), S.StoreVersion, amNewOwner("moved", nb.Owner(), fence))
+				n.res, n.err = c.S.CompareExchangeAuthority(c.Ctx, fixture.KS(id), S.StoreVersion, fixture.NewOwner("moved", nb.Owner(), fence))
 			},
 			func() { ak, ea = c.S.AbortRelocationCapacity(c.Ctx, location.RelocationFence(fence)) },
 		)
@@ -480,7 +485,7 @@ func (e *authEnv) raceAggregate(rep int, na, nb *authNode) (*location.AuthorityS
 	e.c.Helper()
 	g1, g2 := fmt.Sprintf("g1-%02d", rep), fmt.Sprintf("g2-%02d", rep)
 	S1, S2 := e.AS(g1, na.Target()), e.AS(g2, na.Target())
-	req := authAggTo(nb, fmt.Sprintf("AG1-%02d", rep), 1, []authPart{authNewOwnerPart(e.KS(g1), S1), authNewOwnerPart(e.KS(g2), S2)}, authTwoRooms())
+	req := fixture.AGG(nb.Desc, fmt.Sprintf("AG1-%02d", rep), 1, []fixture.Part{fixture.NewOwnerPart(fixture.KS(g1), S1), fixture.NewOwnerPart(fixture.KS(g2), S2)}, authTwoRooms())
 	return S1, req
 }
 
@@ -568,7 +573,7 @@ func auth214(c *Case) {
 		authConcurrently(
 			func() { ck, ec = c.S.CommitAggregate(c.Ctx, f) },
 			func() {
-				p.res, p.err = c.S.CompareExchangeAuthority(c.Ctx, req.Participants[0].AuthorityKey, S1.StoreVersion, amPreserve("p"))
+				p.res, p.err = c.S.CompareExchangeAuthority(c.Ctx, req.Participants[0].AuthorityKey, S1.StoreVersion, fixture.Preserve("p"))
 			},
 		)
 		require.NoError(c, ec)
@@ -598,6 +603,9 @@ func auth215(c *Case) {
 		g1 := e.read(req.Participants[0].AuthorityKey).Snapshot
 		require.Equal(c, nb.Owner(), g1.Owner)
 		require.Greater(c, g1.AuthorityOwnerGeneration, S1.AuthorityOwnerGeneration)
+		// g1 and g2 were issued owner generations n and n+1; one commit
+		// issues n+2 and n+3, so g1 moved exactly once.
+		e.exactNumber(g1.AuthorityOwnerGeneration, S1.AuthorityOwnerGeneration+2, "moved once")
 		require.Equal(c, "agg-0", string(g1.Payload))
 	}
 }
@@ -614,13 +622,13 @@ func auth216(c *Case) {
 		var er, ec error
 		authConcurrently(
 			func() { removed, er = c.S.RemoveAllByOwner(c.Ctx, e.A) },
-			func() { cr, ec = c.S.Commit(c.Ctx, authCommitReq(id, R, na.Target())) },
+			func() { cr, ec = c.S.Commit(c.Ctx, fixture.CommitRequest(id, R, na.Target())) },
 		)
 		require.NoError(c, er)
 		require.NoError(c, ec)
 		require.Positive(c, removed, "rep %d", rep)
 		require.Contains(c, []location.ResultKind{location.KindCommitted, location.KindStale}, cr.Kind, "rep %d", rep)
-		e.requireMissing(e.KS(id))
+		e.requireMissing(fixture.KS(id))
 		e.publish(na, location.IntentNewClaim)
 		require.True(c, e.U(na).zero(), "rep %d: U after removal: %+v", rep, e.U(na))
 	}

@@ -3,6 +3,7 @@ package conformance
 import (
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -20,8 +21,12 @@ func (e *authEnv) requireRelKind(req location.RelocationReservationRequest, k lo
 		switch k {
 		case location.KindConflict:
 			e.requireReadIs(res.Current, want, what+": conflict.current")
+			require.Empty(e.c, res.Fence, "%s: a conflict carries no fence", what)
 		case location.KindReserved, location.KindAlreadyReserved:
 			require.Equal(e.c, location.RelocationFence(req.ReservationID), res.Fence, what)
+			require.Nil(e.c, res.Current, "%s: a reservation carries no current read", what)
+		default:
+			require.Equal(e.c, location.RelocationReserveResult{Kind: k}, res, "%s: the bare %s result", what, k)
 		}
 	}
 	if k == location.KindReserved {
@@ -36,18 +41,20 @@ func auth140(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("r1", e.TA())
 	u := e.U(e.NB)
-	e.REL("R1", e.KS("r1"), S, e.NA, e.NB)
-	e.requireRow(e.KS("r1"), S)
+	e.REL("R1", fixture.KS("r1"), S, e.NA, e.NB)
+	e.requireRow(fixture.KS("r1"), S)
 	u.Spots.Reserved++
 	u.Room.Reserved++
 	e.requireU(e.NB, u)
+	next := e.requireStored(e.cas(fixture.KS("r1"), S.StoreVersion, fixture.Preserve("next")))
+	e.exactVersion(next.StoreVersion, "3", "the write after a relocation reservation (which issues no version)")
 }
 
 // auth141 AUTH-141 Identical replay.
 func auth141(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("r1", e.TA())
-	req := e.REL("R1", e.KS("r1"), S, e.NA, e.NB)
+	req := e.REL("R1", fixture.KS("r1"), S, e.NA, e.NB)
 	e.requireRelKind(req, location.KindAlreadyReserved, nil, "an identical relocation replay")
 }
 
@@ -55,12 +62,12 @@ func auth141(c *Case) {
 func auth142(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("r1", e.TA())
-	req := e.REL("R1", e.KS("r1"), S, e.NA, e.NB)
+	req := e.REL("R1", fixture.KS("r1"), S, e.NA, e.NB)
 	lc := req
 	lc.TargetNodeLifecycleGeneration = 2
 	e.requireRelKind(lc, location.KindConflict, S, "relocation R1 with target lifecycle 2")
 	capacity := req
-	capacity.Capacity = authVSpots(location.ObjectUserSpot, "room", 2)
+	capacity.Capacity = fixture.VSpots(location.ObjectUserSpot, "room", 2)
 	e.requireRelKind(capacity, location.KindConflict, S, "relocation R1 with another capacity")
 }
 
@@ -74,11 +81,11 @@ func auth143(c *Case) {
 		"empty stable type":       func(r *location.RelocationReservationRequest) { r.StableType = "" },
 		"capacity all zero":       func(r *location.RelocationReservationRequest) { r.Capacity = location.CapacityVector{} },
 		"capacity spot type count -1": func(r *location.RelocationReservationRequest) {
-			r.Capacity = authVSpots(location.ObjectUserSpot, "room", -1)
+			r.Capacity = fixture.VSpots(location.ObjectUserSpot, "room", -1)
 		},
 	}
 	for name, edit := range edits {
-		req := authRelReq("R1", e.KS("r1"), S, e.NA, e.NB, authVS("room"))
+		req := fixture.RelRequest("R1", fixture.KS("r1"), S, e.NA.Desc, e.NB.Desc, fixture.VS("room"))
 		edit(&req)
 		e.unchanged("relocation with "+name, func() {
 			_, err := c.S.ReserveRelocationCapacity(c.Ctx, req)
@@ -91,10 +98,10 @@ func auth143(c *Case) {
 func auth144(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("r1", e.TA())
-	missing := authRelReq("R1", e.KS("r-missing"), S, e.NA, e.NB, authVS("room"))
+	missing := fixture.RelRequest("R1", fixture.KS("r-missing"), S, e.NA.Desc, e.NB.Desc, fixture.VS("room"))
 	e.requireRelKind(missing, location.KindConflict, nil, "relocation of a missing authority")
 	R := e.RS("r-reserved", e.TA())
-	reserved := authRelReq("R2", e.KS("r-reserved"), R.Creating, e.NA, e.NB, authVS("room"))
+	reserved := fixture.RelRequest("R2", fixture.KS("r-reserved"), R.Creating, e.NA.Desc, e.NB.Desc, fixture.VS("room"))
 	e.requireRelKind(reserved, location.KindConflict, R.Creating, "relocation of a reserved authority")
 }
 
@@ -102,8 +109,8 @@ func auth144(c *Case) {
 func auth145(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("r1", e.TA())
-	S2 := e.requireStored(e.cas(e.KS("r1"), S.StoreVersion, amPreserve("changed")))
-	e.requireRelKind(authRelReq("R1", e.KS("r1"), S, e.NA, e.NB, authVS("room")), location.KindConflict, S2, "relocation with a stale version")
+	S2 := e.requireStored(e.cas(fixture.KS("r1"), S.StoreVersion, fixture.Preserve("changed")))
+	e.requireRelKind(fixture.RelRequest("R1", fixture.KS("r1"), S, e.NA.Desc, e.NB.Desc, fixture.VS("room")), location.KindConflict, S2, "relocation with a stale version")
 }
 
 // auth146 AUTH-146 Source mismatch.
@@ -118,10 +125,12 @@ func auth146(c *Case) {
 		"source owner B":            func(r *location.RelocationReservationRequest) { r.SourceOwner = e.B },
 	}
 	for name, edit := range edits {
-		req := authRelReq("R1", e.KS("r1"), S, e.NA, e.NB, authVS("room"))
+		req := fixture.RelRequest("R1", fixture.KS("r1"), S, e.NA.Desc, e.NB.Desc, fixture.VS("room"))
 		edit(&req)
 		e.requireRelKind(req, location.KindConflict, S, "relocation with "+name)
 	}
+	actor := fixture.RelRequest("R1", fixture.KA("r1"), S, e.NA.Desc, e.NB.Desc, fixture.VS("room"))
+	e.requireRelKind(actor, location.KindConflict, nil, "relocation of the actor key of the same id")
 }
 
 // auth147 AUTH-147 Target and source liveness.
@@ -130,34 +139,34 @@ func auth147(c *Case) {
 	S1 := e.AS("r1", e.TA())
 	S2 := e.AS("r2", e.TA())
 	e.release(e.A)
-	e.requireRelKind(authRelReq("Rs", e.KS("r1"), S1, e.NA, e.NB, authVS("room")), location.KindReserved, nil, "relocation from a released source")
+	e.requireRelKind(fixture.RelRequest("Rs", fixture.KS("r1"), S1, e.NA.Desc, e.NB.Desc, fixture.VS("room")), location.KindReserved, nil, "relocation from a released source")
 	e.release(e.B)
-	e.requireRelKind(authRelReq("Rt", e.KS("r2"), S2, e.NA, e.NB, authVS("room")), location.KindTargetUnavailable, nil, "relocation to a released target")
+	e.requireRelKind(fixture.RelRequest("Rt", fixture.KS("r2"), S2, e.NA.Desc, e.NB.Desc, fixture.VS("room")), location.KindTargetUnavailable, nil, "relocation to a released target")
 }
 
 // auth148 AUTH-148 Target full.
 func auth148(c *Case) {
-	e := newAuthEnv(c, authWithNB(func(l *authLimits) { l.Spots = 1 }))
+	e := newAuthEnv(c, authWithNB(func(l *fixture.Limits) { l.Spots = 1 }))
 	S := e.AS("r1", e.TA())
 	e.AS("r2", e.TB())
-	e.requireRelKind(authRelReq("R2", e.KS("r1"), S, e.NA, e.NB, authVS("room")), location.KindPlacementCapacityExhausted, nil, "relocation to a full node")
+	e.requireRelKind(fixture.RelRequest("R2", fixture.KS("r1"), S, e.NA.Desc, e.NB.Desc, fixture.VS("room")), location.KindPlacementCapacityExhausted, nil, "relocation to a full node")
 }
 
 // auth149 AUTH-149 [quirk] Replay after use (D-10 kept: alreadyReserved in
 // any state).
 func auth149(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("m1")
+	key := fixture.KS("m1")
 	S := e.AS("m1", e.TA())
 	req := e.REL("R1", key, S, e.NA, e.NB)
-	e.requireStored(e.cas(key, S.StoreVersion, amNewOwner("moved", e.B, "R1")))
+	e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R1")))
 	e.requireRelKind(req, location.KindAlreadyReserved, nil, "a relocation replay after use")
 }
 
 // auth150 AUTH-150 Competing reservations.
 func auth150(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("r3")
+	key := fixture.KS("r3")
 	S := e.AS("r3", e.TA())
 	ub := e.U(e.NB)
 	e.REL("RA1", key, S, e.NA, e.NB)
@@ -166,9 +175,9 @@ func auth150(c *Case) {
 	want.Spots.Reserved += 2
 	want.Room.Reserved += 2
 	e.requireU(e.NB, want)
-	S2 := e.requireStored(e.cas(key, S.StoreVersion, amNewOwner("moved", e.B, "RA1")))
+	S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "RA1")))
 	e.unchanged("newOwner with the competing reservation", func() {
-		e.requireConflict(e.cas(key, S2.StoreVersion, amNewOwner("again", e.B, "RA2")), S2)
+		e.requireConflict(e.cas(key, S2.StoreVersion, fixture.NewOwner("again", e.B, "RA2")), S2)
 	})
 	require.Equal(c, location.KindAborted, e.abortRel("RA2"))
 	want = ub
@@ -182,10 +191,10 @@ func auth151(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("r1", e.TA())
 	u := e.U(e.NB)
-	e.REL("R1", e.KS("r1"), S, e.NA, e.NB)
+	e.REL("R1", fixture.KS("r1"), S, e.NA, e.NB)
 	require.Equal(c, location.KindAborted, e.abortRel("R1"))
 	e.requireU(e.NB, u)
-	e.requireRow(e.KS("r1"), S)
+	e.requireRow(fixture.KS("r1"), S)
 }
 
 // requireAbortRelKind requires abortRelocationCapacity to answer k without
@@ -201,7 +210,7 @@ func (e *authEnv) requireAbortRelKind(fence string, k location.ResultKind, what 
 func auth152(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("r1", e.TA())
-	e.REL("R1", e.KS("r1"), S, e.NA, e.NB)
+	e.REL("R1", fixture.KS("r1"), S, e.NA, e.NB)
 	require.Equal(c, location.KindAborted, e.abortRel("R1"))
 	e.requireAbortRelKind("R1", location.KindAlreadyAborted, "abortRelocationCapacity twice")
 }
@@ -209,10 +218,10 @@ func auth152(c *Case) {
 // auth153 AUTH-153 Abort after use.
 func auth153(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("m1")
+	key := fixture.KS("m1")
 	S := e.AS("m1", e.TA())
 	e.REL("R1", key, S, e.NA, e.NB)
-	e.requireStored(e.cas(key, S.StoreVersion, amNewOwner("moved", e.B, "R1")))
+	e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R1")))
 	e.requireAbortRelKind("R1", location.KindAlreadyCommitted, "abortRelocationCapacity after use")
 }
 
@@ -228,4 +237,5 @@ func auth155(c *Case) {
 	e.auth166Setup()
 	e.requireAbortRelKind("AG2", location.KindStale, "abortRelocationCapacity of an adopted reservation")
 	require.Equal(c, int64(2), e.U(e.NB).Spots.Reserved)
+	require.Equal(c, int64(2), e.U(e.NB).Room.Reserved)
 }

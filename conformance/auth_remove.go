@@ -3,6 +3,7 @@ package conformance
 import (
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -18,9 +19,9 @@ func auth187(c *Case) {
 	ob := e.AS("ob", e.TB())
 	require.Equal(c, int64(3+1), e.removeAll(e.A), "3 authority rows + NA's descriptor")
 	for _, id := range []string{"o1", "o2", "o3"} {
-		e.requireMissing(e.KS(id))
+		e.requireMissing(fixture.KS(id))
 	}
-	e.requireRow(e.KS("ob"), ob)
+	e.requireRow(fixture.KS("ob"), ob)
 	e.publish(e.NA, location.IntentNewClaim)
 	require.True(c, e.U(e.NA).zero(), "U(NA) after removal: %+v", e.U(e.NA))
 }
@@ -33,8 +34,8 @@ func auth188(c *Case) {
 	e.release(e.A)
 	A2, _ := e.claim("owner-a")
 	e.removeAll(A2)
-	e.requireRow(e.KS("o1"), S1)
-	e.requireRow(e.KS("o2"), R2.Creating)
+	e.requireRow(fixture.KS("o1"), S1)
+	e.requireRow(fixture.KS("o2"), R2.Creating)
 }
 
 // auth189 AUTH-189 Owner lease not live.
@@ -64,8 +65,8 @@ func auth191(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("o4", e.TA())
 	require.Positive(c, e.removeAll(e.A))
-	e.requireCommitStale(authCommitReq("o4", R, e.TA()), "commit of a removed reservation")
-	e.requireAbortKind(authAbortReq(location.ObjectUserSpot, "o4", R, e.TA()), location.KindStale, "abort of a removed reservation")
+	e.requireCommitStale(fixture.CommitRequest("o4", R, e.TA()), "commit of a removed reservation")
+	e.requireAbortKind(fixture.AbortRequest(location.ObjectUserSpot, "o4", R, e.TA()), location.KindStale, "abort of a removed reservation")
 }
 
 // auth192 AUTH-192 [newer][quirk] Relocation reservations survive (D-11).
@@ -73,9 +74,9 @@ func auth192(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("o5", e.TA())
 	u := e.U(e.NB)
-	e.REL("R5", e.KS("o5"), S, e.NA, e.NB)
+	e.REL("R5", fixture.KS("o5"), S, e.NA, e.NB)
 	require.Positive(c, e.removeAll(e.A))
-	e.requireMissing(e.KS("o5"))
+	e.requireMissing(fixture.KS("o5"))
 	held := u
 	held.Spots.Reserved++
 	held.Room.Reserved++

@@ -1,11 +1,13 @@
 package conformance
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -23,6 +25,10 @@ func authRequireUUIDv4(c *Case, id string) {
 func (e *authEnv) requireReserveKind(res location.ReserveResult, k location.ResultKind, want *location.AuthoritySnapshot) {
 	e.c.Helper()
 	require.Equal(e.c, k, res.Kind, "reserve result: %s", authDescribeReserve(res))
+	if k != location.KindReserved {
+		require.Nil(e.c, res.Creating, "only reserved carries a creating snapshot")
+		require.Empty(e.c, res.ReservationID, "only reserved carries a reservation id")
+	}
 	switch k {
 	case location.KindAlreadyExists, location.KindTypeMismatch, location.KindConflict:
 		e.requireReadIs(res.Current, want, "reserve "+string(k)+".current")
@@ -32,13 +38,14 @@ func (e *authEnv) requireReserveKind(res location.ReserveResult, k location.Resu
 // auth076 AUTH-076 Reserve a User Spot.
 func auth076(c *Case) {
 	e := newAuthEnv(c)
-	u := e.U(e.NA)
+	u, ub := e.U(e.NA), e.U(e.NB)
 	R := e.RS("c1", e.TA())
 	authRequireUUIDv4(c, R.ReservationID)
 	e.expectCreatingSpot(R, "c1")
 	u.Spots.Reserved++
 	u.Room.Reserved++
 	e.requireU(e.NA, u)
+	e.requireU(e.NB, ub)
 	require.Zero(c, u.Spots.Active+u.Room.Active+u.Actors.Active)
 }
 
@@ -50,7 +57,7 @@ func auth077(c *Case) {
 	authRequireUUIDv4(c, R.ReservationID)
 	require.Equal(c, location.PlacementAllocation{
 		State: location.AllocationReserved, ObjectKind: location.ObjectActor, StableType: "player",
-		Descriptor: e.NA.Key(), DescriptorLifecycleGeneration: 1, Capacity: authVA(),
+		Descriptor: e.NA.Key(), DescriptorLifecycleGeneration: 1, Capacity: fixture.VA(),
 	}, R.Creating.Allocation)
 	u.Actors.Reserved++
 	e.requireU(e.NA, u)
@@ -59,22 +66,37 @@ func auth077(c *Case) {
 // auth078 AUTH-078 Identity and text validation.
 func auth078(c *Case) {
 	e := newAuthEnv(c)
-	bad := map[string]func(r *location.ReserveRequest){
-		"global id empty":        func(r *location.ReserveRequest) { r.Key.GlobalID = "" },
-		"global id with NUL":     func(r *location.ReserveRequest) { r.Key.GlobalID = "a\x00b" },
-		"global id of 256 bytes": func(r *location.ReserveRequest) { r.Key.GlobalID = strings.Repeat("a", 256) },
-		"global id 128 × é":      func(r *location.ReserveRequest) { r.Key.GlobalID = strings.Repeat("é", 128) },
-		"stable type empty":      func(r *location.ReserveRequest) { r.Intent.StableType = "" },
-		"content reference empty": func(r *location.ReserveRequest) {
+	bad := map[string]authBadReserve{
+		"global id empty":        {location.ClassType, location.CodeAuthorityIdentityText, func(r *location.ReserveRequest) { r.Key.GlobalID = "" }},
+		"global id with NUL":     {location.ClassType, location.CodeAuthorityIdentityText, func(r *location.ReserveRequest) { r.Key.GlobalID = "a\x00b" }},
+		"global id of 256 bytes": {location.ClassRange, location.CodeAuthorityIdentityLength, func(r *location.ReserveRequest) { r.Key.GlobalID = strings.Repeat("a", 256) }},
+		"global id 128 × é":      {location.ClassRange, location.CodeAuthorityIdentityLength, func(r *location.ReserveRequest) { r.Key.GlobalID = strings.Repeat("é", 128) }},
+		"stable type empty":      {location.ClassType, location.CodeAuthorityIntentText, func(r *location.ReserveRequest) { r.Intent.StableType = "" }},
+		"content reference empty": {location.ClassType, location.CodeAuthorityIntentText, func(r *location.ReserveRequest) {
 			r.Intent.RequestContentReference = ""
-		},
+		}},
 	}
-	for name, edit := range bad {
-		req := e.spotReq(location.ObjectUserSpot, "c78", e.TA(), "room")
-		edit(&req)
+	e.requireReserveInvalid("c78", bad)
+}
+
+// authBadReserve is an invalid reserve request: the edit and the error it
+// must give.
+type authBadReserve struct {
+	class location.ErrorClass
+	code  string
+	edit  func(r *location.ReserveRequest)
+}
+
+// requireReserveInvalid requires each edit of RS(id)'s request to fail with
+// its class and code and to change nothing.
+func (e *authEnv) requireReserveInvalid(id string, bad map[string]authBadReserve) {
+	e.c.Helper()
+	for name, b := range bad {
+		req := fixture.SpotRequest(location.ObjectUserSpot, id, e.TA(), "room")
+		b.edit(&req)
 		e.unchanged("reserve with "+name, func() {
-			_, err := c.S.Reserve(c.Ctx, req)
-			authRequireInvalid(c, err, "reserve with "+name)
+			_, err := e.c.S.Reserve(e.c.Ctx, req)
+			e.c.expectInputErrorCode(err, b.class, b.code, "reserve with %s", name)
 		})
 	}
 }
@@ -85,48 +107,54 @@ func auth079(c *Case) {
 	st := func(n int64) *location.SpotTypeDelta {
 		return &location.SpotTypeDelta{ObjectKind: location.ObjectUserSpot, StableType: "room", Count: n}
 	}
-	bad := map[string]func(r *location.ReserveRequest){
-		"digest of 31 bytes":          func(r *location.ReserveRequest) { r.Intent.RequestSHA256 = authDigest32(1)[:31] },
-		"digest of 33 bytes":          func(r *location.ReserveRequest) { r.Intent.RequestSHA256 = append(authDigest32(1), 1) },
-		"encoded size -1":             func(r *location.ReserveRequest) { r.Intent.RequestEncodedSize = -1 },
-		"encoded size 1 MiB + 1":      func(r *location.ReserveRequest) { r.Intent.RequestEncodedSize = authMiB + 1 },
-		"creating payload 1 MiB + 1":  func(r *location.ReserveRequest) { r.CreatingPayload = authBytes(authMiB+1, 'c') },
-		"capacity all zero":           func(r *location.ReserveRequest) { r.Capacity = location.CapacityVector{} },
-		"capacity actors -1":          func(r *location.ReserveRequest) { r.Capacity = location.CapacityVector{Actors: -1, Spots: 1} },
-		"capacity spot type count 0":  func(r *location.ReserveRequest) { r.Capacity = location.CapacityVector{Spots: 1, SpotType: st(0)} },
-		"capacity actors 2^31":        func(r *location.ReserveRequest) { r.Capacity = location.CapacityVector{Actors: 1 << 31} },
-		"capacity spot type count -1": func(r *location.ReserveRequest) { r.Capacity = location.CapacityVector{Spots: 1, SpotType: st(-1)} },
+	receipt := func(edit func(r *location.ReserveRequest)) authBadReserve {
+		return authBadReserve{location.ClassType, location.CodeAuthorityReceipt, edit}
 	}
-	for name, edit := range bad {
-		req := e.spotReq(location.ObjectUserSpot, "c79", e.TA(), "room")
-		edit(&req)
-		e.unchanged("reserve with "+name, func() {
-			_, err := c.S.Reserve(c.Ctx, req)
-			authRequireInvalid(c, err, "reserve with "+name)
-		})
+	capacity := func(v location.CapacityVector) authBadReserve {
+		return authBadReserve{location.ClassRange, location.CodeAuthorityCapacity, func(r *location.ReserveRequest) { r.Capacity = v }}
 	}
-	size := e.spotReq(location.ObjectUserSpot, "c79a", e.TA(), "room")
-	size.Intent.RequestEncodedSize = authMiB
+	bad := map[string]authBadReserve{
+		"digest of 31 bytes":     receipt(func(r *location.ReserveRequest) { r.Intent.RequestSHA256 = fixture.Digest32(1)[:31] }),
+		"digest of 33 bytes":     receipt(func(r *location.ReserveRequest) { r.Intent.RequestSHA256 = append(fixture.Digest32(1), 1) }),
+		"encoded size -1":        receipt(func(r *location.ReserveRequest) { r.Intent.RequestEncodedSize = -1 }),
+		"encoded size 1 MiB + 1": receipt(func(r *location.ReserveRequest) { r.Intent.RequestEncodedSize = fixture.MiB + 1 }),
+		"creating payload 1 MiB + 1": {location.ClassRange, location.CodeAuthorityPayload, func(r *location.ReserveRequest) {
+			r.CreatingPayload = fixture.Bytes(fixture.MiB+1, 'c')
+		}},
+		"capacity all zero":           capacity(location.CapacityVector{}),
+		"capacity actors -1":          capacity(location.CapacityVector{Actors: -1, Spots: 1}),
+		"capacity spot type count 0":  capacity(location.CapacityVector{Spots: 1, SpotType: st(0)}),
+		"capacity actors 2^31":        capacity(location.CapacityVector{Actors: 1 << 31}),
+		"capacity spot type count -1": capacity(location.CapacityVector{Spots: 1, SpotType: st(-1)}),
+	}
+	e.requireReserveInvalid("c79", bad)
+	size := fixture.SpotRequest(location.ObjectUserSpot, "c79a", e.TA(), "room")
+	size.Intent.RequestEncodedSize = fixture.MiB
 	e.requireReserved(e.reserve(size))
-	payload := e.spotReq(location.ObjectUserSpot, "c79b", e.TA(), "room")
-	payload.CreatingPayload = authBytes(authMiB, 'c')
+	payload := fixture.SpotRequest(location.ObjectUserSpot, "c79b", e.TA(), "room")
+	payload.CreatingPayload = fixture.Bytes(fixture.MiB, 'c')
 	R := e.requireReserved(e.reserve(payload))
-	require.Len(c, R.Creating.Payload, authMiB)
+	require.Len(c, R.Creating.Payload, fixture.MiB)
 }
 
-// auth080 AUTH-080 Entry-Spot identity claims.
+// auth080 AUTH-080 Entry-Spot identity claims; a claim whose holder is no
+// longer live does not block (A-03 fixed).
 func auth080(c *Case) {
 	e := newAuthEnv(c, authWithNAEntrySpot("lobby"))
 	for _, kind := range []location.ObjectKind{location.ObjectUserSpot, location.ObjectInstanceSpot} {
-		req := e.spotReq(kind, "lobby", e.TA(), "room")
+		req := fixture.SpotRequest(kind, "lobby", e.TA(), "room")
 		if kind == location.ObjectInstanceSpot {
-			req = e.spotReq(kind, "lobby", e.TA(), "shard")
+			req = fixture.SpotRequest(kind, "lobby", e.TA(), "shard")
 		}
 		e.unchanged("reserve of a claimed "+string(kind), func() {
 			e.requireReserveKind(e.reserve(req), location.KindConflict, nil)
 		})
 	}
 	e.RA("lobby", e.TA())
+	// A-03 fixed: a claim whose holder's lease is not live is free.
+	e.publishNode("node-c", e.B, fixture.DefaultLimits(), "lobby3")
+	e.release(e.B)
+	e.RS("lobby3", e.TA())
 }
 
 // auth081 AUTH-081 Already active.
@@ -134,7 +162,7 @@ func auth081(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("c3", e.TA())
 	e.unchanged("reserve of an active key", func() {
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c3", e.TA(), "room")), location.KindAlreadyExists, S)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c3", e.TA(), "room")), location.KindAlreadyExists, S)
 	})
 }
 
@@ -143,7 +171,7 @@ func auth082(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("c4", e.TA())
 	e.unchanged("reserve of a reserved key", func() {
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c4", e.TB(), "room")), location.KindConflict, R.Creating)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c4", e.TB(), "room")), location.KindConflict, R.Creating)
 	})
 }
 
@@ -152,7 +180,7 @@ func auth083(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("c5", e.TA())
 	e.unchanged("reserve of an instance spot over a user spot", func() {
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectInstanceSpot, "c5", e.TA(), "shard")), location.KindTypeMismatch, S)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectInstanceSpot, "c5", e.TA(), "shard")), location.KindTypeMismatch, S)
 	})
 }
 
@@ -162,8 +190,8 @@ func auth084(c *Case) {
 	S := e.AS("c6", e.TA())
 	R := e.RS("c7", e.TA())
 	e.unchanged("reserve with another stable type", func() {
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c6", e.TA(), "hall")), location.KindTypeMismatch, S)
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c7", e.TA(), "hall")), location.KindTypeMismatch, R.Creating)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c6", e.TA(), "hall")), location.KindTypeMismatch, S)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c7", e.TA(), "hall")), location.KindTypeMismatch, R.Creating)
 	})
 }
 
@@ -172,7 +200,7 @@ func auth085(c *Case) {
 	e := newAuthEnv(c)
 	e.release(e.A)
 	e.unchanged("reserve on a released owner", func() {
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c8", e.TA(), "room")), location.KindConflict, nil)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c8", e.TA(), "room")), location.KindConflict, nil)
 	})
 }
 
@@ -182,17 +210,22 @@ func auth086(c *Case) {
 	T := e.TA()
 	T.NodeLifecycleGeneration = 2
 	e.unchanged("reserve with lifecycle 2", func() {
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c9", T, "room")), location.KindConflict, nil)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c9", T, "room")), location.KindConflict, nil)
 	})
 }
 
-// auth087 AUTH-087 Target owner not the node's owner.
+// auth087 AUTH-087 Target owner not the node's owner; likewise a node
+// that is no longer published.
 func auth087(c *Case) {
 	e := newAuthEnv(c)
 	T := e.TA()
 	T.Owner = e.B
 	e.unchanged("reserve with another owner", func() {
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "c10", T, "room")), location.KindConflict, nil)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c10", T, "room")), location.KindConflict, nil)
+	})
+	e.removeNode(e.NA, e.A)
+	e.unchanged("reserve on a removed node", func() {
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c10", e.TA(), "room")), location.KindConflict, nil)
 	})
 }
 
@@ -206,40 +239,44 @@ func (e *authEnv) requireExhausted(req location.ReserveRequest) {
 
 // auth088 AUTH-088 Overall spot limit.
 func auth088(c *Case) {
-	e := newAuthEnv(c, authWithNA(func(l *authLimits) { l.Spots = 1 }))
+	e := newAuthEnv(c, authWithNA(func(l *fixture.Limits) { l.Spots = 1 }))
 	R := e.RS("c11", e.TA())
-	e.requireExhausted(e.spotReq(location.ObjectUserSpot, "c12", e.TA(), "room"))
-	require.Equal(c, location.KindAborted, e.abort(authAbortReq(location.ObjectUserSpot, "c11", R, e.TA())))
+	e.requireExhausted(fixture.SpotRequest(location.ObjectUserSpot, "c12", e.TA(), "room"))
+	require.Equal(c, location.KindAborted, e.abort(fixture.AbortRequest(location.ObjectUserSpot, "c11", R, e.TA())))
 	e.RS("c12", e.TA())
 }
 
 // auth089 AUTH-089 Per-type limit.
 func auth089(c *Case) {
-	e := newAuthEnv(c, authWithNA(func(l *authLimits) { l.Room = 1 }))
+	e := newAuthEnv(c, authWithNA(func(l *fixture.Limits) { l.Room = 1 }))
 	e.RS("c13", e.TA())
-	e.requireExhausted(e.spotReq(location.ObjectUserSpot, "c14", e.TA(), "room"))
+	e.requireExhausted(fixture.SpotRequest(location.ObjectUserSpot, "c14", e.TA(), "room"))
 	e.RS("c15", e.TA(), "hall")
 }
 
 // auth090 AUTH-090 Type not offered.
 func auth090(c *Case) {
 	e := newAuthEnv(c)
-	e.requireExhausted(e.spotReq(location.ObjectUserSpot, "c90", e.TA(), "arena"))
+	e.requireExhausted(fixture.SpotRequest(location.ObjectUserSpot, "c90", e.TA(), "arena"))
 }
 
 // auth091 AUTH-091 Per-type limit 0 is unlimited.
 func auth091(c *Case) {
-	e := newAuthEnv(c, authWithNA(func(l *authLimits) { l.Room = 0; l.Spots = 2 }))
+	e := newAuthEnv(c, authWithNA(func(l *fixture.Limits) { l.Room = 0; l.Spots = 2 }))
 	e.RS("c91a", e.TA())
 	e.RS("c91b", e.TA())
-	e.requireExhausted(e.spotReq(location.ObjectUserSpot, "c91c", e.TA(), "room"))
+	e.requireExhausted(fixture.SpotRequest(location.ObjectUserSpot, "c91c", e.TA(), "room"))
 }
 
 // auth092 AUTH-092 [quirk] Overall limit 0: D-18 is fixed (0 = unlimited),
 // so the ALT outcome, reserved, is expected.
 func auth092(c *Case) {
-	e := newAuthEnv(c, authWithNA(func(l *authLimits) { l.Actors = 0 }))
-	e.RA("c16", e.TA())
+	e := newAuthEnv(c, authWithNA(func(l *fixture.Limits) { l.Actors, l.Spots, l.Room = 0, 0, 0 }))
+	for i := 0; i < 12; i++ {
+		e.RA(fmt.Sprintf("c16-%02d", i), e.TA())
+		e.RS(fmt.Sprintf("c17-%02d", i), e.TA())
+	}
+	e.requireU(e.NA, authUsage{Actors: authSlot{Reserved: 12}, Spots: authSlot{Reserved: 12}, Room: authSlot{Reserved: 12}})
 }
 
 // auth093 AUTH-093 [quirk] Usage is per lifecycle (D-19 kept: the reference
@@ -257,7 +294,7 @@ func auth093(c *Case) {
 
 // auth094 AUTH-094 [hook] Exhaustion comes after capacity.
 func auth094(c *Case) {
-	e := newAuthEnv(c, authWithNA(func(l *authLimits) { l.Spots = 1 }))
+	e := newAuthEnv(c, authWithNA(func(l *fixture.Limits) { l.Spots = 1 }))
 	counters := []string{"version", "object", "owner"}
 	set := func(which string, v int64) {
 		switch which {
@@ -273,16 +310,16 @@ func auth094(c *Case) {
 		// (a) node empty, counter exhausted.
 		set(which, location.MaxGeneration)
 		e.unchanged("reserve with the "+which+" counter exhausted", func() {
-			e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "e1", e.TA(), "room")), location.KindGenerationExhausted, nil)
+			e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "e1", e.TA(), "room")), location.KindGenerationExhausted, nil)
 		})
 		// (b) node full, counter exhausted: capacity is checked first.
 		set(which, 1<<62+int64(i)*1000)
 		R := e.RS("e0", e.TA())
 		set(which, location.MaxGeneration)
 		e.unchanged("reserve on a full node with the "+which+" counter exhausted", func() {
-			e.requireReserveKind(e.reserve(e.spotReq(location.ObjectUserSpot, "e2", e.TA(), "room")), location.KindPlacementCapacityExhausted, nil)
+			e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "e2", e.TA(), "room")), location.KindPlacementCapacityExhausted, nil)
 		})
-		require.Equal(c, location.KindAborted, e.abort(authAbortReq(location.ObjectUserSpot, "e0", R, e.TA())))
+		require.Equal(c, location.KindAborted, e.abort(fixture.AbortRequest(location.ObjectUserSpot, "e0", R, e.TA())))
 		set(which, 1<<62+int64(i)*1000+500)
 	}
 }
@@ -291,8 +328,8 @@ func auth094(c *Case) {
 func auth095(c *Case) {
 	e := newAuthEnv(c)
 	e.AS("lobby2", e.TA())
-	e.publishNode("node-c", e.B, authDefaultLimits(), "lobby2")
+	e.publishNode("node-c", e.B, fixture.DefaultLimits(), "lobby2")
 	e.unchanged("reserve of a claimed key with a row", func() {
-		e.requireReserveKind(e.reserve(e.spotReq(location.ObjectInstanceSpot, "lobby2", e.TA(), "shard")), location.KindConflict, nil)
+		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectInstanceSpot, "lobby2", e.TA(), "shard")), location.KindConflict, nil)
 	})
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -16,21 +17,21 @@ import (
 // auth217 AUTH-217 Lease boundary for owner liveness.
 func auth217(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("t1")
+	key := fixture.KS("t1")
 	S := e.AS("t1", e.TA())
 	if c.Caps.ExactNumbers {
 		c.F.Clock.Set(e.AExp.Add(-time.Millisecond))
-		S2 := e.requireStored(e.cas(key, S.StoreVersion, amPreserve("before")))
+		S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.Preserve("before")))
 		c.F.Clock.Set(e.AExp)
 		e.unchanged("preserve at leaseExpiresAt", func() {
-			e.requireConflict(e.cas(key, S2.StoreVersion, amPreserve("at")), S2)
+			e.requireConflict(e.cas(key, S2.StoreVersion, fixture.Preserve("at")), S2)
 		})
 		return
 	}
-	S2 := e.requireStored(e.cas(key, S.StoreVersion, amPreserve("before")))
+	S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.Preserve("before")))
 	e.expire("owner-a")
 	e.unchanged("preserve after expiry", func() {
-		e.requireConflict(e.cas(key, S2.StoreVersion, amPreserve("after")), S2)
+		e.requireConflict(e.cas(key, S2.StoreVersion, fixture.Preserve("after")), S2)
 	})
 }
 
@@ -39,17 +40,17 @@ func auth218(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("t2", e.TA())
 	e.expire("owner-a")
-	e.requireStored(e.cas(e.KS("t2"), S.StoreVersion, amRestore("restored", e.A)))
+	e.requireStored(e.cas(fixture.KS("t2"), S.StoreVersion, fixture.Restore("restored", e.A)))
 }
 
 // auth219 AUTH-219 [newer] Relocation from an expired source.
 func auth219(c *Case) {
 	e := newAuthEnv(c)
-	key := e.KS("t3")
+	key := fixture.KS("t3")
 	S := e.AS("t3", e.TA())
 	e.expire("owner-a")
 	e.REL("Rt3", key, S, e.NA, e.NB)
-	got := e.requireStored(e.cas(key, S.StoreVersion, amNewOwner("moved", e.B, "Rt3")))
+	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "Rt3")))
 	require.Equal(c, e.B, got.Owner)
 }
 
@@ -58,8 +59,8 @@ func auth220(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("t4", e.TA())
 	e.expire("owner-a")
-	e.requireCommitStale(authCommitReq("t4", R, e.TA()), "commit after the owner lease expired")
-	e.requireAbortKind(authAbortReq(location.ObjectUserSpot, "t4", R, e.TA()), location.KindAborted, "abort after the owner lease expired")
+	e.requireCommitStale(fixture.CommitRequest("t4", R, e.TA()), "commit after the owner lease expired")
+	e.requireAbortKind(fixture.AbortRequest(location.ObjectUserSpot, "t4", R, e.TA()), location.KindAborted, "abort after the owner lease expired")
 }
 
 // auth221 AUTH-221 Rebind after expiry.
@@ -71,8 +72,9 @@ func auth221(c *Case) {
 	e.republish(e.NA, location.IntentNewClaim, func(d *location.MeshNodeDescriptor) {
 		d.LeaseGeneration = A2.LeaseGeneration
 	})
-	got := e.requireStored(e.cas(e.KS("t5"), S.StoreVersion, amRebind("rebound", e.A, A2)))
+	got := e.requireStored(e.cas(fixture.KS("t5"), S.StoreVersion, fixture.Rebind("rebound", e.A, A2)))
 	require.Equal(c, A2, got.Owner)
+	e.exactVersion(got.StoreVersion, "3", "rebound row")
 	require.Equal(c, S.AuthorityOwnerGeneration, got.AuthorityOwnerGeneration)
 	require.Equal(c, S.ObjectGeneration, got.ObjectGeneration)
 	require.Equal(c, S.Allocation, got.Allocation)

@@ -1,7 +1,11 @@
 package conformance
 
-import "time"
+import (
+	"time"
+
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
+)
 
 // T0 is the clock's time at the start of every scenario:
 // 2026-07-03T00:00:00.000Z.
-func T0() time.Time { return time.Date(2026, 7, 3, 0, 0, 0, 0, time.UTC) }
+func T0() time.Time { return fixture.T0() }

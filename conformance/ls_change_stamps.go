@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -24,31 +25,32 @@ func lsEveryStamp(names ...string) []stampScope {
 	return out
 }
 
-// ls190 is LS-190.
+// ls190 checks LS-190 "Fresh store" (K. Change stamps): every stamp of an
+// empty store reads 0.
 func ls190(l *lsCase) {
 	for _, k := range []location.LocationKind{location.LocationPeer, location.LocationSpot, location.LocationActor, location.LocationRoute, location.LocationClientServer} {
 		l.expectStamp(stampOf(k, ""), 0)
-		l.expectStamp(stampOf(k, lsMeshPlay), 0)
+		l.expectStamp(stampOf(k, fixture.MeshPlay), 0)
 	}
 	for _, k := range []location.ScopeKind{location.ScopeMeshNode, location.ScopeFanoutPublisher} {
 		l.expectStamp(stampScope{Kind: k}, 0)
-		l.expectStamp(stampScope{Kind: k, Mesh: lsMeshPlay}, 0)
+		l.expectStamp(stampScope{Kind: k, Mesh: fixture.MeshPlay}, 0)
 	}
 }
 
-// ls191 is LS-191.
+// ls191 checks LS-191 "Per-mesh and global counters" (K. Change stamps).
 func ls191(l *lsCase) {
 	l.claim("a")
-	play, other, global := stampOf(location.LocationPeer, lsMeshPlay), stampOf(location.LocationPeer, "other"), stampOf(location.LocationPeer, "")
+	play, other, global := stampOf(location.LocationPeer, fixture.MeshPlay), stampOf(location.LocationPeer, "other"), stampOf(location.LocationPeer, "")
 	scopes := []stampScope{play, other, global}
 	s0 := l.readStamps(scopes...)
-	p := lsPEER("a", 0)
+	p := fixture.PEER("a", 0)
 	l.expectStored(l.putPeer(p, location.IntentNewClaim), numPositive(1), T0(), "peer play/node-1")
 	s1 := l.readStamps(scopes...)
 	p.NodeRID = lsRIDPtr("node-2")
 	l.expectStored(l.putPeer(p, location.IntentNewClaim), numPositive(1), T0(), "peer play/node-2")
 	s2 := l.readStamps(scopes...)
-	p = lsPEER("a", 0)
+	p = fixture.PEER("a", 0)
 	p.MeshName = "other"
 	l.expectStored(l.putPeer(p, location.IntentNewClaim), numPositive(1), T0(), "peer other/node-1")
 	s3 := l.readStamps(scopes...)
@@ -65,27 +67,20 @@ func ls191(l *lsCase) {
 	l.expectStamp(global, 3)
 }
 
-// ls192 is LS-192.
+// ls192 checks LS-192 "Mesh nodes use the Peer scope" (K. Change stamps; A-05).
 func ls192(l *lsCase) {
 	lsCreateMN(l, nil)
-	l.expectStamp(stampOf(location.LocationPeer, lsMeshGame), 1)
-	l.expectStamp(stampScope{Kind: location.ScopeMeshNode, Mesh: lsMeshGame}, 0)
+	l.expectStamp(stampOf(location.LocationPeer, fixture.MeshGame), 1)
+	l.expectStamp(stampScope{Kind: location.ScopeMeshNode, Mesh: fixture.MeshGame}, 0)
 }
 
-// ls193 is LS-193.
+// ls193 checks LS-193 "No bump without a change" (K. Change stamps).
 func ls193(l *lsCase) {
 	a := l.claim("a")
 	b := l.claim("b")
-	l.expectStored(l.putMN(lsMN(a), location.IntentNewClaim), numPositive(1), T0(), "MN(a)")
-	l.expectStored(l.putCS(lsCS(a), location.IntentNewClaim), numPositive(1), T0(), "CS(a)")
-	l.expectStored(l.putFP(lsFP(a), location.IntentNewClaim), numPositive(1), T0(), "FP(a)")
-	pg := l.putPeer(lsPEER("a", 0), location.IntentNewClaim).Generation
-	l.expectStored(l.putSpot(lsSPOT("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "SPOT(a)")
-	l.expectStored(l.putActor(lsACTOR("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "ACTOR(a)")
-	rg := l.putRoute(lsROUTE("a", 0), location.IntentNewClaim).Generation
-	lsPrepared(l, lsXFER())
+	pg, rg := lsOneRowEach(l, a)
 
-	scopes := lsEveryStamp(lsMeshGame, lsMeshPlay, "orders", "events", "other")
+	scopes := lsEveryStamp(fixture.MeshGame, fixture.MeshPlay, "orders", "events", "other")
 	before := l.readStamps(scopes...)
 	check := func(what string) {
 		l.Helper()
@@ -98,79 +93,79 @@ func ls193(l *lsCase) {
 	}
 
 	// IgnoredStale writes.
-	l.expectFailed(l.putMN(lsMN(b), location.IntentNewClaim), location.IgnoredStale, "MN(b) NewClaim")
-	l.expectFailed(l.putCS(lsCS(b), location.IntentNewClaim), location.IgnoredStale, "CS(b) NewClaim")
-	fp := lsFP(a)
+	l.expectFailed(l.putMN(fixture.MN(b), location.IntentNewClaim), location.IgnoredStale, "MN(b) NewClaim")
+	l.expectFailed(l.putCS(fixture.CS(b), location.IntentNewClaim), location.IgnoredStale, "CS(b) NewClaim")
+	fp := fixture.FP(a)
 	fp.State = location.StateDraining
 	l.expectFailed(l.putFP(fp, location.IntentRenew), location.IgnoredStale, "FP(a) same revision, Draining")
-	l.expectFailed(l.putPeer(lsPEER("a", pg+1), location.IntentRenew), location.IgnoredStale, "PEER(a, g+1) Renew")
-	l.expectFailed(l.putSpot(lsSPOT("a", a.LeaseGeneration+1), location.IntentRenew), location.IgnoredStale, "SPOT(a, gen+1) Renew")
-	l.expectFailed(l.putActor(lsACTOR("a", a.LeaseGeneration+1), location.IntentRenew), location.IgnoredStale, "ACTOR(a, gen+1) Renew")
-	l.expectFailed(l.putRoute(lsROUTE("a", rg+4), location.IntentRenew), location.IgnoredStale, "ROUTE(a, g+4) Renew")
+	l.expectFailed(l.putPeer(fixture.PEER("a", pg+1), location.IntentRenew), location.IgnoredStale, "PEER(a, g+1) Renew")
+	l.expectFailed(l.putSpot(fixture.SPOT("a", a.LeaseGeneration+1), location.IntentRenew), location.IgnoredStale, "SPOT(a, gen+1) Renew")
+	l.expectFailed(l.putActor(fixture.ACTOR("a", a.LeaseGeneration+1), location.IntentRenew), location.IgnoredStale, "ACTOR(a, gen+1) Renew")
+	l.expectFailed(l.putRoute(fixture.ROUTE("a", rg+4), location.IntentRenew), location.IgnoredStale, "ROUTE(a, g+4) Renew")
 	check("an IgnoredStale write")
 
 	// RejectedConflict writes.
-	ghost := lsToken("ghost", 1)
-	l.expectFailed(l.putMN(lsMN(ghost), location.IntentNewClaim), location.RejectedConflict, "MN(ghost)")
-	l.expectFailed(l.putCS(lsCS(ghost), location.IntentNewClaim), location.RejectedConflict, "CS(ghost)")
-	l.expectFailed(l.putFP(lsFP(ghost), location.IntentNewClaim), location.RejectedConflict, "FP(ghost)")
-	l.expectFailed(l.putPeer(lsPEER("b", 0), location.IntentNewClaim), location.RejectedConflict, "PEER(b) NewClaim")
-	l.expectFailed(l.putSpot(lsSPOT("b", b.LeaseGeneration), location.IntentNewClaim), location.RejectedConflict, "SPOT(b) NewClaim")
-	l.expectFailed(l.putActor(lsACTOR("b", b.LeaseGeneration), location.IntentNewClaim), location.RejectedConflict, "ACTOR(b) NewClaim")
-	l.expectFailed(l.putRoute(lsROUTE("b", 0), location.IntentNewClaim), location.RejectedConflict, "ROUTE(b) NewClaim")
+	ghost := fixture.Token("ghost", 1)
+	l.expectFailed(l.putMN(fixture.MN(ghost), location.IntentNewClaim), location.RejectedConflict, "MN(ghost)")
+	l.expectFailed(l.putCS(fixture.CS(ghost), location.IntentNewClaim), location.RejectedConflict, "CS(ghost)")
+	l.expectFailed(l.putFP(fixture.FP(ghost), location.IntentNewClaim), location.RejectedConflict, "FP(ghost)")
+	l.expectFailed(l.putPeer(fixture.PEER("b", 0), location.IntentNewClaim), location.RejectedConflict, "PEER(b) NewClaim")
+	l.expectFailed(l.putSpot(fixture.SPOT("b", b.LeaseGeneration), location.IntentNewClaim), location.RejectedConflict, "SPOT(b) NewClaim")
+	l.expectFailed(l.putActor(fixture.ACTOR("b", b.LeaseGeneration), location.IntentNewClaim), location.RejectedConflict, "ACTOR(b) NewClaim")
+	l.expectFailed(l.putRoute(fixture.ROUTE("b", 0), location.IntentNewClaim), location.RejectedConflict, "ROUTE(b) NewClaim")
 	check("a RejectedConflict write")
 
 	// Validation errors.
-	mn := lsMN(a)
+	mn := fixture.MN(a)
 	mn.MeshName = ""
 	_, err := l.S.UpdateMeshNode(l.Ctx, mn, location.IntentNewClaim)
 	l.expectInputError(err, location.ClassType, "MN with an empty mesh")
-	cs := lsCS(a)
+	cs := fixture.CS(a)
 	cs.ChannelName = ""
 	_, err = l.S.UpdateClientServer(l.Ctx, cs, location.IntentNewClaim)
 	l.expectInputError(err, location.ClassType, "CS with an empty channel")
-	fp = lsFP(a)
+	fp = fixture.FP(a)
 	fp.Endpoint = ""
 	_, err = l.S.UpdateFanoutPublisher(l.Ctx, fp, location.IntentNewClaim)
 	l.expectInputError(err, location.ClassType, "FP with an empty endpoint")
-	peer := lsPEER("a", 0)
+	peer := fixture.PEER("a", 0)
 	peer.Role = 0
 	_, err = l.S.UpdatePeer(l.Ctx, peer, location.IntentTakeover)
 	l.expectInputError(err, location.ClassRange, "PEER with role 0")
-	_, err = l.S.UpdateSpot(l.Ctx, lsSpotOn("a", a.LeaseGeneration, lsMeshPlay, ""), location.IntentTakeover)
+	_, err = l.S.UpdateSpot(l.Ctx, lsSpotOn("a", a.LeaseGeneration, fixture.MeshPlay, ""), location.IntentTakeover)
 	l.expectInputError(err, location.ClassType, "SPOT with an empty id")
 	check("a validation error")
 
 	// Descriptor replays.
-	l.expectStored(l.putMN(lsMN(a), location.IntentRenew), numPositive(1), T0(), "MN(a) replay")
-	l.expectStored(l.putCS(lsCS(a), location.IntentRenew), numPositive(1), T0(), "CS(a) replay")
-	l.expectStored(l.putFP(lsFP(a), location.IntentRenew), numPositive(1), T0(), "FP(a) replay")
+	l.expectStored(l.putMN(fixture.MN(a), location.IntentRenew), numPositive(1), T0(), "MN(a) replay")
+	l.expectStored(l.putCS(fixture.CS(a), location.IntentRenew), numPositive(1), T0(), "CS(a) replay")
+	l.expectStored(l.putFP(fixture.FP(a), location.IntentRenew), numPositive(1), T0(), "FP(a) replay")
 	check("a descriptor replay")
 
 	// Failed removes.
-	wrong := lsToken("a", a.LeaseGeneration+1)
-	require.Equal(l, location.IgnoredStale, l.rmMN(lsKA(), wrong))
-	require.Equal(l, location.IgnoredStale, l.rmCS(lsCSKey(), wrong))
-	require.Equal(l, location.IgnoredStale, l.rmFP(lsFPKey(), wrong))
-	l.expectFailed(l.rmPeer(lsPK(), lsToken("a", pg+1)), location.IgnoredStale, "RemovePeer")
-	require.Equal(l, location.IgnoredStale, l.rmSpot(lsSpotKey(), wrong))
-	require.Equal(l, location.IgnoredStale, l.rmActor(lsActorKey(), wrong))
-	l.expectFailed(l.rmRoute(lsRouteKey(), lsToken("a", rg+1)), location.IgnoredStale, "RemoveRoute")
+	wrong := fixture.Token("a", a.LeaseGeneration+1)
+	require.Equal(l, location.IgnoredStale, l.rmMN(fixture.MNKey(), wrong))
+	require.Equal(l, location.IgnoredStale, l.rmCS(fixture.CSKey(), wrong))
+	require.Equal(l, location.IgnoredStale, l.rmFP(fixture.FPKey(), wrong))
+	l.expectFailed(l.rmPeer(fixture.PeerKey(), fixture.Token("a", pg+1)), location.IgnoredStale, "RemovePeer")
+	require.Equal(l, location.IgnoredStale, l.rmSpot(fixture.SpotKey(), wrong))
+	require.Equal(l, location.IgnoredStale, l.rmActor(fixture.ActorKey(), wrong))
+	l.expectFailed(l.rmRoute(fixture.RouteKey(), fixture.Token("a", rg+1)), location.IgnoredStale, "RemoveRoute")
 	require.Equal(l, int64(0), l.removeAll(wrong))
 	check("a failed remove")
 
 	// Lists and resolves.
-	l.listMN(lsMeshGame)
+	l.listMN(fixture.MeshGame)
 	l.listCS("orders")
 	l.listFP("events")
 	l.listPeers(location.PeerFilter{})
 	l.listSpots(location.SpotFilter{}, location.PageRequest{PageSize: 1})
 	l.listActors(location.ActorFilter{})
 	l.listRoutes(location.RouteFilter{})
-	l.resolveSpot(lsSpotKey())
-	l.resolveActor(lsActorKey())
-	l.resolveRoute(lsRouteKey())
-	l.resolveXfer(lsMeshGame, "actor-1")
+	l.resolveSpot(fixture.SpotKey())
+	l.resolveActor(fixture.ActorKey())
+	l.resolveRoute(fixture.RouteKey())
+	l.resolveXfer(fixture.MeshGame, "actor-1")
 	check("a list or resolve")
 
 	// Lease operations.
@@ -184,31 +179,32 @@ func ls193(l *lsCase) {
 	check("a lease operation")
 
 	// Transfer operations.
-	ref := lsRef(lsXFER())
+	ref := fixture.XferRef(fixture.XFER())
 	l.expectXferStatus(l.takeOver(ref, "recovery-b", lsTTL), location.TransferRejectedConflict, "early takeover")
-	lsMoved(l, trCommit, lsXFER(), "recovery-a", location.TransferCommitted)
-	lsMoved(l, trActivate, lsXFER(), "recovery-a", location.TransferActivated)
-	lsPrepared(l, lsXFER2())
-	lsMoved(l, trAbort, lsXFER2(), "recovery-a", location.TransferAborted)
+	lsMoved(l, trCommit, fixture.XFER(), "recovery-a", location.TransferCommitted)
+	lsMoved(l, trActivate, fixture.XFER(), "recovery-a", location.TransferActivated)
+	lsPrepared(l, fixture.XFER2())
+	lsMoved(l, trAbort, fixture.XFER2(), "recovery-a", location.TransferAborted)
 	check("a transfer operation")
 }
 
-// ls194 is LS-194.
+// ls194 checks LS-194 "Routes are global only" (K. Change stamps; A-09).
 func ls194(l *lsCase) {
 	lsCreateRoute(l)
 	l.expectStamp(stampOf(location.LocationRoute, ""), 1)
-	l.expectStamp(stampOf(location.LocationRoute, lsMeshPlay), 0)
+	l.expectStamp(stampOf(location.LocationRoute, fixture.MeshPlay), 0)
 }
 
-// ls195 is LS-195 (A-06 reproduced: ChannelName is ignored).
+// ls195 checks LS-195 "Client-server scopes" (K. Change stamps; A-06
+// reproduced: ChannelName is ignored).
 func ls195(l *lsCase) {
 	a := l.claim("a")
 	orders, billing, global := stampOf(location.LocationClientServer, "orders"), stampOf(location.LocationClientServer, "billing"), stampOf(location.LocationClientServer, "")
 	scopes := []stampScope{orders, billing, global}
 	s0 := l.readStamps(scopes...)
-	l.expectStored(l.putCS(lsCS(a), location.IntentNewClaim), numPositive(1), T0(), "CS(a) on orders")
+	l.expectStored(l.putCS(fixture.CS(a), location.IntentNewClaim), numPositive(1), T0(), "CS(a) on orders")
 	s1 := l.readStamps(scopes...)
-	d := lsCS(a)
+	d := fixture.CS(a)
 	d.ChannelName = "billing"
 	l.expectStored(l.putCS(d, location.IntentNewClaim), numPositive(1), T0(), "CS(a) on billing")
 	s2 := l.readStamps(scopes...)
@@ -226,7 +222,7 @@ func ls195(l *lsCase) {
 	require.Equal(l, l.readStamp(global), byChannel, "ChannelName is ignored: the global client-server counter")
 }
 
-// ls196 is LS-196.
+// ls196 checks LS-196 "Optional mesh-node stamp" (K. Change stamps).
 func ls196(l *lsCase) {
 	st, ok := l.S.(location.MeshNodeChangeStamper)
 	if !ok {
@@ -241,45 +237,62 @@ func ls196(l *lsCase) {
 		require.NoError(l, err)
 		return v
 	}
-	s0 := read(lsMeshGame)
+	s0 := read(fixture.MeshGame)
+	l.expectNum(s0, numEqual(0), "a fresh mesh's stamp")
 	g := lsCreateMN(l, nil)
-	s1 := read(lsMeshGame)
-	require.Greater(l, s1, s0, "create moves the stamp")
-	l.expectStored(l.putMN(lsMN(l.tok("a")), location.IntentRenew), numEqual(g), T0(), "replay")
-	require.Equal(l, s1, read(lsMeshGame), "a replay leaves the stamp")
-	d := lsMN(l.tok("a"))
+	s1 := read(fixture.MeshGame)
+	l.expectNum(s1, numAbove(1, s0), "create moves the stamp")
+	l.expectStored(l.putMN(fixture.MN(l.tok("a")), location.IntentRenew), numEqual(g), T0(), "replay")
+	require.Equal(l, s1, read(fixture.MeshGame), "a replay leaves the stamp")
+	d := fixture.MN(l.tok("a"))
 	d.DescriptorRevision = 4
 	l.expectStored(l.putMN(d, location.IntentRenew), numEqual(g), T0(), "revision update")
-	s2 := read(lsMeshGame)
-	require.Greater(l, s2, s1, "a revision update moves the stamp")
-	require.Equal(l, location.Stored, l.rmMN(lsKA(), l.tok("a")))
-	s3 := read(lsMeshGame)
-	require.Greater(l, s3, s2, "a remove moves the stamp")
-	t := lsMN(l.tok("a"))
+	s2 := read(fixture.MeshGame)
+	l.expectNum(s2, numAbove(2, s1), "a revision update moves the stamp")
+	require.Equal(l, location.Stored, l.rmMN(fixture.MNKey(), l.tok("a")))
+	s3 := read(fixture.MeshGame)
+	l.expectNum(s3, numAbove(3, s2), "a remove moves the stamp")
+	t := fixture.MN(l.tok("a"))
 	t.MeshName, t.RID = "test", lsRID("node-z")
 	l.expectStored(l.putMN(t, location.IntentNewClaim), numPositive(1), T0(), "MN in mesh test")
-	require.Equal(l, s3, read(lsMeshGame), "another mesh's write leaves game's stamp")
+	require.Equal(l, s3, read(fixture.MeshGame), "another mesh's write leaves game's stamp")
+	l.expectNum(read("test"), numPositive(1), "mesh test's stamp")
+	p := fixture.PEER("a", 0)
+	p.MeshName = fixture.MeshGame
+	l.expectStored(l.putPeer(p, location.IntentNewClaim), numPositive(1), T0(), "a peer of mesh game")
+	require.Equal(l, s3, read(fixture.MeshGame), "peer writes leave the mesh-node stamp")
+	lsCreateMN(l, nil)
+	s4 := read(fixture.MeshGame)
+	l.expectNum(s4, numAbove(4, s3), "re-create moves the stamp")
+	require.Positive(l, l.removeAll(l.tok("a")))
+	l.expectNum(read(fixture.MeshGame), numAbove(5, s4), "RemoveAllByOwner moves the stamp")
 }
 
-// ls197 is LS-197 (A-39 fixed: one bump).
+// ls197 checks LS-197 "Empty mesh name" (K. Change stamps; A-39 fixed: one
+// bump).
 func ls197(l *lsCase) {
 	a := l.claim("a")
 	s := lsSpotOn("a", a.LeaseGeneration, "", "spot-1")
 	l.expectStored(l.putSpot(s, location.IntentNewClaim), numPositive(1), T0(), "SPOT(a) with an empty mesh name")
 	l.expectStamp(stampOf(location.LocationSpot, ""), 1)
+	empty := ""
+	v, err := l.S.GetChangeStamp(l.Ctx, location.ChangeStampScope{Kind: location.LocationSpot.Scope(), MeshName: &empty})
+	require.NoError(l, err)
+	require.Equal(l, l.readStamp(stampOf(location.LocationSpot, "")), v, "an empty mesh name reads the global counter")
 }
 
-// ls198 is LS-198.
+// ls198 checks LS-198 "Renew and revision updates bump, replays do not" (K.
+// Change stamps).
 func ls198(l *lsCase) {
 	a := l.claim("a")
 	g := lsCreateMN(l, nil)
 	pg := lsCreatePeer(l)
 	lsCreateSpot(l)
-	l.expectStored(l.putActor(lsACTOR("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "ACTOR(a)")
+	l.expectStored(l.putActor(fixture.ACTOR("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "ACTOR(a)")
 	scopes := []stampScope{
-		stampOf(location.LocationPeer, lsMeshPlay), stampOf(location.LocationPeer, lsMeshGame), stampOf(location.LocationPeer, ""),
-		stampOf(location.LocationSpot, lsMeshPlay), stampOf(location.LocationSpot, ""),
-		stampOf(location.LocationActor, lsMeshPlay), stampOf(location.LocationActor, ""),
+		stampOf(location.LocationPeer, fixture.MeshPlay), stampOf(location.LocationPeer, fixture.MeshGame), stampOf(location.LocationPeer, ""),
+		stampOf(location.LocationSpot, fixture.MeshPlay), stampOf(location.LocationSpot, ""),
+		stampOf(location.LocationActor, fixture.MeshPlay), stampOf(location.LocationActor, ""),
 	}
 	step := func(what string, write func(), deltas map[stampScope]int64) {
 		l.Helper()
@@ -292,21 +305,21 @@ func ls198(l *lsCase) {
 		}
 	}
 	step("peer Renew", func() {
-		l.expectStored(l.putPeer(lsPEER("a", pg), location.IntentRenew), numEqual(pg), T0(), "PEER(a) Renew")
-	}, map[stampScope]int64{stampOf(location.LocationPeer, lsMeshPlay): 1, stampOf(location.LocationPeer, ""): 1})
+		l.expectStored(l.putPeer(fixture.PEER("a", pg), location.IntentRenew), numEqual(pg), T0(), "PEER(a) Renew")
+	}, map[stampScope]int64{stampOf(location.LocationPeer, fixture.MeshPlay): 1, stampOf(location.LocationPeer, ""): 1})
 	step("spot Renew", func() {
-		l.expectStored(l.putSpot(lsSPOT("a", a.LeaseGeneration), location.IntentRenew), numPositive(1), T0(), "SPOT(a) Renew")
-	}, map[stampScope]int64{stampOf(location.LocationSpot, lsMeshPlay): 1, stampOf(location.LocationSpot, ""): 1})
+		l.expectStored(l.putSpot(fixture.SPOT("a", a.LeaseGeneration), location.IntentRenew), numPositive(1), T0(), "SPOT(a) Renew")
+	}, map[stampScope]int64{stampOf(location.LocationSpot, fixture.MeshPlay): 1, stampOf(location.LocationSpot, ""): 1})
 	step("actor Renew", func() {
-		l.expectStored(l.putActor(lsACTOR("a", a.LeaseGeneration), location.IntentRenew), numPositive(1), T0(), "ACTOR(a) Renew")
-	}, map[stampScope]int64{stampOf(location.LocationActor, lsMeshPlay): 1, stampOf(location.LocationActor, ""): 1})
+		l.expectStored(l.putActor(fixture.ACTOR("a", a.LeaseGeneration), location.IntentRenew), numPositive(1), T0(), "ACTOR(a) Renew")
+	}, map[stampScope]int64{stampOf(location.LocationActor, fixture.MeshPlay): 1, stampOf(location.LocationActor, ""): 1})
 	step("descriptor revision update", func() {
-		d := lsMN(a)
+		d := fixture.MN(a)
 		d.DescriptorRevision = 4
 		l.expectStored(l.putMN(d, location.IntentRenew), numEqual(g), T0(), "MN(a) revision 4")
-	}, map[stampScope]int64{stampOf(location.LocationPeer, lsMeshGame): 1, stampOf(location.LocationPeer, ""): 1})
+	}, map[stampScope]int64{stampOf(location.LocationPeer, fixture.MeshGame): 1, stampOf(location.LocationPeer, ""): 1})
 	step("descriptor replay", func() {
-		d := lsMN(a)
+		d := fixture.MN(a)
 		d.DescriptorRevision = 4
 		l.expectStored(l.putMN(d, location.IntentRenew), numEqual(g), T0(), "MN(a) revision 4 replay")
 	}, nil)

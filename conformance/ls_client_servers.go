@@ -2,20 +2,17 @@ package conformance
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
 // Catalogue section C: client-server descriptors (LS-080 … LS-089). Their
 // stamps use the channel name as the mesh (A-06, reproduced).
-
-// lsCSKey is the key of CS(x).
-func lsCSKey() location.ClientServerKey {
-	return location.ClientServerKey{ChannelName: "orders", ServerRID: lsRID("srv-a")}
-}
 
 // lsCreateCS claims a (unless claimed) and stores CS(a); it returns the
 // generation.
@@ -24,16 +21,17 @@ func lsCreateCS(l *lsCase) int64 {
 	if _, ok := l.tokens["a"]; !ok {
 		l.claim("a")
 	}
-	res := l.putCS(lsCS(l.tok("a")), location.IntentNewClaim)
+	res := l.putCS(fixture.CS(l.tok("a")), location.IntentNewClaim)
 	l.expectStored(res, numPositive(1), l.now(), "CS(a) NewClaim")
 	return res.Generation
 }
 
-// ls080 is LS-080.
+// ls080 checks LS-080 "Create" (C. Client-server descriptors): a NewClaim
+// stores the row and bumps the ClientServer scope only.
 func ls080(l *lsCase) {
 	a := l.claim("a")
-	l.expectStored(l.putCS(lsCS(a), location.IntentNewClaim), numPositive(1), T0(), "CS(a) NewClaim")
-	want := lsCS(a)
+	l.expectStored(l.putCS(fixture.CS(a), location.IntentNewClaim), numPositive(1), T0(), "CS(a) NewClaim")
+	want := fixture.CS(a)
 	want.UpdatedAt = T0()
 	l.expectSameRow([]location.ClientServerDescriptor{want}, l.listCS("orders"), "ListClientServers(orders)")
 	l.expectStamp(stampOf(location.LocationClientServer, "orders"), 1)
@@ -41,7 +39,8 @@ func ls080(l *lsCase) {
 	l.expectStamp(stampOf(location.LocationPeer, ""), 0)
 }
 
-// ls081 is LS-081.
+// ls081 checks LS-081 "Validation" (C. Client-server descriptors): each bad
+// field fails with its error class and changes nothing.
 func ls081(l *lsCase) {
 	a := l.claim("a")
 	invalid := []struct {
@@ -54,6 +53,7 @@ func ls081(l *lsCase) {
 		{`endpoint ""`, func(d *location.ClientServerDescriptor) { d.Endpoint = "" }, location.ClassType},
 		{`securityIdentity ""`, func(d *location.ClientServerDescriptor) { d.SecurityIdentity = "" }, location.ClassType},
 		{"channelName with U+0000", func(d *location.ClientServerDescriptor) { d.ChannelName = "ord\x00ers" }, location.ClassType},
+		{"channelName of 256 bytes", func(d *location.ClientServerDescriptor) { d.ChannelName = strings.Repeat("c", 256) }, location.ClassType},
 		{"lifecycleGeneration 0", func(d *location.ClientServerDescriptor) { d.LifecycleGeneration = 0 }, location.ClassRange},
 		{"descriptorRevision 0", func(d *location.ClientServerDescriptor) { d.DescriptorRevision = 0 }, location.ClassRange},
 		{"leaseGeneration 0", func(d *location.ClientServerDescriptor) { d.LeaseGeneration = 0 }, location.ClassRange},
@@ -61,7 +61,7 @@ func ls081(l *lsCase) {
 		{"weight 10001", func(d *location.ClientServerDescriptor) { d.Weight = 10001 }, location.ClassRange},
 	}
 	for _, v := range invalid {
-		d := lsCS(a)
+		d := fixture.CS(a)
 		v.edit(&d)
 		before := l.snap()
 		_, err := l.S.UpdateClientServer(l.Ctx, d, location.IntentNewClaim)
@@ -69,55 +69,57 @@ func ls081(l *lsCase) {
 		l.noEffect(before, "CS(a) with %s", v.what)
 	}
 	for _, w := range []int64{0, 10000} {
-		d := lsCS(a)
+		d := fixture.CS(a)
 		d.ServerRID = lsRID(fmt.Sprintf("srv-w%d", w))
 		d.Weight = w
 		l.expectStored(l.putCS(d, location.IntentNewClaim), numPositive(1), T0(), "CS(a) with weight %d", w)
 	}
 }
 
-// ls082 is LS-082.
+// ls082 checks LS-082 "Lease checks" (C. Client-server descriptors): a writer
+// without a live lease of the right generation is rejected.
 func ls082(l *lsCase) {
 	a := l.claim("a")
 	before := l.snap()
-	l.expectFailed(l.putCS(lsCS(lsToken("ghost", 1)), location.IntentNewClaim), location.RejectedConflict, "CS(ghost)")
-	l.expectFailed(l.putCS(lsCS(lsToken("a", a.LeaseGeneration+1)), location.IntentNewClaim), location.RejectedConflict, "CS(a, gen(a)+1)")
+	l.expectFailed(l.putCS(fixture.CS(fixture.Token("ghost", 1)), location.IntentNewClaim), location.RejectedConflict, "CS(ghost)")
+	l.expectFailed(l.putCS(fixture.CS(fixture.Token("a", a.LeaseGeneration+1)), location.IntentNewClaim), location.RejectedConflict, "CS(a, gen(a)+1)")
 	l.noEffect(before, "writes without a matching lease")
 	l.expire("a")
 	before = l.snap()
-	l.expectFailed(l.putCS(lsCS(a), location.IntentNewClaim), location.RejectedConflict, "CS(a) after expire(a)")
+	l.expectFailed(l.putCS(fixture.CS(a), location.IntentNewClaim), location.RejectedConflict, "CS(a) after expire(a)")
 	l.noEffect(before, "write with an expired lease")
 }
 
-// ls083 is LS-083.
+// ls083 checks LS-083 "Replay" (C. Client-server descriptors): an identical
+// Renew keeps generation and updatedAt and bumps nothing.
 func ls083(l *lsCase) {
 	g := lsCreateCS(l)
 	stamps := lsAllStampScopes("orders")
 	before := l.readStamps(stamps...)
 	l.setClock(5 * time.Second)
-	l.expectStored(l.putCS(lsCS(l.tok("a")), location.IntentRenew), numEqual(g), T0(), "replay at T0+5 s")
+	l.expectStored(l.putCS(fixture.CS(l.tok("a")), location.IntentRenew), numEqual(g), T0(), "replay at T0+5 s")
 	after := l.readStamps(stamps...)
 	for _, s := range stamps {
 		l.expectStampDelta(before, after, s, 0)
 	}
 }
 
-// ls084 is LS-084.
+// ls084 checks LS-084 "Revision update" (C. Client-server descriptors).
 func ls084(l *lsCase) {
 	g := lsCreateCS(l)
 	s := stampOf(location.LocationClientServer, "orders")
 	before := l.readStamps(s)
-	d := lsCS(l.tok("a"))
+	d := fixture.CS(l.tok("a"))
 	d.DescriptorRevision, d.Weight, d.State = 2, 50, location.StateDraining
 	l.expectStored(l.putCS(d, location.IntentRenew), numEqual(g), l.now(), "revision update")
 	l.expectStampDelta(before, l.readStamps(s), s, 1)
 	l.expectStamp(s, 2)
-	d = lsCS(l.tok("a"))
+	d = fixture.CS(l.tok("a"))
 	d.DescriptorRevision, d.Weight = 2, 60
 	l.expectFailed(l.putCS(d, location.IntentRenew), location.IgnoredStale, "same revision, different content")
 }
 
-// ls085 is LS-085.
+// ls085 checks LS-085 "Immutable change" (C. Client-server descriptors).
 func ls085(l *lsCase) {
 	lsCreateCS(l)
 	edits := []struct {
@@ -130,7 +132,7 @@ func ls085(l *lsCase) {
 	}
 	for _, e := range edits {
 		before := l.snap()
-		d := lsCS(l.tok("a"))
+		d := fixture.CS(l.tok("a"))
 		d.DescriptorRevision = 2
 		e.edit(&d)
 		l.expectFailed(l.putCS(d, location.IntentRenew), location.IgnoredStale, "revision 2 changing %s", e.what)
@@ -138,27 +140,30 @@ func ls085(l *lsCase) {
 	}
 }
 
-// ls086 is LS-086.
+// ls086 checks LS-086 "Re-create continues the counter" (C. Client-server
+// descriptors).
 func ls086(l *lsCase) {
 	g := lsCreateCS(l)
-	require.Equal(l, location.Stored, l.rmCS(lsCSKey(), l.tok("a")))
-	l.expectStored(l.putCS(lsCS(l.tok("a")), location.IntentNewClaim), numAbove(2, g), l.now(), "CS(a) re-created")
+	require.Equal(l, location.Stored, l.rmCS(fixture.CSKey(), l.tok("a")))
+	l.expectStored(l.putCS(fixture.CS(l.tok("a")), location.IntentNewClaim), numAbove(2, g), l.now(), "CS(a) re-created")
 }
 
-// ls087 is LS-087.
+// ls087 checks LS-087 "Other owner" (C. Client-server descriptors): another
+// owner's NewClaim is ignored until the holder's lease has expired.
 func ls087(l *lsCase) {
 	g := lsCreateCS(l)
 	b := l.claim("b")
-	l.expectFailed(l.putCS(lsCS(b), location.IntentNewClaim), location.IgnoredStale, "CS(b) NewClaim over live a")
+	l.expectFailed(l.putCS(fixture.CS(b), location.IntentNewClaim), location.IgnoredStale, "CS(b) NewClaim over live a")
 	l.expire("a")
-	l.expectStored(l.putCS(lsCS(b), location.IntentNewClaim), numAbove(2, g), l.now(), "CS(b) NewClaim after expire(a)")
+	l.expectStored(l.putCS(fixture.CS(b), location.IntentNewClaim), numAbove(2, g), l.now(), "CS(b) NewClaim after expire(a)")
 	require.Equal(l, "b", l.listCS("orders")[0].OwnerID)
 }
 
-// ls088 is LS-088.
+// ls088 checks LS-088 "List" (C. Client-server descriptors): a list is per
+// channel and shows a dead owner's rows.
 func ls088(l *lsCase) {
 	lsCreateCS(l)
-	d := lsCS(l.tok("a"))
+	d := fixture.CS(l.tok("a"))
 	d.ChannelName = "orders-2"
 	l.expectStored(l.putCS(d, location.IntentNewClaim), numPositive(1), l.now(), "CS(a, orders-2)")
 	l.expire("a")
@@ -168,14 +173,15 @@ func ls088(l *lsCase) {
 	require.Equal(l, "a", rows[0].OwnerID)
 }
 
-// ls089 is LS-089.
+// ls089 checks LS-089 "Remove" (C. Client-server descriptors): fenced by the
+// lease generation; a removal bumps the channel stamp.
 func ls089(l *lsCase) {
 	lsCreateCS(l)
 	a := l.tok("a")
 	s := stampOf(location.LocationClientServer, "orders")
 	before := l.readStamps(s)
-	require.Equal(l, location.IgnoredStale, l.rmCS(lsCSKey(), lsToken("a", a.LeaseGeneration+1)), "remove with gen(a)+1")
-	require.Equal(l, location.Stored, l.rmCS(lsCSKey(), a), "remove with tok(a)")
+	require.Equal(l, location.IgnoredStale, l.rmCS(fixture.CSKey(), fixture.Token("a", a.LeaseGeneration+1)), "remove with gen(a)+1")
+	require.Equal(l, location.Stored, l.rmCS(fixture.CSKey(), a), "remove with tok(a)")
 	require.Empty(l, l.listCS("orders"))
 	l.expectStampDelta(before, l.readStamps(s), s, 1)
 	l.expectStamp(s, 2)

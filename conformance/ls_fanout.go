@@ -3,6 +3,7 @@ package conformance
 import (
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -10,14 +11,9 @@ import (
 // bump no stamp; the list hides owners without a live lease, judged
 // by owner id (A-16, reproduced).
 
-// lsFPKey is the key of FP(x).
-func lsFPKey() location.FanoutPublisherKey {
-	return location.FanoutPublisherKey{ChannelName: "events", PublisherRID: lsRID("pub-a")}
-}
-
 // lsFPOn is FP(x) with publisher rid r.
 func lsFPOn(owner location.OwnerToken, r string) location.FanoutPublisherDescriptor {
-	d := lsFP(owner)
+	d := fixture.FP(owner)
 	d.PublisherRID = lsRID(r)
 	return d
 }
@@ -29,7 +25,7 @@ func lsCreateFP(l *lsCase) int64 {
 	if _, ok := l.tokens["a"]; !ok {
 		l.claim("a")
 	}
-	res := l.putFP(lsFP(l.tok("a")), location.IntentNewClaim)
+	res := l.putFP(fixture.FP(l.tok("a")), location.IntentNewClaim)
 	l.expectStored(res, numPositive(1), l.now(), "FP(a) NewClaim")
 	return res.Generation
 }
@@ -45,16 +41,17 @@ func lsEveryStampZero(l *lsCase, names ...string) {
 	}
 }
 
-// ls090 is LS-090.
+// ls090 checks LS-090 "Create bumps nothing" (D. Fanout publishers).
 func ls090(l *lsCase) {
 	lsCreateFP(l)
-	want := lsFP(l.tok("a"))
+	want := fixture.FP(l.tok("a"))
 	want.UpdatedAt = T0()
 	l.expectSameRow([]location.FanoutPublisherDescriptor{want}, l.listFP("events"), "ListFanoutPublishers(events)")
 	lsEveryStampZero(l, "events")
 }
 
-// ls091 is LS-091.
+// ls091 checks LS-091 "Revision rules" (D. Fanout publishers): a mutable change
+// needs a higher revision and an immutable one a new lifecycle.
 func ls091(l *lsCase) {
 	g := lsCreateFP(l)
 	a := l.tok("a")
@@ -70,21 +67,25 @@ func ls091(l *lsCase) {
 			d.LifecycleGeneration, d.DescriptorRevision = 8, 2
 		}},
 	}
+	before := l.snap()
 	for _, s := range stale {
-		d := lsFP(a)
+		d := fixture.FP(a)
 		s.edit(&d)
 		l.expectFailed(l.putFP(d, location.IntentRenew), location.IgnoredStale, "FP(a) %s", s.what)
 	}
-	d := lsFP(a)
+	l.noEffect(before, "stale fanout writes")
+	d := fixture.FP(a)
 	d.DescriptorRevision, d.State = 2, location.StateDraining
 	l.expectStored(l.putFP(d, location.IntentRenew), numEqual(g), l.now(), "FP(a) revision 2, Draining")
 	rows := l.listFP("events")
 	require.Len(l, rows, 1)
 	require.Equal(l, int64(2), rows[0].DescriptorRevision)
 	require.Equal(l, location.StateDraining, rows[0].State)
+	lsEveryStampZero(l, "events")
 }
 
-// ls092 is LS-092.
+// ls092 checks LS-092 "Validation" (D. Fanout publishers): each bad field fails
+// with its error class and changes nothing.
 func ls092(l *lsCase) {
 	a := l.claim("a")
 	invalid := []struct {
@@ -98,7 +99,7 @@ func ls092(l *lsCase) {
 		{"lifecycleGeneration 0", func(d *location.FanoutPublisherDescriptor) { d.LifecycleGeneration = 0 }, location.ClassRange},
 	}
 	for _, v := range invalid {
-		d := lsFP(a)
+		d := fixture.FP(a)
 		v.edit(&d)
 		before := l.snap()
 		_, err := l.S.UpdateFanoutPublisher(l.Ctx, d, location.IntentNewClaim)
@@ -107,7 +108,8 @@ func ls092(l *lsCase) {
 	}
 }
 
-// ls093 is LS-093 (A-16 reproduced: liveness by owner id).
+// ls093 checks LS-093 "Liveness filter" (D. Fanout publishers; A-16 reproduced:
+// liveness by owner id).
 func ls093(l *lsCase) {
 	lsCreateFP(l)
 	b := l.claim("b")
@@ -118,16 +120,16 @@ func ls093(l *lsCase) {
 	require.Equal(l, []string{"pub-a", "pub-b"}, lsFPRIDs(l.listFP("events")), "b holds a new lease: its old row is listed again")
 }
 
-// ls094 is LS-094.
+// ls094 checks LS-094 "Released owner hidden" (D. Fanout publishers).
 func ls094(l *lsCase) {
 	g := lsCreateFP(l)
 	l.release("a")
 	require.Empty(l, l.listFP("events"), "a released owner's publisher is hidden")
 	b := l.claim("b")
-	l.expectStored(l.putFP(lsFP(b), location.IntentNewClaim), numAbove(2, g), l.now(), "FP(b) NewClaim on the hidden row's key")
+	l.expectStored(l.putFP(fixture.FP(b), location.IntentNewClaim), numAbove(2, g), l.now(), "FP(b) NewClaim on the hidden row's key")
 }
 
-// ls095 is LS-095.
+// ls095 checks LS-095 "Paging counts live rows only" (D. Fanout publishers).
 func ls095(l *lsCase) {
 	a := l.claim("a")
 	b := l.claim("b")
@@ -145,21 +147,28 @@ func ls095(l *lsCase) {
 	l.expectToken(p.ContinuationToken, "", "second page")
 }
 
-// ls096 is LS-096.
+// ls096 checks LS-096 "Remove" (D. Fanout publishers): fenced by the lease
+// generation, and no stamp moves.
 func ls096(l *lsCase) {
-	lsCreateFP(l)
+	g := lsCreateFP(l)
 	a := l.tok("a")
-	require.Equal(l, location.IgnoredStale, l.rmFP(lsFPKey(), lsToken("a", a.LeaseGeneration+1)), "remove with gen(a)+1")
-	require.Equal(l, location.Stored, l.rmFP(lsFPKey(), a), "remove with tok(a)")
+	require.Equal(l, location.IgnoredStale, l.rmFP(fixture.FPKey(), fixture.Token("a", a.LeaseGeneration+1)), "remove with gen(a)+1")
+	require.Equal(l, location.Stored, l.rmFP(fixture.FPKey(), a), "remove with tok(a)")
 	require.Empty(l, l.listFP("events"))
 	lsEveryStampZero(l, "events")
+	if l.Caps.ExactNumbers {
+		// The removed key's generation counter is kept: a re-created row
+		// continues it.
+		l.expectStored(l.putFP(fixture.FP(a), location.IntentNewClaim), numAbove(2, g), l.now(), "FP(a) re-created")
+	}
 }
 
-// ls097 is LS-097.
+// ls097 checks LS-097 "Lease checks" (D. Fanout publishers): a writer without
+// a lease, or with the wrong generation, is rejected.
 func ls097(l *lsCase) {
 	a := l.claim("a")
 	before := l.snap()
-	l.expectFailed(l.putFP(lsFP(lsToken("ghost", 1)), location.IntentNewClaim), location.RejectedConflict, "FP(ghost)")
-	l.expectFailed(l.putFP(lsFP(lsToken("a", a.LeaseGeneration+1)), location.IntentNewClaim), location.RejectedConflict, "FP(a, gen(a)+1)")
+	l.expectFailed(l.putFP(fixture.FP(fixture.Token("ghost", 1)), location.IntentNewClaim), location.RejectedConflict, "FP(ghost)")
+	l.expectFailed(l.putFP(fixture.FP(fixture.Token("a", a.LeaseGeneration+1)), location.IntentNewClaim), location.RejectedConflict, "FP(a, gen(a)+1)")
 	l.noEffect(before, "fanout writes without a matching lease")
 }

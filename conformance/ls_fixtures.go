@@ -9,22 +9,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
-// This file holds the fixtures of the location catalogue (§3): the row
-// builders MN, MNE, CS, FP, PEER, SPOT, ACTOR, ROUTE and XFER, and lsCase,
-// the per-scenario state (claimed tokens, names used) with the claim,
-// expire, write and read helpers every LS scenario uses.
+// This file drives the location catalogue's fixtures (§3; the rows MN, MNE,
+// CS, FP, PEER, SPOT, ACTOR, ROUTE and XFER are in package fixture) on a
+// scenario's store: lsCase, the per-scenario state (claimed tokens, names
+// used) with the claim, expire, write and read helpers every LS scenario
+// uses.
 
-// Fixture constants of the location catalogue.
-const (
-	lsTTL      = 30 * time.Second // claim(x) TTL
-	lsMeshGame = "game"
-	lsMeshPlay = "play"
-	lsXferID   = "01234567-89ab-cdef-0123-456789abcdef"
-	lsXfer2ID  = "11111111-1111-1111-1111-111111111111"
-)
+// lsTTL is the TTL of claim(x).
+const lsTTL = 30 * time.Second
 
 // lsAt returns T0 + d.
 func lsAt(d time.Duration) time.Time { return T0().Add(d) }
@@ -37,202 +33,6 @@ func lsRIDPtr(s string) *location.RoutingID { r := location.RoutingID(s); return
 
 // lsStrPtr returns a pointer to s.
 func lsStrPtr(s string) *string { return &s }
-
-// lsMN is MN(x): the catalogue's mesh-node descriptor of mesh game, rid
-// node-a, owned by the token.
-func lsMN(owner location.OwnerToken) location.MeshNodeDescriptor {
-	return location.MeshNodeDescriptor{
-		MeshName:            lsMeshGame,
-		RID:                 lsRID("node-a"),
-		LifecycleGeneration: 7,
-		DescriptorRevision:  3,
-		Endpoint:            "tcp://10.0.0.1:7300",
-		ObjectRole:          location.RoleServer,
-		PlacementWeight:     100,
-		PopulationCapacity: location.Population{
-			Actors: location.PopulationCapacity{Limit: 100},
-			Spots:  location.PopulationCapacity{Limit: 100},
-			SpotTypes: []location.SpotTypeCapacity{{
-				ObjectKind: location.ObjectInstanceSpot, StableType: "room",
-				PopulationCapacity: location.PopulationCapacity{Limit: 100},
-			}},
-		},
-		ActivationConcurrency: location.ActivationConcurrency{Limit: 100},
-		ChannelWeights:        map[string]int64{"orders": 100, "world": 50},
-		ApplicationVersion:    1,
-		SpotTypes:             []string{"room"},
-		ObjectCapabilities: []location.ObjectCapability{{
-			ObjectKind: location.ObjectInstanceSpot, StableType: "room",
-			Policy: location.PolicyRecreate, HasSnapshotAdapter: false, Limit: 100,
-		}},
-		State:            location.StateServing,
-		SecurityIdentity: "cluster-a",
-		OwnerID:          owner.OwnerID,
-		LeaseGeneration:  owner.LeaseGeneration,
-		UpdatedAt:        location.Epoch(),
-	}
-}
-
-// lsMNE is MNE(x): MN(x) with entry spot entry-1.
-func lsMNE(owner location.OwnerToken) location.MeshNodeDescriptor {
-	d := lsMN(owner)
-	d.EntrySpotID = lsStrPtr("entry-1")
-	return d
-}
-
-// lsKA is K_A, the key of MN(x).
-func lsKA() location.MeshNodeKey {
-	return location.MeshNodeKey{MeshName: lsMeshGame, RID: lsRID("node-a")}
-}
-
-// lsCS is CS(x): the client-server descriptor of channel orders, srv-a.
-func lsCS(owner location.OwnerToken) location.ClientServerDescriptor {
-	return location.ClientServerDescriptor{
-		ChannelName:         "orders",
-		ServerRID:           lsRID("srv-a"),
-		LifecycleGeneration: 1,
-		DescriptorRevision:  1,
-		Endpoint:            "tcp://10.0.0.1:7400",
-		Weight:              100,
-		State:               location.StateServing,
-		SecurityIdentity:    "cluster-a",
-		OwnerID:             owner.OwnerID,
-		LeaseGeneration:     owner.LeaseGeneration,
-		UpdatedAt:           location.Epoch(),
-	}
-}
-
-// lsFP is FP(x): the fanout publisher of channel events, pub-a.
-func lsFP(owner location.OwnerToken) location.FanoutPublisherDescriptor {
-	return location.FanoutPublisherDescriptor{
-		ChannelName:         "events",
-		PublisherRID:        lsRID("pub-a"),
-		LifecycleGeneration: 7,
-		DescriptorRevision:  1,
-		Endpoint:            "tcp://10.0.0.1:9501",
-		State:               location.StateServing,
-		SecurityIdentity:    "cluster-a",
-		OwnerID:             owner.OwnerID,
-		LeaseGeneration:     owner.LeaseGeneration,
-		UpdatedAt:           location.Epoch(),
-	}
-}
-
-// lsPEER is PEER(x, g): a RouteMesh router peer of mesh play on node-1.
-func lsPEER(owner string, g int64) location.PeerLocation {
-	return location.PeerLocation{
-		AutoConnectType: location.AutoConnectRouteMesh,
-		MeshName:        lsMeshPlay,
-		NodeRID:         lsRIDPtr("node-1"),
-		Role:            location.PeerRoleRouter,
-		Endpoint:        "tcp://127.0.0.1:5001",
-		Weight:          100,
-		Draining:        false,
-		Value:           7,
-		Metadata:        map[string]string{"route-endpoint": "tcp://127.0.0.1:6001"},
-		Capabilities:    []string{"router"},
-		OwnerID:         owner,
-		Generation:      g,
-		UpdatedAt:       location.Epoch(),
-	}
-}
-
-// lsPK is PK, the key of PEER(x).
-func lsPK() location.PeerKey {
-	return location.PeerKey{
-		AutoConnectType: location.AutoConnectRouteMesh, MeshName: lsMeshPlay,
-		Role: location.PeerRoleRouter, NodeRID: lsRIDPtr("node-1"),
-	}
-}
-
-// lsSPOT is SPOT(x, lg): spot-1 of mesh play.
-func lsSPOT(owner string, lg int64) location.SpotLocation {
-	return location.SpotLocation{
-		MeshName:            lsMeshPlay,
-		SpotID:              "spot-1",
-		SpotGeneration:      1,
-		SpotType:            "game",
-		OwnerNodeRID:        lsRID("node-1"),
-		OwnerNodeGeneration: 1,
-		SpotKind:            location.SpotUser,
-		OwnerID:             owner,
-		LeaseGeneration:     lg,
-		UpdatedAt:           location.Epoch(),
-	}
-}
-
-// lsSpotKey is the key of SPOT(x).
-func lsSpotKey() location.SpotKey { return location.SpotKey{MeshName: lsMeshPlay, SpotID: "spot-1"} }
-
-// lsACTOR is ACTOR(x, lg): actor-1 of mesh play.
-func lsACTOR(owner string, lg int64) location.ActorLocation {
-	return location.ActorLocation{
-		MeshName:            lsMeshPlay,
-		ActorID:             "actor-1",
-		ActorType:           "player",
-		ActorRef:            location.ActorRef{ActorID: "actor-1", ObjectGeneration: 1, MeshName: lsMeshPlay, NodeRID: lsRID("node-1")},
-		OwnerNodeRID:        lsRID("node-1"),
-		OwnerNodeGeneration: 1,
-		SpotKind:            location.SpotEntry,
-		SpotID:              "node-1",
-		SpotGeneration:      1,
-		MembershipEpoch:     1,
-		OwnerID:             owner,
-		LeaseGeneration:     lg,
-		UpdatedAt:           location.Epoch(),
-	}
-}
-
-// lsActorKey is the key of ACTOR(x).
-func lsActorKey() location.ActorKey {
-	return location.ActorKey{MeshName: lsMeshPlay, ActorID: "actor-1"}
-}
-
-// lsROUTE is ROUTE(x, g): the ActorSession route route-1.
-func lsROUTE(owner string, g int64) location.RouteLocation {
-	return location.RouteLocation{
-		RouteKind:    location.RouteActorSession,
-		RouteKey:     "route-1",
-		OwnerNodeRID: lsRID("node-1"),
-		OwnerID:      owner,
-		Generation:   g,
-		Value:        []byte{1, 2, 3, 4},
-		UpdatedAt:    location.Epoch(),
-	}
-}
-
-// lsRouteKey is the key of ROUTE(x).
-func lsRouteKey() location.RouteKey {
-	return location.RouteKey{RouteKind: location.RouteActorSession, RouteKey: "route-1"}
-}
-
-// lsXFER is XFER: a transfer of game/actor-1 from node-a to node-b.
-func lsXFER() location.ActorTransferPrepareRequest {
-	return location.ActorTransferPrepareRequest{
-		MeshName:                lsMeshGame,
-		ActorID:                 "actor-1",
-		TransferID:              lsXferID,
-		Source:                  location.ActorRef{ActorID: "actor-1", ObjectGeneration: 11, MeshName: lsMeshGame, NodeRID: lsRID("node-a")},
-		Target:                  location.ActorRef{ActorID: "actor-1", ObjectGeneration: 11, MeshName: lsMeshGame, NodeRID: lsRID("node-b")},
-		ExpectedActorGeneration: 11,
-		ExpectedMembershipEpoch: 4,
-		Participants:            []location.RoutingID{lsRID("node-a"), lsRID("node-b")},
-		RecoveryOwnerID:         "recovery-a",
-		RecoveryLeaseTTL:        30 * time.Second,
-	}
-}
-
-// lsXFER2 is XFER2: XFER with the second transfer id.
-func lsXFER2() location.ActorTransferPrepareRequest {
-	r := lsXFER()
-	r.TransferID = lsXfer2ID
-	return r
-}
-
-// lsRef returns the transfer reference of a prepare request.
-func lsRef(r location.ActorTransferPrepareRequest) location.ActorTransferRef {
-	return location.ActorTransferRef{MeshName: r.MeshName, ActorID: r.ActorID, TransferID: r.TransferID}
-}
 
 // lsCase is one LS scenario's run: the Case, the tokens claimed so far and
 // the names the scenario used (for "no effect" snapshots).
@@ -249,12 +49,12 @@ func lsRun(body func(l *lsCase)) func(c *Case) {
 			Case:   c,
 			tokens: map[string]location.OwnerToken{},
 			u: universe{
-				Meshes:   []string{lsMeshGame, lsMeshPlay, "other", "test", "m1", "m2"},
+				Meshes:   []string{fixture.MeshGame, fixture.MeshPlay, "other", "test", "m1", "m2"},
 				Channels: []string{"orders", "orders-2", "billing", "events"},
 				Owners:   []string{"ghost", "nobody", "recovery-a", "recovery-b"},
 				Slots: []location.ActorKey{
-					{MeshName: lsMeshGame, ActorID: "actor-1"}, {MeshName: lsMeshGame, ActorID: "actor-2"},
-					{MeshName: "other", ActorID: "actor-1"}, {MeshName: lsMeshGame, ActorID: "actor-9"},
+					{MeshName: fixture.MeshGame, ActorID: "actor-1"}, {MeshName: fixture.MeshGame, ActorID: "actor-2"},
+					{MeshName: "other", ActorID: "actor-1"}, {MeshName: fixture.MeshGame, ActorID: "actor-9"},
 				},
 			},
 		})
@@ -325,11 +125,6 @@ func (l *lsCase) genOr(id string, def int64) int64 {
 		return t.LeaseGeneration
 	}
 	return def
-}
-
-// lsToken returns an arbitrary owner token.
-func lsToken(id string, g int64) location.OwnerToken {
-	return location.OwnerToken{OwnerID: id, LeaseGeneration: g}
 }
 
 // expire is expire(x): the harness makes x's current lease not live.
@@ -649,22 +444,33 @@ func (l *lsCase) expectXferStatus(res location.ActorTransferWriteResult, want lo
 	}
 }
 
-// lsXferRecord is the record a prepare of r at `at` stores.
-func lsXferRecord(r location.ActorTransferPrepareRequest, at time.Time) location.ActorTransferRecord {
-	return location.ActorTransferRecord{
-		MeshName:                r.MeshName,
-		ActorID:                 r.ActorID,
-		TransferID:              r.TransferID,
-		Source:                  r.Source,
-		Target:                  r.Target,
-		ExpectedActorGeneration: r.ExpectedActorGeneration,
-		ExpectedMembershipEpoch: r.ExpectedMembershipEpoch,
-		Participants:            slices.Clone(r.Participants),
-		State:                   location.TransferPrepared,
-		RecoveryOwnerID:         r.RecoveryOwnerID,
-		RecoveryLeaseExpiresAt:  at.Add(r.RecoveryLeaseTTL),
-		UpdatedAt:               at,
+// lsOneRowEach stores, for the claimed owner a, one row of every location
+// table (MN, CS, FP, PEER, SPOT, ACTOR, ROUTE) and prepares XFER; it returns
+// the peer's and the route's row generations.
+func lsOneRowEach(l *lsCase, a location.OwnerToken) (peerGen, routeGen int64) {
+	l.Helper()
+	l.expectStored(l.putMN(fixture.MN(a), location.IntentNewClaim), numPositive(1), T0(), "MN(a)")
+	l.expectStored(l.putCS(fixture.CS(a), location.IntentNewClaim), numPositive(1), T0(), "CS(a)")
+	l.expectStored(l.putFP(fixture.FP(a), location.IntentNewClaim), numPositive(1), T0(), "FP(a)")
+	peer := l.putPeer(fixture.PEER("a", 0), location.IntentNewClaim)
+	l.expectStored(peer, numPositive(1), T0(), "PEER(a)")
+	l.expectStored(l.putSpot(fixture.SPOT("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "SPOT(a)")
+	l.expectStored(l.putActor(fixture.ACTOR("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "ACTOR(a)")
+	route := l.putRoute(fixture.ROUTE("a", 0), location.IntentNewClaim)
+	l.expectStored(route, numPositive(1), T0(), "ROUTE(a)")
+	lsPrepared(l, fixture.XFER())
+	return peer.Generation, route.Generation
+}
+
+// lsExpectRows requires the listed rows to be the named rows as written, in
+// any order.
+func lsExpectRows[T any](l *lsCase, written map[string]T, names []string, got []T, what string, args ...any) {
+	l.Helper()
+	var want []T
+	for _, n := range names {
+		want = append(want, written[n])
 	}
+	require.ElementsMatchf(l, normalizeValue(want), normalizeValue(got), "%s: the rows as written", fmt.Sprintf(what, args...))
 }
 
 // Small list helpers.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -49,7 +50,7 @@ func lsCreateMN(l *lsCase, edit func(*location.MeshNodeDescriptor)) int64 {
 	if _, ok := l.tokens["a"]; !ok {
 		l.claim("a")
 	}
-	d := lsMN(l.tok("a"))
+	d := fixture.MN(l.tok("a"))
 	if edit != nil {
 		edit(&d)
 	}
@@ -58,69 +59,73 @@ func lsCreateMN(l *lsCase, edit func(*location.MeshNodeDescriptor)) int64 {
 	return res.Generation
 }
 
-// ls030 is LS-030.
+// ls030 checks LS-030 "Create" (B. Mesh-node descriptors): a NewClaim stores
+// the descriptor, stamps it with the store time and bumps the Peer scope.
 func ls030(l *lsCase) {
 	a := l.claim("a")
-	res := l.putMN(lsMN(a), location.IntentNewClaim)
+	res := l.putMN(fixture.MN(a), location.IntentNewClaim)
 	l.expectStored(res, numPositive(1), T0(), "MN(a) NewClaim")
-	l.expectSameRow([]location.MeshNodeDescriptor{lsListed(lsMN(a), T0())}, l.listMN(lsMeshGame), "ListMeshNodes(game)")
-	l.expectStamp(stampOf(location.LocationPeer, lsMeshGame), 1)
+	l.expectSameRow([]location.MeshNodeDescriptor{lsListed(fixture.MN(a), T0())}, l.listMN(fixture.MeshGame), "ListMeshNodes(game)")
+	l.expectStamp(stampOf(location.LocationPeer, fixture.MeshGame), 1)
 	l.expectStamp(stampOf(location.LocationPeer, ""), 1)
 	l.expectStamp(stampOf(location.LocationSpot, ""), 0)
 	l.expectStamp(stampOf(location.LocationClientServer, ""), 0)
 }
 
-// ls031 is LS-031.
+// ls031 checks LS-031 "Create with Takeover intent" (B. Mesh-node descriptors).
 func ls031(l *lsCase) {
 	a := l.claim("a")
-	l.expectStored(l.putMN(lsMN(a), location.IntentTakeover), numPositive(1), T0(), "MN(a) Takeover on an absent key")
+	l.expectStored(l.putMN(fixture.MN(a), location.IntentTakeover), numPositive(1), T0(), "MN(a) Takeover on an absent key")
 }
 
-// ls032 is LS-032.
+// ls032 checks LS-032 "Renew of an absent descriptor" (B. Mesh-node
+// descriptors).
 func ls032(l *lsCase) {
 	a := l.claim("a")
 	before := l.snap()
-	l.expectFailed(l.putMN(lsMN(a), location.IntentRenew), location.IgnoredStale, "MN(a) Renew of an absent descriptor")
-	require.Empty(l, l.listMN(lsMeshGame))
+	l.expectFailed(l.putMN(fixture.MN(a), location.IntentRenew), location.IgnoredStale, "MN(a) Renew of an absent descriptor")
+	require.Empty(l, l.listMN(fixture.MeshGame))
 	l.noEffect(before, "Renew of an absent descriptor")
 }
 
-// ls033 is LS-033.
+// ls033 checks LS-033 "Writer without a lease" (B. Mesh-node descriptors).
 func ls033(l *lsCase) {
 	before := l.snap()
 	for _, in := range []location.WriteIntent{location.IntentNewClaim, location.IntentRenew, location.IntentTakeover} {
-		l.expectFailed(l.putMN(lsMN(lsToken("ghost", 1)), in), location.RejectedConflict, "MN(ghost) %s", in)
+		l.expectFailed(l.putMN(fixture.MN(fixture.Token("ghost", 1)), in), location.RejectedConflict, "MN(ghost) %s", in)
 	}
 	l.noEffect(before, "writes without a lease")
 }
 
-// ls034 is LS-034.
+// ls034 checks LS-034 "Writer lease generation mismatch" (B. Mesh-node
+// descriptors).
 func ls034(l *lsCase) {
 	a := l.claim("a")
 	before := l.snap()
-	l.expectFailed(l.putMN(lsMN(lsToken("a", a.LeaseGeneration+1)), location.IntentNewClaim), location.RejectedConflict, "MN(a, gen(a)+1)")
+	l.expectFailed(l.putMN(fixture.MN(fixture.Token("a", a.LeaseGeneration+1)), location.IntentNewClaim), location.RejectedConflict, "MN(a, gen(a)+1)")
 	l.noEffect(before, "write with a mismatching lease generation")
 }
 
-// ls035 is LS-035.
+// ls035 checks LS-035 "Writer lease expired" (B. Mesh-node descriptors).
 func ls035(l *lsCase) {
 	lsCreateMN(l, nil)
 	l.expire("a")
-	d := lsMN(l.tok("a"))
+	d := fixture.MN(l.tok("a"))
 	d.DescriptorRevision = 4
 	l.expectFailed(l.putMN(d, location.IntentRenew), location.RejectedConflict, "MN(a, revision 4) Renew after expiry")
-	require.Equal(l, int64(3), l.oneMN(lsMeshGame).DescriptorRevision, "the listed row keeps revision 3")
+	require.Equal(l, int64(3), l.oneMN(fixture.MeshGame).DescriptorRevision, "the listed row keeps revision 3")
 }
 
-// ls036 is LS-036.
+// ls036 checks LS-036 "Validation precedes the lease check" (B. Mesh-node
+// descriptors).
 func ls036(l *lsCase) {
-	d := lsMN(lsToken("ghost", 1))
+	d := fixture.MN(fixture.Token("ghost", 1))
 	d.MeshName = ""
 	_, err := l.S.UpdateMeshNode(l.Ctx, d, location.IntentNewClaim)
 	l.expectInputError(err, location.ClassType, `MN(meshName "", owner ghost)`)
 }
 
-// ls037 is LS-037.
+// ls037 checks LS-037 "Validation table" (B. Mesh-node descriptors).
 func ls037(l *lsCase) {
 	a := l.claim("a")
 	nul := l.claim("a\x00b")
@@ -178,7 +183,7 @@ func ls037(l *lsCase) {
 		{25, func(d *location.MeshNodeDescriptor) { cap0(d).Limit = -1 }, location.ClassRange},
 	}
 	for _, m := range table {
-		d := lsMN(a)
+		d := fixture.MN(a)
 		m.edit(&d)
 		l.useMesh(d.MeshName)
 		before := l.snap()
@@ -188,7 +193,8 @@ func ls037(l *lsCase) {
 	}
 }
 
-// ls038 is LS-038.
+// ls038 checks LS-038 "Validation boundaries accepted" (B. Mesh-node
+// descriptors).
 func ls038(l *lsCase) {
 	l.claim("a")
 	variants := []struct {
@@ -219,28 +225,29 @@ func ls038(l *lsCase) {
 		{"meshName of 255 bytes", func(d *location.MeshNodeDescriptor) { d.MeshName = strings.Repeat("m", 255) }},
 	}
 	for i, v := range variants {
-		d := lsMN(l.tok("a"))
+		d := fixture.MN(l.tok("a"))
 		d.RID = lsRID(fmt.Sprintf("node-v%02d", i))
 		v.edit(&d)
 		l.expectStored(l.putMN(d, location.IntentNewClaim), numPositive(1), T0(), "boundary %q", v.what)
 	}
 }
 
-// ls039 is LS-039.
+// ls039 checks LS-039 "Exact replay keeps generation and updatedAt" (B.
+// Mesh-node descriptors).
 func ls039(l *lsCase) {
 	g := lsCreateMN(l, nil)
-	peerGame := stampOf(location.LocationPeer, lsMeshGame)
+	peerGame := stampOf(location.LocationPeer, fixture.MeshGame)
 	before := l.readStamps(peerGame)
 	l.setClock(5 * time.Second)
 	for _, in := range []location.WriteIntent{location.IntentRenew, location.IntentNewClaim} {
-		l.expectStored(l.putMN(lsMN(l.tok("a")), in), numEqual(g), T0(), "exact replay with %s", in)
+		l.expectStored(l.putMN(fixture.MN(l.tok("a")), in), numEqual(g), T0(), "exact replay with %s", in)
 	}
 	l.expectStampDelta(before, l.readStamps(peerGame), peerGame, 0)
 	l.expectStamp(peerGame, 1)
-	l.expectTime(l.oneMN(lsMeshGame).UpdatedAt, T0(), "the listed row keeps updatedAt")
+	l.expectTime(l.oneMN(fixture.MeshGame).UpdatedAt, T0(), "the listed row keeps updatedAt")
 }
 
-// ls040 is LS-040.
+// ls040 checks LS-040 "Normalised replay" (B. Mesh-node descriptors).
 func ls040(l *lsCase) {
 	second := location.ObjectCapability{
 		ObjectKind: location.ObjectUserSpot, StableType: "lobby", Policy: location.PolicyRecreate, Limit: 10,
@@ -249,10 +256,10 @@ func ls040(l *lsCase) {
 		d.SpotTypes = []string{"room", "lobby"}
 		d.ObjectCapabilities = append(d.ObjectCapabilities, second)
 	})
-	stored := l.oneMN(lsMeshGame)
-	stamps := lsAllStampScopes(lsMeshGame)
+	stored := l.oneMN(fixture.MeshGame)
+	stamps := lsAllStampScopes(fixture.MeshGame)
 	before := l.readStamps(stamps...)
-	d := lsMN(l.tok("a"))
+	d := fixture.MN(l.tok("a"))
 	d.SpotTypes = []string{"lobby", "room"}
 	d.ObjectCapabilities = []location.ObjectCapability{second, d.ObjectCapabilities[0]}
 	l.expectStored(l.putMN(d, location.IntentRenew), numEqual(g), T0(), "reordered replay")
@@ -260,27 +267,28 @@ func ls040(l *lsCase) {
 	for _, s := range stamps {
 		l.expectStampDelta(before, after, s, 0)
 	}
-	l.expectSameRow(stored, l.oneMN(lsMeshGame), "the listed row keeps the stored order")
-	require.Equal(l, []string{"room", "lobby"}, l.oneMN(lsMeshGame).SpotTypes)
+	l.expectSameRow(stored, l.oneMN(fixture.MeshGame), "the listed row keeps the stored order")
+	require.Equal(l, []string{"room", "lobby"}, l.oneMN(fixture.MeshGame).SpotTypes)
 }
 
-// ls041 is LS-041.
+// ls041 checks LS-041 "Same revision, mutable change" (B. Mesh-node
+// descriptors).
 func ls041(l *lsCase) {
 	lsCreateMN(l, nil)
 	before := l.snap()
-	d := lsMN(l.tok("a"))
+	d := fixture.MN(l.tok("a"))
 	d.State = location.StateDraining
 	l.expectFailed(l.putMN(d, location.IntentRenew), location.IgnoredStale, "same revision, state Draining")
 	l.noEffect(before, "same revision, mutable change")
 }
 
-// ls042 is LS-042.
+// ls042 checks LS-042 "Revision update" (B. Mesh-node descriptors).
 func ls042(l *lsCase) {
 	g := lsCreateMN(l, nil)
-	peerGame := stampOf(location.LocationPeer, lsMeshGame)
+	peerGame := stampOf(location.LocationPeer, fixture.MeshGame)
 	before := l.readStamps(peerGame)
 	l.setClock(5 * time.Second)
-	d := lsMN(l.tok("a"))
+	d := fixture.MN(l.tok("a"))
 	d.DescriptorRevision = 4
 	d.State = location.StateDraining
 	d.PlacementWeight = 50
@@ -288,19 +296,20 @@ func ls042(l *lsCase) {
 	d.MaintenanceWave = lsStrPtr("wave-1")
 	d.ActivationConcurrency = location.ActivationConcurrency{Active: 3, Limit: 100}
 	l.expectStored(l.putMN(d, location.IntentRenew), numEqual(g), lsAt(5*time.Second), "revision update")
-	l.expectSameRow(lsListed(d, lsAt(5*time.Second)), l.oneMN(lsMeshGame), "the listed row")
+	l.expectSameRow(lsListed(d, lsAt(5*time.Second)), l.oneMN(fixture.MeshGame), "the listed row")
 	l.expectStampDelta(before, l.readStamps(peerGame), peerGame, 1)
 	l.expectStamp(peerGame, 2)
 }
 
-// ls043 is LS-043.
+// ls043 checks LS-043 "Revision update through NewClaim by the same owner and
+// lease" (B. Mesh-node descriptors).
 func ls043(l *lsCase) {
 	g := lsCreateMN(l, nil)
-	d := lsMN(l.tok("a"))
+	d := fixture.MN(l.tok("a"))
 	d.DescriptorRevision = 4
 	d.State = location.StateDraining
 	l.expectStored(l.putMN(d, location.IntentNewClaim), numEqual(g), l.now(), "revision update through NewClaim")
-	require.Equal(l, location.StateDraining, l.oneMN(lsMeshGame).State)
+	require.Equal(l, location.StateDraining, l.oneMN(fixture.MeshGame).State)
 }
 
 // lsDescriptorVariants runs each edit of MN(a) (with descriptorRevision 4)
@@ -311,12 +320,12 @@ func lsDescriptorVariants(l *lsCase, edits []func(*location.MeshNodeDescriptor),
 	l.claim("a")
 	for i, edit := range edits {
 		key := lsRID(fmt.Sprintf("node-v%02d", i))
-		base := lsMN(l.tok("a"))
+		base := fixture.MN(l.tok("a"))
 		base.RID = key
 		res := l.putMN(base, location.IntentNewClaim)
 		l.expectStored(res, numPositive(1), l.now(), "variant %d: create", i)
 		before := lsFindMN(l, key)
-		d := lsMN(l.tok("a"))
+		d := fixture.MN(l.tok("a"))
 		d.RID = key
 		d.DescriptorRevision = 4
 		edit(&d)
@@ -328,7 +337,7 @@ func lsDescriptorVariants(l *lsCase, edits []func(*location.MeshNodeDescriptor),
 // lsFindMN returns the listed descriptor of game with the rid.
 func lsFindMN(l *lsCase, r location.RoutingID) location.MeshNodeDescriptor {
 	l.Helper()
-	for _, d := range l.listMN(lsMeshGame) {
+	for _, d := range l.listMN(fixture.MeshGame) {
 		if d.RID == r {
 			return d
 		}
@@ -337,7 +346,7 @@ func lsFindMN(l *lsCase, r location.RoutingID) location.MeshNodeDescriptor {
 	return location.MeshNodeDescriptor{}
 }
 
-// ls044 is LS-044.
+// ls044 checks LS-044 "Mutable fields" (B. Mesh-node descriptors).
 func ls044(l *lsCase) {
 	edits := []func(*location.MeshNodeDescriptor){
 		func(d *location.MeshNodeDescriptor) { d.PlacementWeight = 1 },
@@ -364,7 +373,7 @@ func ls044(l *lsCase) {
 	})
 }
 
-// ls045 is LS-045.
+// ls045 checks LS-045 "Immutable fields" (B. Mesh-node descriptors).
 func ls045(l *lsCase) {
 	edits := []func(*location.MeshNodeDescriptor){
 		func(d *location.MeshNodeDescriptor) { d.Endpoint = "tcp://10.0.0.9:7300" },
@@ -393,53 +402,54 @@ func lsRenewVariant(l *lsCase, what string, edit func(*location.MeshNodeDescript
 	l.Helper()
 	lsCreateMN(l, nil)
 	before := l.snap()
-	d := lsMN(l.tok("a"))
+	d := fixture.MN(l.tok("a"))
 	edit(&d)
 	l.expectFailed(l.putMN(d, location.IntentRenew), location.IgnoredStale, "%s", what)
 	l.noEffect(before, "%s", what)
 }
 
-// ls046 is LS-046.
+// ls046 checks LS-046 "Lifecycle change" (B. Mesh-node descriptors).
 func ls046(l *lsCase) {
 	lsRenewVariant(l, "lifecycle 8, revision 4", func(d *location.MeshNodeDescriptor) {
 		d.LifecycleGeneration, d.DescriptorRevision = 8, 4
 	})
 }
 
-// ls047 is LS-047.
+// ls047 checks LS-047 "Lower revision" (B. Mesh-node descriptors).
 func ls047(l *lsCase) {
 	lsRenewVariant(l, "revision 2", func(d *location.MeshNodeDescriptor) { d.DescriptorRevision = 2 })
 }
 
-// ls048 is LS-048 (A-10: IgnoredStale, not RejectedConflict).
+// ls048 checks LS-048 "Other live owner's NewClaim" (B. Mesh-node descriptors;
+// A-10: IgnoredStale, not RejectedConflict).
 func ls048(l *lsCase) {
 	lsCreateMN(l, nil)
 	b := l.claim("b")
 	before := l.snap()
-	l.expectFailed(l.putMN(lsMN(b), location.IntentNewClaim), location.IgnoredStale, "MN(b) NewClaim over a live owner's row")
-	require.Equal(l, "a", l.oneMN(lsMeshGame).OwnerID)
+	l.expectFailed(l.putMN(fixture.MN(b), location.IntentNewClaim), location.IgnoredStale, "MN(b) NewClaim over a live owner's row")
+	require.Equal(l, "a", l.oneMN(fixture.MeshGame).OwnerID)
 	l.noEffect(before, "NewClaim over a live owner's row")
 }
 
-// ls049 is LS-049.
+// ls049 checks LS-049 "Other owner after expiry" (B. Mesh-node descriptors).
 func ls049(l *lsCase) {
 	g := lsCreateMN(l, nil)
 	b := l.claim("b")
 	l.expire("a")
-	peerGame := stampOf(location.LocationPeer, lsMeshGame)
+	peerGame := stampOf(location.LocationPeer, fixture.MeshGame)
 	before := l.readStamps(peerGame)
-	l.expectStored(l.putMN(lsMN(b), location.IntentNewClaim), numAbove(2, g), l.now(), "MN(b) NewClaim after expire(a)")
-	require.Equal(l, "b", l.oneMN(lsMeshGame).OwnerID)
+	l.expectStored(l.putMN(fixture.MN(b), location.IntentNewClaim), numAbove(2, g), l.now(), "MN(b) NewClaim after expire(a)")
+	require.Equal(l, "b", l.oneMN(fixture.MeshGame).OwnerID)
 	l.expectStampDelta(before, l.readStamps(peerGame), peerGame, 1)
 }
 
-// ls050 is LS-050.
+// ls050 checks LS-050 "Other owner after release" (B. Mesh-node descriptors).
 func ls050(l *lsCase) {
 	g := lsCreateMN(l, nil)
 	b := l.claim("b")
 	l.release("a")
-	l.expectStored(l.putMN(lsMN(b), location.IntentNewClaim), numAbove(2, g), l.now(), "MN(b) NewClaim after release(a)")
-	require.Equal(l, "b", l.oneMN(lsMeshGame).OwnerID)
+	l.expectStored(l.putMN(fixture.MN(b), location.IntentNewClaim), numAbove(2, g), l.now(), "MN(b) NewClaim after release(a)")
+	require.Equal(l, "b", l.oneMN(fixture.MeshGame).OwnerID)
 }
 
 // lsRestartedOwner is the setup of LS-051 and LS-052: claim(a) (g1), MN(a),
@@ -454,51 +464,55 @@ func lsRestartedOwner(l *lsCase, mk func(location.OwnerToken) location.MeshNodeD
 	return g1, res.Generation
 }
 
-// ls051 is LS-051.
+// ls051 checks LS-051 "Restarted owner" (B. Mesh-node descriptors).
 func ls051(l *lsCase) {
-	_, g := lsRestartedOwner(l, lsMN)
+	_, g := lsRestartedOwner(l, fixture.MN)
 	g2 := l.tok("a")
-	l.expectFailed(l.putMN(lsMN(g2), location.IntentRenew), location.IgnoredStale, "MN(a, g2) Renew")
-	l.expectStored(l.putMN(lsMN(g2), location.IntentNewClaim), numAbove(2, g), l.now(), "MN(a, g2) NewClaim")
-	require.Equal(l, g2.LeaseGeneration, l.oneMN(lsMeshGame).LeaseGeneration)
+	l.expectFailed(l.putMN(fixture.MN(g2), location.IntentRenew), location.IgnoredStale, "MN(a, g2) Renew")
+	l.expectStored(l.putMN(fixture.MN(g2), location.IntentNewClaim), numAbove(2, g), l.now(), "MN(a, g2) NewClaim")
+	require.Equal(l, g2.LeaseGeneration, l.oneMN(fixture.MeshGame).LeaseGeneration)
 }
 
-// ls052 is LS-052.
+// ls052 checks LS-052 "Old incarnation after restart" (B. Mesh-node
+// descriptors).
 func ls052(l *lsCase) {
-	g1, _ := lsRestartedOwner(l, lsMN)
-	l.expectFailed(l.putMN(lsMN(g1), location.IntentNewClaim), location.RejectedConflict, "MN(a, g1) NewClaim after the restart")
+	g1, _ := lsRestartedOwner(l, fixture.MN)
+	l.expectFailed(l.putMN(fixture.MN(g1), location.IntentNewClaim), location.RejectedConflict, "MN(a, g1) NewClaim after the restart")
 }
 
-// ls053 is LS-053.
+// ls053 checks LS-053 "Takeover by a live other owner" (B. Mesh-node
+// descriptors).
 func ls053(l *lsCase) {
 	g := lsCreateMN(l, nil)
 	b := l.claim("b")
-	l.expectStored(l.putMN(lsMN(b), location.IntentTakeover), numAbove(2, g), l.now(), "MN(b) Takeover")
-	require.Equal(l, "b", l.oneMN(lsMeshGame).OwnerID)
-	d := lsMN(l.tok("a"))
+	l.expectStored(l.putMN(fixture.MN(b), location.IntentTakeover), numAbove(2, g), l.now(), "MN(b) Takeover")
+	require.Equal(l, "b", l.oneMN(fixture.MeshGame).OwnerID)
+	d := fixture.MN(l.tok("a"))
 	d.DescriptorRevision = 4
 	l.expectFailed(l.putMN(d, location.IntentRenew), location.IgnoredStale, "MN(a, revision 4) Renew after b's takeover")
 }
 
-// ls054 is LS-054.
+// ls054 checks LS-054 "Same-owner Takeover bumps" (B. Mesh-node descriptors).
 func ls054(l *lsCase) {
 	g := lsCreateMN(l, nil)
-	peerGame := stampOf(location.LocationPeer, lsMeshGame)
+	peerGame := stampOf(location.LocationPeer, fixture.MeshGame)
 	before := l.readStamps(peerGame)
 	l.setClock(time.Second)
-	l.expectStored(l.putMN(lsMN(l.tok("a")), location.IntentTakeover), numAbove(2, g), lsAt(time.Second), "same-owner Takeover")
+	l.expectStored(l.putMN(fixture.MN(l.tok("a")), location.IntentTakeover), numAbove(2, g), lsAt(time.Second), "same-owner Takeover")
 	l.expectStampDelta(before, l.readStamps(peerGame), peerGame, 1)
 	l.expectStamp(peerGame, 2)
 }
 
-// ls055 is LS-055.
+// ls055 checks LS-055 "Takeover may change lifecycle and immutable fields" (B.
+// Mesh-node descriptors).
 func ls055(l *lsCase) {
 	g := lsCreateMN(l, nil)
-	d := lsMN(l.tok("a"))
+	d := fixture.MN(l.tok("a"))
 	d.LifecycleGeneration = 8
 	d.Endpoint = "tcp://10.0.0.2:7300"
 	l.expectStored(l.putMN(d, location.IntentTakeover), numAbove(2, g), l.now(), "Takeover changing lifecycle and endpoint")
-	row := l.oneMN(lsMeshGame)
+	row := l.oneMN(fixture.MeshGame)
 	require.Equal(l, int64(8), row.LifecycleGeneration)
 	require.Equal(l, "tcp://10.0.0.2:7300", row.Endpoint)
+	l.expectSameRow(lsListed(d, l.now()), row, "the listed row is the takeover's descriptor")
 }

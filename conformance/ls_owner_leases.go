@@ -6,12 +6,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
 // Catalogue section A: owner leases (LS-001 … LS-022).
 
-// ls001 is LS-001.
+// ls001 checks LS-001 "Claim issues a lease" (A. Owner leases).
 func ls001(l *lsCase) {
 	res, err := l.S.ClaimOwnerLease(l.Ctx, "owner-a", 30000*time.Millisecond)
 	require.NoError(l, err)
@@ -23,7 +24,8 @@ func ls001(l *lsCase) {
 	l.expectLeaseFound("owner-a", res.Token, lsAt(30*time.Second))
 }
 
-// ls002 is LS-002.
+// ls002 checks LS-002 "Generations are global and increasing" (A. Owner
+// leases).
 func ls002(l *lsCase) {
 	a := l.claim("a")
 	l.expectNum(a.LeaseGeneration, numPositive(1), "gen(a)")
@@ -33,18 +35,19 @@ func ls002(l *lsCase) {
 	l.expectNum(c.LeaseGeneration, numAbove(3, b.LeaseGeneration), "gen(c)")
 }
 
-// ls003 is LS-003.
+// ls003 checks LS-003 "Re-claiming a live lease conflicts and consumes nothing"
+// (A. Owner leases).
 func ls003(l *lsCase) {
 	a := l.claim("a")
 	res, err := l.S.ClaimOwnerLease(l.Ctx, "a", 60000*time.Millisecond)
 	require.NoError(l, err)
-	require.Equal(l, location.KindConflict, res.Kind, "re-claiming a live lease")
+	require.Equal(l, location.OwnerLeaseClaimResult{Kind: location.KindConflict}, res, "re-claiming a live lease")
 	l.expectLeaseFound("a", a, lsAt(30*time.Second))
 	b := l.claim("b")
 	l.expectNum(b.LeaseGeneration, numAbove(2, a.LeaseGeneration), "gen(b): the conflict consumed no generation")
 }
 
-// ls004 is LS-004.
+// ls004 checks LS-004 "Claim after expiry" (A. Owner leases).
 func ls004(l *lsCase) {
 	l.claim("a")
 	b := l.claim("b")
@@ -57,15 +60,17 @@ func ls004(l *lsCase) {
 	l.expectTime(res.StoreNow, l.now(), "storeNow")
 }
 
-// ls005 is LS-005.
+// ls005 checks LS-005 "Claim after release" (A. Owner leases).
 func ls005(l *lsCase) {
 	old := l.claim("a")
 	l.release("a")
 	again := l.claim("a")
 	require.Greater(l, again.LeaseGeneration, old.LeaseGeneration, "a new generation is greater than the old one")
+	l.expectNum(again.LeaseGeneration, numAbove(2, old.LeaseGeneration), "gen(a) after the release")
 }
 
-// ls006 is LS-006.
+// ls006 checks LS-006 "Claim validation" (A. Owner leases), and that a TTL
+// is truncated to whole milliseconds.
 func ls006(l *lsCase) {
 	cases := []struct {
 		owner string
@@ -91,9 +96,15 @@ func ls006(l *lsCase) {
 	}
 	a := l.claim("a")
 	l.expectNum(a.LeaseGeneration, numPositive(1), "gen(a) after the rejected claims")
+	// A TTL is whole milliseconds: a sub-millisecond remainder is dropped.
+	res, err := l.S.ClaimOwnerLease(l.Ctx, "b", 1500*time.Microsecond)
+	require.NoError(l, err)
+	require.Equal(l, location.KindClaimed, res.Kind, "claim with a TTL of 1.5 ms")
+	l.expectTime(res.LeaseExpiresAt, lsAt(time.Millisecond), "a TTL of 1.5 ms counts as 1 ms")
 }
 
-// ls007 is LS-007.
+// ls007 checks LS-007 "Generation exhaustion" (A. Owner leases), and that the
+// last generation is still issued.
 func ls007(l *lsCase) {
 	require.NotNil(l, l.F.SetOwnerLeaseCounter, "the harness declares OwnerLeaseCounterHook but Fixture.SetOwnerLeaseCounter is nil")
 	err := l.F.SetOwnerLeaseCounter(location.MaxGeneration)
@@ -104,29 +115,33 @@ func ls007(l *lsCase) {
 	for i := 1; i <= 2; i++ {
 		res, err := l.S.ClaimOwnerLease(l.Ctx, "a", lsTTL)
 		require.NoError(l, err)
-		require.Equalf(l, location.KindGenerationExhausted, res.Kind, "claim #%d", i)
+		require.Equalf(l, location.OwnerLeaseClaimResult{Kind: location.KindGenerationExhausted}, res, "claim #%d", i)
 		l.expectLeaseMissing("a")
 	}
+	require.NoError(l, l.F.SetOwnerLeaseCounter(location.MaxGeneration-1))
+	l.expectNum(l.claim("a").LeaseGeneration, numEqual(location.MaxGeneration), "the last generation is issued")
 }
 
-// ls008 is LS-008.
-func ls008(l *lsCase) { l.expectLeaseMissing("nobody") }
+// ls008 checks LS-008 "Read of an unknown owner" (A. Owner leases).
+func ls008(l *lsCase) {
+	require.Equal(l, location.OwnerLeaseReadResult{Kind: location.KindMissing}, l.readLease("nobody"))
+}
 
-// ls009 is LS-009.
+// ls009 checks LS-009 "Read after expiry" (A. Owner leases).
 func ls009(l *lsCase) {
-	l.claim("a")
+	a := l.claim("a")
 	l.expire("a")
 	l.expectLeaseMissing("a")
-	l.claim("a")
+	l.expectNum(l.claim("a").LeaseGeneration, numAbove(2, a.LeaseGeneration), "gen(a) claimed again")
 }
 
-// ls010 is LS-010.
+// ls010 checks LS-010 "Read validation" (A. Owner leases).
 func ls010(l *lsCase) {
 	_, err := l.S.ReadOwnerLease(l.Ctx, "  ")
 	l.expectInputError(err, location.ClassType, `read("  ")`)
 }
 
-// ls011 is LS-011.
+// ls011 checks LS-011 "Renew extends from now" (A. Owner leases).
 func ls011(l *lsCase) {
 	a := l.claim("a")
 	l.setClock(10 * time.Second)
@@ -138,7 +153,7 @@ func ls011(l *lsCase) {
 	l.expectLeaseFound("a", a, lsAt(70*time.Second))
 }
 
-// ls012 is LS-012.
+// ls012 checks LS-012 "Renew may shorten" (A. Owner leases).
 func ls012(l *lsCase) {
 	a := l.claim("a")
 	res, err := l.S.RenewOwnerLease(l.Ctx, a, 1000*time.Millisecond)
@@ -148,16 +163,16 @@ func ls012(l *lsCase) {
 	l.expectLeaseFound("a", a, lsAt(time.Second))
 }
 
-// ls013 is LS-013.
+// ls013 checks LS-013 "Renew with a wrong generation" (A. Owner leases).
 func ls013(l *lsCase) {
 	a := l.claim("a")
-	res, err := l.S.RenewOwnerLease(l.Ctx, lsToken("a", a.LeaseGeneration+1), lsTTL)
+	res, err := l.S.RenewOwnerLease(l.Ctx, fixture.Token("a", a.LeaseGeneration+1), lsTTL)
 	require.NoError(l, err)
-	require.Equal(l, location.KindStale, res.Kind)
+	require.Equal(l, location.OwnerLeaseRenewResult{Kind: location.KindStale}, res)
 	l.expectLeaseFound("a", a, lsAt(30*time.Second))
 }
 
-// ls014 is LS-014.
+// ls014 checks LS-014 "Renew after expiry" (A. Owner leases).
 func ls014(l *lsCase) {
 	a := l.claim("a")
 	l.expire("a")
@@ -167,25 +182,25 @@ func ls014(l *lsCase) {
 	l.expectLeaseMissing("a")
 }
 
-// ls015 is LS-015.
+// ls015 checks LS-015 "Renew of an unknown owner" (A. Owner leases).
 func ls015(l *lsCase) {
-	res, err := l.S.RenewOwnerLease(l.Ctx, lsToken("nobody", 1), lsTTL)
+	res, err := l.S.RenewOwnerLease(l.Ctx, fixture.Token("nobody", 1), lsTTL)
 	require.NoError(l, err)
 	require.Equal(l, location.KindStale, res.Kind)
 }
 
-// ls016 is LS-016.
+// ls016 checks LS-016 "Renew validation" (A. Owner leases).
 func ls016(l *lsCase) {
 	a := l.claim("a")
 	before := l.snap()
-	_, err := l.S.RenewOwnerLease(l.Ctx, lsToken("  ", 1), lsTTL)
+	_, err := l.S.RenewOwnerLease(l.Ctx, fixture.Token("  ", 1), lsTTL)
 	l.expectInputError(err, location.ClassType, `renew({"  ", 1})`)
 	_, err = l.S.RenewOwnerLease(l.Ctx, a, 0)
 	l.expectInputError(err, location.ClassRange, "renew(tok(a), 0)")
 	l.noEffect(before, "rejected renews")
 }
 
-// ls017 is LS-017.
+// ls017 checks LS-017 "Release" (A. Owner leases).
 func ls017(l *lsCase) {
 	a := l.claim("a")
 	l.release("a")
@@ -195,7 +210,7 @@ func ls017(l *lsCase) {
 	require.Equal(l, location.KindStale, res.Kind, "renew after release")
 }
 
-// ls018 is LS-018.
+// ls018 checks LS-018 "Release rejections" (A. Owner leases).
 func ls018(l *lsCase) {
 	a := l.claim("a")
 	release := func(t location.OwnerToken) location.ResultKind {
@@ -204,14 +219,15 @@ func ls018(l *lsCase) {
 		require.NoError(l, err)
 		return k
 	}
-	require.Equal(l, location.KindStale, release(lsToken("a", a.LeaseGeneration+1)), "release with gen(a)+1")
+	require.Equal(l, location.KindStale, release(fixture.Token("a", a.LeaseGeneration+1)), "release with gen(a)+1")
 	l.expectLeaseFound("a", a, lsAt(30*time.Second))
-	require.Equal(l, location.KindStale, release(lsToken("nobody", 1)), "release of an unknown owner")
+	require.Equal(l, location.KindStale, release(fixture.Token("nobody", 1)), "release of an unknown owner")
 	require.Equal(l, location.KindReleased, release(a), "first release")
 	require.Equal(l, location.KindStale, release(a), "second release")
 }
 
-// ls019 is LS-019 (A-20 reproduced).
+// ls019 checks LS-019 "Release of an expired lease" (A. Owner leases; A-20
+// reproduced).
 func ls019(l *lsCase) {
 	a := l.claim("a")
 	l.expire("a")
@@ -233,18 +249,18 @@ func ls019(l *lsCase) {
 func lsReleaseKeepsRows(l *lsCase) (spotGen, peerGen int64) {
 	l.Helper()
 	a := l.claim("a")
-	sres := l.putSpot(lsSPOT("a", a.LeaseGeneration), location.IntentNewClaim)
+	sres := l.putSpot(fixture.SPOT("a", a.LeaseGeneration), location.IntentNewClaim)
 	l.expectStored(sres, numPositive(1), T0(), "SPOT(a)")
-	pres := l.putPeer(lsPEER("a", 0), location.IntentNewClaim)
+	pres := l.putPeer(fixture.PEER("a", 0), location.IntentNewClaim)
 	l.expectStored(pres, numPositive(1), T0(), "PEER(a)")
-	scopes := lsAllStampScopes(lsMeshPlay, lsMeshGame)
+	scopes := lsAllStampScopes(fixture.MeshPlay, fixture.MeshGame)
 	before := l.readStamps(scopes...)
 	l.release("a")
 	after := l.readStamps(scopes...)
 	for _, s := range scopes {
 		l.expectStampDelta(before, after, s, 0)
 	}
-	spot := l.resolveSpot(lsSpotKey())
+	spot := l.resolveSpot(fixture.SpotKey())
 	require.NotNil(l, spot, "the released owner's spot row stays")
 	require.Equal(l, "a", spot.OwnerID)
 	peers := l.listPeers(location.PeerFilter{})
@@ -253,7 +269,7 @@ func lsReleaseKeepsRows(l *lsCase) (spotGen, peerGen int64) {
 	return sres.Generation, pres.Generation
 }
 
-// ls020 is LS-020.
+// ls020 checks LS-020 "Release keeps rows" (A. Owner leases).
 func ls020(l *lsCase) { lsReleaseKeepsRows(l) }
 
 // lsReleasedRowsClaimed continues LS-020 with LS-021.
@@ -261,9 +277,9 @@ func lsReleasedRowsClaimed(l *lsCase) {
 	l.Helper()
 	spotGen, peerGen := lsReleaseKeepsRows(l)
 	b := l.claim("b")
-	l.expectStored(l.putSpot(lsSPOT("b", b.LeaseGeneration), location.IntentNewClaim), numAbove(2, spotGen), T0(), "SPOT(b) NewClaim")
-	l.expectStored(l.putPeer(lsPEER("b", 0), location.IntentNewClaim), numAbove(2, peerGen), T0(), "PEER(b) NewClaim")
-	spot := l.resolveSpot(lsSpotKey())
+	l.expectStored(l.putSpot(fixture.SPOT("b", b.LeaseGeneration), location.IntentNewClaim), numAbove(2, spotGen), T0(), "SPOT(b) NewClaim")
+	l.expectStored(l.putPeer(fixture.PEER("b", 0), location.IntentNewClaim), numAbove(2, peerGen), T0(), "PEER(b) NewClaim")
+	spot := l.resolveSpot(fixture.SpotKey())
 	require.NotNil(l, spot)
 	require.Equal(l, "b", spot.OwnerID)
 	require.Equal(l, b.LeaseGeneration, spot.LeaseGeneration)
@@ -272,17 +288,18 @@ func lsReleasedRowsClaimed(l *lsCase) {
 	require.Equal(l, "b", peers[0].OwnerID)
 }
 
-// ls021 is LS-021.
+// ls021 checks LS-021 "A released owner's rows are claimable" (A. Owner
+// leases).
 func ls021(l *lsCase) { lsReleasedRowsClaimed(l) }
 
-// ls022 is LS-022.
+// ls022 checks LS-022 "Claim does not touch rows" (A. Owner leases).
 func ls022(l *lsCase) {
 	lsReleasedRowsClaimed(l)
-	spotBefore := l.resolveSpot(lsSpotKey())
+	spotBefore := l.resolveSpot(fixture.SpotKey())
 	peersBefore := l.listPeers(location.PeerFilter{})
 	a := l.claim("a")
 	l.expectNum(a.LeaseGeneration, numAbove(3, l.gen("b")), "gen(a) re-claimed")
-	l.expectSameRow(spotBefore, l.resolveSpot(lsSpotKey()), "b's spot row is untouched by the claim")
+	l.expectSameRow(spotBefore, l.resolveSpot(fixture.SpotKey()), "b's spot row is untouched by the claim")
 	l.expectSameRow(peersBefore, l.listPeers(location.PeerFilter{}), "b's peer row is untouched by the claim")
 }
 

@@ -3,34 +3,35 @@ package conformance
 import (
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
 // Catalogue section I: RemoveAllByOwner (LS-160 … LS-167). Rows are matched
 // by owner id; (Actor, mesh) is bumped too (A-08, fixed).
 
-// ls160 is LS-160.
+// ls160 checks LS-160 "Without a lease" (I. removeAllByOwner).
 func ls160(l *lsCase) {
-	l.expectStored(l.putSpot(lsSPOT("ghost", 1), location.IntentNewClaim), numPositive(1), T0(), "SPOT(ghost)")
+	l.expectStored(l.putSpot(fixture.SPOT("ghost", 1), location.IntentNewClaim), numPositive(1), T0(), "SPOT(ghost)")
 	before := l.snap()
-	require.Equal(l, int64(0), l.removeAll(lsToken("ghost", 1)))
+	require.Equal(l, int64(0), l.removeAll(fixture.Token("ghost", 1)))
 	l.noEffect(before, "RemoveAllByOwner without a lease")
 }
 
-// ls161 is LS-161.
+// ls161 checks LS-161 "Wrong generation" (I. removeAllByOwner).
 func ls161(l *lsCase) {
 	lsCreateSpot(l)
 	before := l.snap()
-	require.Equal(l, int64(0), l.removeAll(lsToken("a", l.gen("a")+1)))
+	require.Equal(l, int64(0), l.removeAll(fixture.Token("a", l.gen("a")+1)))
 	l.noEffect(before, "RemoveAllByOwner with a wrong generation")
 }
 
-// ls162 is LS-162.
+// ls162 checks LS-162 "Expired lease" (I. removeAllByOwner).
 func ls162(l *lsCase) {
 	lsCreateSpot(l)
 	l.expire("a")
 	require.Equal(l, int64(0), l.removeAll(l.tok("a")))
-	require.NotNil(l, l.resolveSpot(lsSpotKey()), "the row remains")
+	require.NotNil(l, l.resolveSpot(fixture.SpotKey()), "the row remains")
 }
 
 // lsSweepSetup is LS-163's setup: a owns one row of every table, b owns
@@ -39,16 +40,16 @@ func lsSweepSetup(l *lsCase) (peerGen int64) {
 	l.Helper()
 	a := l.claim("a")
 	b := l.claim("b")
-	l.expectStored(l.putMN(lsMN(a), location.IntentNewClaim), numPositive(1), T0(), "MN(a)")
-	l.expectStored(l.putCS(lsCS(a), location.IntentNewClaim), numPositive(1), T0(), "CS(a)")
-	l.expectStored(l.putFP(lsFP(a), location.IntentNewClaim), numPositive(1), T0(), "FP(a)")
-	res := l.putPeer(lsPEER("a", 0), location.IntentNewClaim)
+	l.expectStored(l.putMN(fixture.MN(a), location.IntentNewClaim), numPositive(1), T0(), "MN(a)")
+	l.expectStored(l.putCS(fixture.CS(a), location.IntentNewClaim), numPositive(1), T0(), "CS(a)")
+	l.expectStored(l.putFP(fixture.FP(a), location.IntentNewClaim), numPositive(1), T0(), "FP(a)")
+	res := l.putPeer(fixture.PEER("a", 0), location.IntentNewClaim)
 	l.expectStored(res, numPositive(1), T0(), "PEER(a)")
 	peerGen = res.Generation
-	l.expectStored(l.putSpot(lsSPOT("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "SPOT(a)")
-	l.expectStored(l.putActor(lsACTOR("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "ACTOR(a)")
-	l.expectStored(l.putRoute(lsROUTE("a", 0), location.IntentNewClaim), numPositive(1), T0(), "ROUTE(a)")
-	l.expectStored(l.putSpot(lsSpotOn("b", b.LeaseGeneration, lsMeshPlay, "spot-2"), location.IntentNewClaim), numPositive(1), T0(), "SPOT(b, spot-2)")
+	l.expectStored(l.putSpot(fixture.SPOT("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "SPOT(a)")
+	l.expectStored(l.putActor(fixture.ACTOR("a", a.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "ACTOR(a)")
+	l.expectStored(l.putRoute(fixture.ROUTE("a", 0), location.IntentNewClaim), numPositive(1), T0(), "ROUTE(a)")
+	l.expectStored(l.putSpot(lsSpotOn("b", b.LeaseGeneration, fixture.MeshPlay, "spot-2"), location.IntentNewClaim), numPositive(1), T0(), "SPOT(b, spot-2)")
 	return peerGen
 }
 
@@ -60,31 +61,31 @@ func lsSweep(l *lsCase) (peerGen int64) {
 	a := l.tok("a")
 	fanout := []stampScope{{Kind: location.ScopeFanoutPublisher}, {Kind: location.ScopeFanoutPublisher, Mesh: "events"}}
 	deltas := map[stampScope]int64{
-		stampOf(location.LocationPeer, lsMeshGame):       1,
-		stampOf(location.LocationPeer, lsMeshPlay):       1,
-		stampOf(location.LocationPeer, ""):               2,
-		stampOf(location.LocationSpot, lsMeshPlay):       1,
-		stampOf(location.LocationSpot, ""):               1,
-		stampOf(location.LocationActor, ""):              1,
-		stampOf(location.LocationActor, lsMeshPlay):      1,
-		stampOf(location.LocationRoute, ""):              1,
-		stampOf(location.LocationClientServer, "orders"): 1,
-		stampOf(location.LocationClientServer, ""):       1,
+		stampOf(location.LocationPeer, fixture.MeshGame):  1,
+		stampOf(location.LocationPeer, fixture.MeshPlay):  1,
+		stampOf(location.LocationPeer, ""):                2,
+		stampOf(location.LocationSpot, fixture.MeshPlay):  1,
+		stampOf(location.LocationSpot, ""):                1,
+		stampOf(location.LocationActor, ""):               1,
+		stampOf(location.LocationActor, fixture.MeshPlay): 1,
+		stampOf(location.LocationRoute, ""):               1,
+		stampOf(location.LocationClientServer, "orders"):  1,
+		stampOf(location.LocationClientServer, ""):        1,
 		fanout[0]: 0,
 		fanout[1]: 0,
-		stampOf(location.LocationClientServer, lsMeshPlay):   0,
-		stampOf(location.LocationRoute, lsMeshPlay):          0,
-		stampOf(location.LocationSpot, lsMeshGame):           0,
-		stampOf(location.LocationActor, lsMeshGame):          0,
-		stampOf(location.LocationClientServer, "events"):     0,
-		{Kind: location.ScopeMeshNode, Mesh: lsMeshGame}:     0,
-		{Kind: location.ScopeClientServer, Mesh: "orders"}:   0,
-		stampOf(location.LocationPeer, "other"):              0,
-		stampOf(location.LocationSpot, "other"):              0,
-		stampOf(location.LocationRoute, "other"):             0,
-		stampOf(location.LocationActor, "other"):             0,
-		stampOf(location.LocationClientServer, "orders-2"):   0,
-		{Kind: location.ScopeFanoutPublisher, Mesh: "other"}: 0,
+		stampOf(location.LocationClientServer, fixture.MeshPlay): 0,
+		stampOf(location.LocationRoute, fixture.MeshPlay):        0,
+		stampOf(location.LocationSpot, fixture.MeshGame):         0,
+		stampOf(location.LocationActor, fixture.MeshGame):        0,
+		stampOf(location.LocationClientServer, "events"):         0,
+		{Kind: location.ScopeMeshNode, Mesh: fixture.MeshGame}:   0,
+		{Kind: location.ScopeClientServer, Mesh: "orders"}:       0,
+		stampOf(location.LocationPeer, "other"):                  0,
+		stampOf(location.LocationSpot, "other"):                  0,
+		stampOf(location.LocationRoute, "other"):                 0,
+		stampOf(location.LocationActor, "other"):                 0,
+		stampOf(location.LocationClientServer, "orders-2"):       0,
+		{Kind: location.ScopeFanoutPublisher, Mesh: "other"}:     0,
 	}
 	var scopes []stampScope
 	for s := range deltas {
@@ -96,13 +97,13 @@ func lsSweep(l *lsCase) (peerGen int64) {
 	for s, d := range deltas {
 		l.expectStampDelta(before, after, s, d)
 	}
-	require.Empty(l, l.listMN(lsMeshGame), "mesh nodes")
+	require.Empty(l, l.listMN(fixture.MeshGame), "mesh nodes")
 	require.Empty(l, l.listCS("orders"), "client servers")
 	require.Empty(l, l.listFP("events"), "fanout publishers")
 	require.Empty(l, l.listPeers(location.PeerFilter{}), "peers")
-	require.Nil(l, l.resolveSpot(lsSpotKey()), "a's spot")
-	require.Nil(l, l.resolveActor(lsActorKey()), "a's actor")
-	require.Nil(l, l.resolveRoute(lsRouteKey()), "a's route")
+	require.Nil(l, l.resolveSpot(fixture.SpotKey()), "a's spot")
+	require.Nil(l, l.resolveActor(fixture.ActorKey()), "a's actor")
+	require.Nil(l, l.resolveRoute(fixture.RouteKey()), "a's route")
 	require.Empty(l, l.listActors(location.ActorFilter{}), "actors")
 	require.Empty(l, l.listRoutes(location.RouteFilter{}), "routes")
 	spots := l.listSpots(location.SpotFilter{}, location.PageRequest{})
@@ -112,38 +113,39 @@ func lsSweep(l *lsCase) (peerGen int64) {
 	return peerGen
 }
 
-// ls163 is LS-163.
+// ls163 checks LS-163 "Sweep across tables" (I. removeAllByOwner).
 func ls163(l *lsCase) { lsSweep(l) }
 
-// ls164 is LS-164.
+// ls164 checks LS-164 "Rows of an older incarnation are swept" (I.
+// removeAllByOwner).
 func ls164(l *lsCase) {
 	g1 := l.claim("a")
-	l.expectStored(l.putSpot(lsSPOT("a", g1.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "SPOT(a, g1)")
-	l.expectStored(l.putPeer(lsPEER("a", 0), location.IntentNewClaim), numPositive(1), T0(), "PEER(a)")
+	l.expectStored(l.putSpot(fixture.SPOT("a", g1.LeaseGeneration), location.IntentNewClaim), numPositive(1), T0(), "SPOT(a, g1)")
+	l.expectStored(l.putPeer(fixture.PEER("a", 0), location.IntentNewClaim), numPositive(1), T0(), "PEER(a)")
 	l.expire("a")
 	g2 := l.claim("a")
 	require.Equal(l, int64(2), l.removeAll(g2), "RemoveAllByOwner({a, g2}) sweeps the older incarnation's rows")
-	require.Nil(l, l.resolveSpot(lsSpotKey()))
+	require.Nil(l, l.resolveSpot(fixture.SpotKey()))
 	require.Empty(l, l.listPeers(location.PeerFilter{}))
 }
 
-// ls165 is LS-165.
+// ls165 checks LS-165 "Counters survive the sweep" (I. removeAllByOwner).
 func ls165(l *lsCase) {
 	g := lsSweep(l)
-	l.expectStored(l.putPeer(lsPEER("a", 0), location.IntentNewClaim), numAbove(2, g), l.now(), "PEER(a) after the sweep")
-	l.expectStored(l.putMN(lsMN(l.tok("a")), location.IntentNewClaim), numPositive(1), l.now(), "MN(a) after the sweep (A-04)")
+	l.expectStored(l.putPeer(fixture.PEER("a", 0), location.IntentNewClaim), numAbove(2, g), l.now(), "PEER(a) after the sweep")
+	l.expectStored(l.putMN(fixture.MN(l.tok("a")), location.IntentNewClaim), numPositive(1), l.now(), "MN(a) after the sweep (A-04)")
 }
 
-// ls166 is LS-166.
+// ls166 checks LS-166 "Transfers untouched" (I. removeAllByOwner).
 func ls166(l *lsCase) {
-	l.expectXferStatus(l.prepare(lsXFER()), location.TransferStored, "prepare XFER")
-	rec := l.resolveXfer(lsMeshGame, "actor-1")
+	l.expectXferStatus(l.prepare(fixture.XFER()), location.TransferStored, "prepare XFER")
+	rec := l.resolveXfer(fixture.MeshGame, "actor-1")
 	r := l.claim("recovery-a")
 	require.Equal(l, int64(0), l.removeAll(r))
-	l.expectSameRow(rec, l.resolveXfer(lsMeshGame, "actor-1"), "the transfer is untouched")
+	l.expectSameRow(rec, l.resolveXfer(fixture.MeshGame, "actor-1"), "the transfer is untouched")
 }
 
-// ls167 is LS-167.
+// ls167 checks LS-167 "Second sweep" (I. removeAllByOwner).
 func ls167(l *lsCase) {
 	lsSweep(l)
 	before := l.snap()

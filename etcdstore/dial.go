@@ -16,6 +16,7 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/zlink-systems/zlink-etcd/location"
 )
@@ -123,14 +124,20 @@ func (c Config) ClientConfig() (clientv3.Config, error) {
 			return clientv3.Config{}, err
 		}
 	}
-	return clientv3.Config{
+	cc := clientv3.Config{
 		Endpoints:   c.Endpoints,
 		DialTimeout: timeout,
 		TLS:         tlsConfig,
 		Username:    c.Username,
 		Password:    c.Password,
 		Logger:      zap.NewNop(),
-	}, nil
+	}
+	if c.TLS != nil && c.TLS.ServerName != "" {
+		// gRPC sets the TLS server name (SNI and verification) from the
+		// connection's authority, overriding tls.Config.ServerName.
+		cc.DialOptions = append(cc.DialOptions, grpc.WithAuthority(c.TLS.ServerName))
+	}
+	return cc, nil
 }
 
 // TLSFileRole names the part a file plays in a TLS configuration.

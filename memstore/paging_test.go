@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -26,92 +27,85 @@ func TestParseOffset(t *testing.T) {
 	}
 }
 
-func TestPaging(t *testing.T) {
-	newClaim := location.IntentNewClaim
-	spots := func(f *lsFix, mesh string, ids ...string) {
-		for _, id := range ids {
-			s := lsSpotRow("a", 1)
-			s.MeshName, s.SpotID = mesh, id
-			f.updateSpot(s, newClaim)
-		}
+// TestOffsetTokens checks memstore's continuation tokens: decimal offsets
+// parsed like the reference's parseInt, so a token that is not a number
+// restarts the list and an offset past the end gives an empty page.
+func TestOffsetTokens(t *testing.T) {
+	f := newMemFix(t)
+	for _, id := range []string{"spot-2", "spot-1"} {
+		f.stored(f.s.UpdateSpot(f.ctx, spotAt("a", 1, fixture.MeshPlay, id), location.IntentNewClaim))
 	}
-	list := func(f *lsFix, filter location.SpotFilter, p location.PageRequest) ([]string, string) {
-		f.t.Helper()
-		page, err := f.s.ListSpots(f.ctx, filter, p)
-		require.NoError(f.t, err)
+	play := location.SpotFilter{MeshName: &[]string{fixture.MeshPlay}[0]}
+	for _, c := range []struct {
+		page      location.PageRequest
+		ids       []string
+		nextToken string
+	}{
+		{location.PageRequest{PageSize: 1}, []string{"spot-1"}, "1"},
+		{location.PageRequest{PageSize: 1, ContinuationToken: "1"}, []string{"spot-2"}, ""},
+		{location.PageRequest{PageSize: 1, ContinuationToken: "abc"}, []string{"spot-1"}, "1"},
+		{location.PageRequest{PageSize: 1, ContinuationToken: "-1"}, []string{"spot-1"}, "1"},
+		{location.PageRequest{PageSize: 5, ContinuationToken: "2x"}, nil, ""},
+		{location.PageRequest{ContinuationToken: "1"}, []string{"spot-2"}, ""},
+	} {
+		page, err := f.s.ListSpots(f.ctx, play, c.page)
+		require.NoError(t, err)
 		var ids []string
 		for _, s := range page.Items {
-			ids = append(ids, s.MeshName+"/"+s.SpotID)
+			ids = append(ids, s.SpotID)
 		}
-		return ids, page.ContinuationToken
+		require.Equal(t, c.ids, ids, "%+v", c.page)
+		require.Equal(t, c.nextToken, page.ContinuationToken, "%+v", c.page)
 	}
-	play := location.SpotFilter{MeshName: lsPtr("play")}
-	t.Run("LS-134 paging", func(t *testing.T) {
-		f := newLSFix(t)
-		spots(f, "play", "spot-2", "spot-1")
-		ids, tok := list(f, play, location.PageRequest{PageSize: 1})
-		require.Equal(t, []string{"play/spot-1"}, ids)
-		require.Equal(t, "1", tok)
-		ids, tok = list(f, play, location.PageRequest{PageSize: 1, ContinuationToken: tok})
-		require.Equal(t, []string{"play/spot-2"}, ids)
-		require.Empty(t, tok)
-	})
-	t.Run("LS-135 token and size edge cases", func(t *testing.T) {
-		f := newLSFix(t)
-		spots(f, "play", "spot-1", "spot-2")
-		both := []string{"play/spot-1", "play/spot-2"}
-		ids, tok := list(f, play, location.PageRequest{PageSize: 1, ContinuationToken: "abc"})
-		require.Equal(t, []string{"play/spot-1"}, ids)
-		require.Equal(t, "1", tok)
-		for _, size := range []int{0, -1} {
-			ids, tok = list(f, play, location.PageRequest{PageSize: size})
-			require.Equal(t, both, ids)
-			require.Empty(t, tok)
-		}
-		ids, tok = list(f, play, location.PageRequest{})
-		require.Equal(t, both, ids)
-		require.Empty(t, tok)
-		page, err := f.s.ListSpots(f.ctx, play, location.PageRequest{ContinuationToken: "99"})
-		require.NoError(t, err)
-		require.Equal(t, location.Page[location.SpotLocation]{Items: []location.SpotLocation{}}, page)
-		ids, tok = list(f, play, location.PageRequest{PageSize: 5, ContinuationToken: "2x"})
-		require.Nil(t, ids)
-		require.Empty(t, tok)
-		ids, tok = list(f, play, location.PageRequest{PageSize: 1, ContinuationToken: "-1"})
-		require.Equal(t, []string{"play/spot-1"}, ids)
-		require.Equal(t, "1", tok)
-		ids, _ = list(f, play, location.PageRequest{ContinuationToken: "1"})
-		require.Equal(t, []string{"play/spot-2"}, ids)
-	})
-	t.Run("LS-201 order", func(t *testing.T) {
-		f := newLSFix(t)
-		spots(f, "m2", "spot-b", "spot-c", "spot-a")
-		spots(f, "m1", "spot-z")
-		ids, _ := list(f, location.SpotFilter{MeshName: lsPtr("m2")}, location.PageRequest{})
-		require.Equal(t, []string{"m2/spot-a", "m2/spot-b", "m2/spot-c"}, ids)
-		ids, _ = list(f, location.SpotFilter{}, location.PageRequest{})
-		require.Equal(t, []string{"m1/spot-z", "m2/spot-a", "m2/spot-b", "m2/spot-c"}, ids)
-	})
-	t.Run("LS-202 full traversal", func(t *testing.T) {
-		f := newLSFix(t)
-		spots(f, "play", "spot-1", "spot-2", "spot-3", "spot-4", "spot-5")
-		var all []string
-		var sizes []int
-		var tokens []string
-		tok := ""
-		for {
-			ids, next := list(f, play, location.PageRequest{PageSize: 2, ContinuationToken: tok})
-			all = append(all, ids...)
-			sizes = append(sizes, len(ids))
-			tokens = append(tokens, next)
-			if next == "" {
-				break
-			}
-			tok = next
-		}
-		require.Equal(t, []int{2, 2, 1}, sizes)
-		require.Equal(t, []string{"2", "4", ""}, tokens)
-		unpaged, _ := list(f, play, location.PageRequest{})
-		require.Equal(t, unpaged, all)
-	})
+	page, err := f.s.ListSpots(f.ctx, play, location.PageRequest{ContinuationToken: "99"})
+	require.NoError(t, err)
+	require.Equal(t, location.Page[location.SpotLocation]{Items: []location.SpotLocation{}}, page, "an offset past the end is an empty page")
+}
+
+// TestListsFollowKeyOrder checks that lists are in the order of the rows'
+// canonical keys, which are length-prefixed: the 4-byte mesh play sorts
+// before the 5-byte mesh other, and routes sort by kind first.
+func TestListsFollowKeyOrder(t *testing.T) {
+	f := newMemFix(t)
+	for _, s := range []location.SpotLocation{
+		spotAt("a", 1, "other", "spot-3"), spotAt("a", 1, fixture.MeshPlay, "spot-2"), spotAt("a", 1, fixture.MeshPlay, "spot-1"),
+	} {
+		f.stored(f.s.UpdateSpot(f.ctx, s, location.IntentNewClaim))
+	}
+	spots, err := f.s.ListSpots(f.ctx, location.SpotFilter{}, location.PageRequest{})
+	require.NoError(t, err)
+	var got []string
+	for _, s := range spots.Items {
+		got = append(got, s.MeshName+"/"+s.SpotID)
+	}
+	require.Equal(t, []string{"play/spot-1", "play/spot-2", "other/spot-3"}, got)
+
+	for _, x := range []struct{ mesh, id string }{{"other", "actor-2"}, {fixture.MeshPlay, "actor-3"}, {fixture.MeshPlay, "actor-1"}} {
+		a := fixture.ACTOR("a", 1)
+		a.MeshName, a.ActorID, a.ActorRef.ActorID, a.ActorRef.MeshName = x.mesh, x.id, x.id, x.mesh
+		f.stored(f.s.UpdateActor(f.ctx, a, location.IntentNewClaim))
+	}
+	actors, err := f.s.ListActors(f.ctx, location.ActorFilter{}, location.PageRequest{})
+	require.NoError(t, err)
+	got = nil
+	for _, a := range actors.Items {
+		got = append(got, a.MeshName+"/"+a.ActorID)
+	}
+	require.Equal(t, []string{"play/actor-1", "play/actor-3", "other/actor-2"}, got)
+
+	for _, x := range []struct {
+		kind location.RouteKind
+		key  string
+	}{{location.RouteSpotName, "r2"}, {location.RouteActorSession, "r3"}, {location.RouteActorSession, "r1"}} {
+		r := fixture.ROUTE("a", 0)
+		r.RouteKind, r.RouteKey = x.kind, x.key
+		f.stored(f.s.UpdateRoute(f.ctx, r, location.IntentNewClaim))
+	}
+	routes, err := f.s.ListRoutes(f.ctx, location.RouteFilter{}, location.PageRequest{})
+	require.NoError(t, err)
+	got = nil
+	for _, r := range routes.Items {
+		got = append(got, r.RouteKey)
+	}
+	require.Equal(t, []string{"r1", "r3", "r2"}, got)
 }

@@ -1,7 +1,6 @@
 package rules_test
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"maps"
 	"strconv"
@@ -10,16 +9,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
 )
 
-// This file holds a Source with dense counters (like memstore's) and the
-// standard authority fixture F of the authority catalogue (§0.3), so that the
-// authority rules can be tested on their own.
-
-// authT0() is the fixture's start time, 2026-07-03T00:00:00Z.
-func authT0() time.Time { return time.Date(2026, 7, 3, 0, 0, 0, 0, time.UTC) }
+// The authority catalogue's scenarios run through a store in conformance.
+// The tests of this package drive the same standard fixture F (package
+// fixture) on the decision rules alone, to reach what only the rules have:
+// their tables, plans and ledger. This file holds a rules.Source over plain
+// maps with dense counters (as memstore's) and authF, F on that source.
 
 // authLease is an owner lease of the fake source.
 type authLease struct {
@@ -38,7 +37,7 @@ type authSource struct {
 }
 
 func newAuthSource() *authSource {
-	return &authSource{now: authT0(), tables: map[rules.Table]map[string]rules.Record{}, leases: map[string]authLease{}}
+	return &authSource{now: fixture.T0(), tables: map[rules.Table]map[string]rules.Record{}, leases: map[string]authLease{}}
 }
 
 func (s *authSource) Now() time.Time { return s.now }
@@ -81,7 +80,7 @@ func (s *authSource) put(t rules.Table, key string, v any) {
 	s.tables[t][key] = rules.Record{Value: v}
 }
 
-// snapshot is a copy of the whole fake state, for "nothing changed" checks.
+// authState is a copy of the whole fake state, for "nothing changed".
 type authState struct {
 	tables                 map[rules.Table]map[string]rules.Record
 	version, object, owner int64
@@ -98,7 +97,7 @@ func (s *authSource) state() authState {
 	return st
 }
 
-// decide runs one decision like memstore does: counters and writes are kept
+// decideOn runs one decision as memstore does: counters and writes are kept
 // only when it succeeds.
 func decideOn[R any](s *authSource, run func(*rules.Tx) (R, error)) (R, error) {
 	v, o, w := s.version, s.object, s.owner
@@ -122,10 +121,9 @@ func decideOn[R any](s *authSource, run func(*rules.Tx) (R, error)) (R, error) {
 	return res, nil
 }
 
-// authLimits are a fixture node's published limits.
-type authLimits struct{ actors, spots, room, hall, shard int64 }
-
-// authF is the standard fixture F.
+// authF is the standard fixture F on the fake source: A (owner-a, lease
+// generation 1) and B (owner-b, 2), live for fixture.LeaseTTL, and the
+// nodes NA and NB published directly.
 type authF struct {
 	t      *testing.T
 	src    *authSource
@@ -133,29 +131,17 @@ type authF struct {
 	NA, NB location.MeshNodeDescriptor
 }
 
-// authOpt varies the fixture.
+// authOpt varies the fixture: F[NA spots=1] is withLimits("NA", …).
 type authOpt func(na, nb *location.MeshNodeDescriptor)
 
 // withLimits sets a node's limits ("NA" or "NB").
-func withLimits(node string, l authLimits) authOpt {
+func withLimits(node string, l fixture.Limits) authOpt {
 	return func(na, nb *location.MeshNodeDescriptor) {
 		d := na
 		if node == "NB" {
 			d = nb
 		}
-		d.PopulationCapacity = authPopulation(l)
-	}
-}
-
-func authPopulation(l authLimits) location.Population {
-	return location.Population{
-		Actors: location.PopulationCapacity{Limit: l.actors},
-		Spots:  location.PopulationCapacity{Limit: l.spots},
-		SpotTypes: []location.SpotTypeCapacity{
-			{ObjectKind: location.ObjectUserSpot, StableType: "room", PopulationCapacity: location.PopulationCapacity{Limit: l.room}},
-			{ObjectKind: location.ObjectUserSpot, StableType: "hall", PopulationCapacity: location.PopulationCapacity{Limit: l.hall}},
-			{ObjectKind: location.ObjectInstanceSpot, StableType: "shard", PopulationCapacity: location.PopulationCapacity{Limit: l.shard}},
-		},
+		d.PopulationCapacity = fixture.Population(l)
 	}
 }
 
@@ -163,9 +149,8 @@ func newAuthF(t *testing.T, opts ...authOpt) *authF {
 	f := &authF{t: t, src: newAuthSource()}
 	f.A = f.claim("owner-a", 1)
 	f.B = f.claim("owner-b", 2)
-	ten := authLimits{10, 10, 10, 10, 10}
-	na := authNode("node-a", f.A, ten)
-	nb := authNode("node-b", f.B, ten)
+	na := fixture.Node("node-a", f.A, fixture.DefaultLimits(), "")
+	nb := fixture.Node("node-b", f.B, fixture.DefaultLimits(), "")
 	for _, o := range opts {
 		o(&na, &nb)
 	}
@@ -175,18 +160,10 @@ func newAuthF(t *testing.T, opts ...authOpt) *authF {
 	return f
 }
 
-func authNode(rid string, owner location.OwnerToken, l authLimits) location.MeshNodeDescriptor {
-	return location.MeshNodeDescriptor{
-		MeshName: "m", RID: location.RoutingID(rid), LifecycleGeneration: 1, DescriptorRevision: 1,
-		Endpoint: "tcp://10.0.0.1:7300", ObjectRole: location.RoleServer, State: location.StateServing,
-		PopulationCapacity: authPopulation(l), OwnerID: owner.OwnerID, LeaseGeneration: owner.LeaseGeneration,
-	}
-}
-
-// claim gives ownerID a live lease of the given generation for 60 s.
+// claim gives ownerID a live lease of the generation for fixture.LeaseTTL.
 func (f *authF) claim(ownerID string, generation int64) location.OwnerToken {
-	f.src.leases[ownerID] = authLease{generation: generation, expiresAt: f.src.now.Add(time.Minute)}
-	return location.OwnerToken{OwnerID: ownerID, LeaseGeneration: generation}
+	f.src.leases[ownerID] = authLease{generation: generation, expiresAt: f.src.now.Add(fixture.LeaseTTL)}
+	return fixture.Token(ownerID, generation)
 }
 
 // release drops ownerID's lease.
@@ -202,295 +179,81 @@ func (f *authF) unpublish(d location.MeshNodeDescriptor) {
 	delete(f.src.tables[location.TableMeshNodes], rules.MeshNodeKey(d.Key()))
 }
 
-// target is a node's creation target.
-func target(d location.MeshNodeDescriptor) location.CreationTarget {
-	return location.CreationTarget{MeshName: d.MeshName, NodeRID: d.RID, NodeLifecycleGeneration: d.LifecycleGeneration, Owner: d.Owner()}
-}
-
-// Capacity vectors of the catalogue.
-func vA() location.CapacityVector { return location.CapacityVector{Actors: 1} }
-func vS(t string) location.CapacityVector {
-	return location.CapacityVector{Spots: 1, SpotType: &location.SpotTypeDelta{ObjectKind: location.ObjectUserSpot, StableType: t, Count: 1}}
-}
-func vI(t string) location.CapacityVector {
-	return location.CapacityVector{Spots: 1, SpotType: &location.SpotTypeDelta{ObjectKind: location.ObjectInstanceSpot, StableType: t, Count: 1}}
-}
-func vSn(t string, n int64) location.CapacityVector {
-	return location.CapacityVector{Spots: n, SpotType: &location.SpotTypeDelta{ObjectKind: location.ObjectUserSpot, StableType: t, Count: n}}
-}
-
-// keyS and keyA are the authority keys of a spot and an actor id.
-func keyS(id string) location.AuthorityKey {
-	k, err := location.EncodeAuthorityKey(location.ObjectUserSpot, id)
-	if err != nil {
-		panic(err)
-	}
-	return k
-}
-
-func keyA(id string) location.AuthorityKey {
-	k, err := location.EncodeAuthorityKey(location.ObjectActor, id)
-	if err != nil {
-		panic(err)
-	}
-	return k
-}
-
-// digest1 is the creation request digest of the helpers (32 × 0x01).
-func digest1() []byte { return bytesOf(32, 0x01) }
-
-func bytesOf(n int, b byte) []byte {
-	out := make([]byte, n)
-	for i := range out {
-		out[i] = b
-	}
-	return out
-}
-
-// reserveReq is RS/RI/RA's request.
-func reserveReq(kind location.ObjectKind, id, stableType string, t location.CreationTarget, v location.CapacityVector) location.ReserveRequest {
-	return location.ReserveRequest{
-		Key:             location.ObjectCreationKey{Kind: kind, GlobalID: id},
-		Intent:          location.CreationIntent{StableType: stableType, RequestContentReference: "req:" + id, RequestSHA256: digest1(), RequestEncodedSize: 10},
-		Target:          t,
-		CreatingPayload: []byte("creating"),
-		Capacity:        v,
-	}
-}
-
-func (f *authF) reserve(r location.ReserveRequest) location.ReserveResult {
+// decided runs a decision that must not fail.
+func decided[R any](f *authF, run func(*rules.Tx) (R, error)) R {
 	f.t.Helper()
-	res, err := decideOn(f.src, func(tx *rules.Tx) (location.ReserveResult, error) { return rules.Reserve(tx, r) })
+	res, err := decideOn(f.src, run)
 	require.NoError(f.t, err)
 	return res
 }
 
-// RS reserves a user spot (stable type room unless given).
-func (f *authF) RS(id string, t location.CreationTarget, stableType ...string) location.ReserveResult {
+// RS reserves user spot id (stable type room) on the target.
+func (f *authF) RS(id string, T location.CreationTarget) location.ReserveResult {
 	f.t.Helper()
-	st := "room"
-	if len(stableType) > 0 {
-		st = stableType[0]
-	}
-	res := f.reserve(reserveReq(location.ObjectUserSpot, id, st, t, vS(st)))
+	req := fixture.SpotRequest(location.ObjectUserSpot, id, T, "room")
+	res := decided(f, func(tx *rules.Tx) (location.ReserveResult, error) { return rules.Reserve(tx, req) })
 	require.Equal(f.t, location.KindReserved, res.Kind, "RS(%s)", id)
 	return res
 }
 
-// RA reserves an actor.
-func (f *authF) RA(id string, t location.CreationTarget) location.ReserveResult {
+// RA reserves actor id on the target.
+func (f *authF) RA(id string, T location.CreationTarget) location.ReserveResult {
 	f.t.Helper()
-	res := f.reserve(reserveReq(location.ObjectActor, id, "player", t, vA()))
+	req := fixture.ActorRequest(id, T)
+	res := decided(f, func(tx *rules.Tx) (location.ReserveResult, error) { return rules.Reserve(tx, req) })
 	require.Equal(f.t, location.KindReserved, res.Kind, "RA(%s)", id)
 	return res
 }
 
-func commitReq(id string, r location.ReserveResult, t location.CreationTarget) location.CommitRequest {
-	return location.CommitRequest{
-		Key:                  location.ObjectCreationKey{Kind: location.ObjectUserSpot, GlobalID: id},
-		ReservationID:        r.ReservationID,
-		ExpectedStoreVersion: r.Creating.StoreVersion,
-		Target:               t,
-		ReadyPayload:         []byte("ready"),
-	}
-}
-
-func (f *authF) commit(r location.CommitRequest) location.CommitResult {
+// AS reserves and commits user spot id on the target.
+func (f *authF) AS(id string, T location.CreationTarget) *location.AuthoritySnapshot {
 	f.t.Helper()
-	res, err := decideOn(f.src, func(tx *rules.Tx) (location.CommitResult, error) { return rules.Commit(tx, r) })
-	require.NoError(f.t, err)
-	return res
-}
-
-// AS reserves and commits a user spot.
-func (f *authF) AS(id string, t location.CreationTarget, stableType ...string) location.AuthoritySnapshot {
-	f.t.Helper()
-	r := f.RS(id, t, stableType...)
-	res := f.commit(commitReq(id, r, t))
+	req := fixture.CommitRequest(id, f.RS(id, T), T)
+	res := decided(f, func(tx *rules.Tx) (location.CommitResult, error) { return rules.Commit(tx, req) })
 	require.Equal(f.t, location.KindCommitted, res.Kind, "AS(%s)", id)
-	return *res.Ready
+	return res.Ready
 }
 
-// op is OP(n).
-func op(n uint64) location.OperationIdentity {
-	return location.OperationIdentity{SourceNodeRID: "src", SourceNodeGeneration: 1, OperationID: location.OperationID{Low: n}}
-}
-
-// pub is P(op, deadline).
-func pub(o location.OperationIdentity, deadline time.Time) location.TerminalPublication {
-	sum := sha256.Sum256([]byte("env"))
-	return location.TerminalPublication{Operation: o, TerminalEnvelope: []byte("env"), TerminalEnvelopeSHA256: sum[:], OperationDeadline: deadline}
-}
-
-func completeReq(id string, r location.ReserveResult, t location.CreationTarget, kind location.TerminalState, p location.TerminalPublication) location.CompleteCreationRequest {
-	c := location.CreationCompletion{Kind: kind, Terminal: p}
-	if kind == location.TerminalCreated {
-		c.ReadyPayload = []byte("ready-actor")
-	}
-	return location.CompleteCreationRequest{
-		Key:                  location.ObjectCreationKey{Kind: location.ObjectActor, GlobalID: id},
-		ReservationID:        r.ReservationID,
-		ExpectedStoreVersion: r.Creating.StoreVersion,
-		Target:               t,
-		Completion:           c,
-	}
-}
-
-func (f *authF) complete(r location.CompleteCreationRequest) location.CompleteCreationResult {
+// AA reserves actor id on the target and completes it created with OP(n)
+// due at T0 + 60 s.
+func (f *authF) AA(id string, T location.CreationTarget, n uint64) location.CompleteCreationResult {
 	f.t.Helper()
-	res, err := decideOn(f.src, func(tx *rules.Tx) (location.CompleteCreationResult, error) { return rules.CompleteCreation(tx, r) })
-	require.NoError(f.t, err)
-	return res
-}
-
-// AA reserves an actor and completes it created with OP(n).
-func (f *authF) AA(id string, t location.CreationTarget, n uint64) location.AuthoritySnapshot {
-	f.t.Helper()
-	r := f.RA(id, t)
-	res := f.complete(completeReq(id, r, t, location.TerminalCreated, pub(op(n), authT0().Add(time.Minute))))
+	req := fixture.CompleteRequest(id, f.RA(id, T), T, location.TerminalCreated, fixture.P(fixture.OP(n), fixture.T0().Add(time.Minute)))
+	res := decided(f, func(tx *rules.Tx) (location.CompleteCreationResult, error) { return rules.CompleteCreation(tx, req) })
 	require.Equal(f.t, location.KindCreated, res.Kind, "AA(%s)", id)
-	return *res.Ready
-}
-
-func abortReq(kind location.ObjectKind, id string, r location.ReserveResult, t location.CreationTarget) location.AbortRequest {
-	return location.AbortRequest{
-		Key:                  location.ObjectCreationKey{Kind: kind, GlobalID: id},
-		ReservationID:        r.ReservationID,
-		ExpectedStoreVersion: r.Creating.StoreVersion,
-		Target:               t,
-	}
-}
-
-func (f *authF) abort(r location.AbortRequest) location.ResultKind {
-	f.t.Helper()
-	res, err := decideOn(f.src, func(tx *rules.Tx) (location.ResultKind, error) { return rules.AbortCreation(tx, r) })
-	require.NoError(f.t, err)
 	return res
 }
 
+// REL reserves relocation capacity VS(room) for the row at snapshot S from
+// NA to NB.
+func (f *authF) REL(rid string, key location.AuthorityKey, S *location.AuthoritySnapshot) {
+	f.t.Helper()
+	req := fixture.RelRequest(rid, key, S, f.NA, f.NB, fixture.VS("room"))
+	res := decided(f, func(tx *rules.Tx) (location.RelocationReserveResult, error) {
+		return rules.ReserveRelocationCapacity(tx, req)
+	})
+	require.Equal(f.t, location.KindReserved, res.Kind, "REL(%s)", rid)
+}
+
+// prepared prepares the aggregate and requires prepared.
+func (f *authF) prepared(req location.AggregatePrepareRequest) {
+	f.t.Helper()
+	res := decided(f, func(tx *rules.Tx) (location.AggregatePrepareResult, error) { return rules.PrepareAggregate(tx, req) })
+	require.Equal(f.t, location.KindPrepared, res.Kind, "AGG(%s)", req.AggregateID)
+}
+
+// read reads an authority key.
 func (f *authF) read(k location.AuthorityKey) location.AuthorityReadResult {
 	f.t.Helper()
-	res, err := decideOn(f.src, func(tx *rules.Tx) (location.AuthorityReadResult, error) { return rules.ReadAuthority(tx, k), nil })
-	require.NoError(f.t, err)
-	return res
+	return decided(f, func(tx *rules.Tx) (location.AuthorityReadResult, error) { return rules.ReadAuthority(tx, k), nil })
 }
 
-func (f *authF) readTerminal(o location.OperationIdentity) location.TerminalReadResult {
+// unchanged asserts that fn leaves the whole fake state as it was.
+func (f *authF) unchanged(fn func()) {
 	f.t.Helper()
-	res, err := decideOn(f.src, func(tx *rules.Tx) (location.TerminalReadResult, error) { return rules.ReadCreationTerminal(tx, o), nil })
-	require.NoError(f.t, err)
-	return res
-}
-
-func (f *authF) cas(k location.AuthorityKey, v location.StoreVersion, m location.AuthorityMutation) location.CompareExchangeResult {
-	f.t.Helper()
-	res, err := f.casErr(k, v, m)
-	require.NoError(f.t, err)
-	return res
-}
-
-func (f *authF) casErr(k location.AuthorityKey, v location.StoreVersion, m location.AuthorityMutation) (location.CompareExchangeResult, error) {
-	return decideOn(f.src, func(tx *rules.Tx) (location.CompareExchangeResult, error) {
-		return rules.CompareExchangeAuthority(tx, k, v, m)
-	})
-}
-
-// Mutations.
-func preserve(payload string) location.AuthorityMutation {
-	return location.AuthorityMutation{Kind: location.MutationPut, Transition: location.TransitionPreserve, Payload: []byte(payload)}
-}
-
-func restore(expected location.OwnerToken, payload string) location.AuthorityMutation {
-	return location.AuthorityMutation{Kind: location.MutationRestore, ExpectedOwner: &expected, Payload: []byte(payload)}
-}
-
-func rebind(expected, target location.OwnerToken, payload string) location.AuthorityMutation {
-	return location.AuthorityMutation{Kind: location.MutationRebindOwnerLease, ExpectedOwner: &expected, TargetOwner: &target, Payload: []byte(payload)}
-}
-
-func deletion() location.AuthorityMutation {
-	return location.AuthorityMutation{Kind: location.MutationDelete}
-}
-
-func newOwner(target location.OwnerToken, fence string, payload string) location.AuthorityMutation {
-	fe := location.RelocationFence(fence)
-	return location.AuthorityMutation{Kind: location.MutationPut, Transition: location.TransitionNewOwner, TargetOwner: &target, RelocationFence: &fe, Payload: []byte(payload)}
-}
-
-// relReq is REL(id, S, from, to, cap) for a user_spot/room row.
-func relReq(id string, k location.AuthorityKey, s location.AuthoritySnapshot, from, to location.MeshNodeDescriptor, v location.CapacityVector) location.RelocationReservationRequest {
-	return location.RelocationReservationRequest{
-		ReservationID: id, AuthorityKey: k, ExpectedStoreVersion: s.StoreVersion,
-		ObjectKind: location.ObjectUserSpot, StableType: "room",
-		SourceDescriptor: from.Key(), SourceNodeLifecycleGeneration: from.LifecycleGeneration, SourceOwner: from.Owner(),
-		TargetDescriptor: to.Key(), TargetNodeLifecycleGeneration: to.LifecycleGeneration, TargetOwner: to.Owner(),
-		Capacity: v,
-	}
-}
-
-func (f *authF) rel(r location.RelocationReservationRequest) location.RelocationReserveResult {
-	f.t.Helper()
-	res, err := decideOn(f.src, func(tx *rules.Tx) (location.RelocationReserveResult, error) {
-		return rules.ReserveRelocationCapacity(tx, r)
-	})
-	require.NoError(f.t, err)
-	return res
-}
-
-func (f *authF) abortRel(fence string) location.ResultKind {
-	f.t.Helper()
-	res, err := decideOn(f.src, func(tx *rules.Tx) (location.ResultKind, error) {
-		return rules.AbortRelocationCapacity(tx, location.RelocationFence(fence))
-	})
-	require.NoError(f.t, err)
-	return res
-}
-
-// part is an aggregate participant; aggReq numbers payloads agg-i/mem-i.
-type part struct {
-	key        location.AuthorityKey
-	version    location.StoreVersion
-	transition location.Transition
-}
-
-func aggReq(id string, gen int64, target location.MeshNodeDescriptor, v location.CapacityVector, parts ...part) location.AggregatePrepareRequest {
-	r := location.AggregatePrepareRequest{
-		AggregateID: id, AggregateGeneration: gen, InventoryDigest: bytesOf(32, 0x07),
-		TargetDescriptor: target.Key(), TargetDescriptorLifecycleGeneration: target.LifecycleGeneration,
-		TargetOwner: target.Owner(), Capacity: v,
-	}
-	for i, p := range parts {
-		r.Participants = append(r.Participants, location.AggregateParticipant{
-			AuthorityKey: p.key, ExpectedStoreVersion: p.version, OwnerTransition: p.transition,
-			AuthorityPayload: fmt.Appendf(nil, "agg-%d", i), MembershipMutation: fmt.Appendf(nil, "mem-%d", i),
-		})
-	}
-	return r
-}
-
-func (f *authF) prepare(r location.AggregatePrepareRequest) location.AggregatePrepareResult {
-	f.t.Helper()
-	res, err := decideOn(f.src, func(tx *rules.Tx) (location.AggregatePrepareResult, error) { return rules.PrepareAggregate(tx, r) })
-	require.NoError(f.t, err)
-	return res
-}
-
-func (f *authF) commitAgg(id string, gen int64) location.ResultKind {
-	f.t.Helper()
-	res, err := decideOn(f.src, func(tx *rules.Tx) (location.ResultKind, error) {
-		return rules.CommitAggregate(tx, location.AggregateFence{AggregateID: id, AggregateGeneration: gen})
-	})
-	require.NoError(f.t, err)
-	return res
-}
-
-func (f *authF) abortAgg(id string, gen int64) location.ResultKind {
-	f.t.Helper()
-	res, err := decideOn(f.src, func(tx *rules.Tx) (location.ResultKind, error) {
-		return rules.AbortAggregate(tx, location.AggregateFence{AggregateID: id, AggregateGeneration: gen})
-	})
-	require.NoError(f.t, err)
-	return res
+	before := f.src.state()
+	fn()
+	require.Equal(f.t, before, f.src.state(), "state changed")
 }
 
 // authUsage is U(node): the ledger usage of a node's current incarnation.
@@ -498,6 +261,7 @@ type authUsage struct {
 	Actors, Spots, Room, Hall, Shard rules.LedgerEntry
 }
 
+// U reads a node's ledger usage.
 func (f *authF) U(d location.MeshNodeDescriptor) authUsage {
 	tx := rules.NewTx(f.src)
 	k, lc := d.Key(), d.LifecycleGeneration
@@ -510,61 +274,17 @@ func (f *authF) U(d location.MeshNodeDescriptor) authUsage {
 	}
 }
 
-// ae builds a ledger entry (active, reserved).
-func ae(active, reserved int64) rules.LedgerEntry {
-	return rules.LedgerEntry{Active: active, Reserved: reserved}
-}
-
-// spotUsage is U with only spots and room set.
-func spotUsage(active, reserved int64) authUsage {
-	return authUsage{Spots: ae(active, reserved), Room: ae(active, reserved)}
-}
-
-// unchanged asserts that fn leaves the whole fake state as it was.
-func (f *authF) unchanged(fn func()) {
-	f.t.Helper()
-	before := f.src.state()
-	fn()
-	require.Equal(f.t, before, f.src.state(), "state changed")
-}
-
-// snapshotOf asserts a read result is a snapshot and returns it.
-func (f *authF) snapshotOf(r location.AuthorityReadResult) location.AuthoritySnapshot {
-	f.t.Helper()
-	require.Equal(f.t, location.KindSnapshot, r.Kind)
-	require.NotNil(f.t, r.Snapshot)
-	return *r.Snapshot
-}
-
-// current reads a key's snapshot.
-func (f *authF) current(k location.AuthorityKey) location.AuthoritySnapshot {
-	f.t.Helper()
-	return f.snapshotOf(f.read(k))
-}
-
-// missing is missing{now}.
-func (f *authF) missing() location.AuthorityReadResult {
-	return location.AuthorityReadResult{Kind: location.KindMissing, StoreNow: f.src.now}
-}
-
-// snap wraps a snapshot as a read result.
-func snap(s location.AuthoritySnapshot) location.AuthorityReadResult {
-	return location.AuthorityReadResult{Kind: location.KindSnapshot, Snapshot: &s, StoreNow: s.StoreNow}
-}
-
-// conflictOf is conflict{current}.
-func conflictOf(cur location.AuthorityReadResult) location.CompareExchangeResult {
-	return location.CompareExchangeResult{Kind: location.KindConflict, Current: &cur}
-}
-
 // bucketKey is the ledger key of a node incarnation's bucket.
 func bucketKey(d location.MeshNodeDescriptor, name, stableType string) string {
 	return rules.Bucket{Descriptor: d.Key(), Lifecycle: d.LifecycleGeneration, Name: name, StableType: stableType}.Key()
 }
 
-// removeRow runs RemoveAuthorityRow on one key.
-func (f *authF) removeRow(k location.AuthorityKey) {
+// storedValue reads a stored value of the fake source.
+func storedValue[T any](f *authF, t rules.Table, key string) T {
 	f.t.Helper()
-	_, err := decideOn(f.src, func(tx *rules.Tx) (struct{}, error) { return struct{}{}, rules.RemoveAuthorityRow(tx, k) })
-	require.NoError(f.t, err)
+	rec, ok := f.src.Get(t, key)
+	require.True(f.t, ok, "%s %q", t, key)
+	v, ok := rec.Value.(T)
+	require.True(f.t, ok, "%s %q holds %T", t, key, rec.Value)
+	return v
 }

@@ -5,62 +5,50 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
 )
 
+// TestRemoveAuthorityRow checks the rule RemoveAllByOwner applies to each of
+// an owner's authority rows: the row and its capacity go, no version is
+// issued, the scan revision is bumped once, and a missing row plans
+// nothing.
 func TestRemoveAuthorityRow(t *testing.T) {
-	t.Run("AUTH-187_rows_and_their_capacity_go", func(t *testing.T) {
+	t.Run("rows and their capacity go", func(t *testing.T) {
 		f := newAuthF(t)
-		f.AS("o1", target(f.NA))
-		f.AS("o2", target(f.NA))
-		f.RS("o3", target(f.NA))
-		ob := f.AS("ob", target(f.NB))
-		require.Equal(t, spotUsage(2, 1), f.U(f.NA))
+		TA := fixture.Target(f.NA)
+		f.AS("o1", TA)
+		f.AS("o2", TA)
+		f.RS("o3", TA)
+		ob := f.AS("ob", fixture.Target(f.NB))
+		require.Equal(t, authUsage{Spots: rules.LedgerEntry{Active: 2, Reserved: 1}, Room: rules.LedgerEntry{Active: 2, Reserved: 1}}, f.U(f.NA))
 		version, revision := f.src.version, f.src.scanRevision
-		res, err := decideOn(f.src, func(tx *rules.Tx) (bool, error) {
+		bumped := decided(f, func(tx *rules.Tx) (bool, error) {
 			for _, id := range []string{"o1", "o2", "o3"} {
-				if err := rules.RemoveAuthorityRow(tx, keyS(id)); err != nil {
+				if err := rules.RemoveAuthorityRow(tx, fixture.KS(id)); err != nil {
 					return false, err
 				}
 			}
 			return tx.Plan().ScanRevisionBumped, nil
 		})
-		require.NoError(t, err)
-		require.True(t, res)
+		require.True(t, bumped)
 		for _, id := range []string{"o1", "o2", "o3"} {
-			require.Equal(t, f.missing(), f.read(keyS(id)))
+			require.Equal(t, location.KindMissing, f.read(fixture.KS(id)).Kind)
 		}
-		require.Equal(t, snap(ob), f.read(keyS("ob")))
+		require.Equal(t, ob, f.read(fixture.KS("ob")).Snapshot)
 		require.Equal(t, authUsage{}, f.U(f.NA))
-		require.Equal(t, version, f.src.version, "no version consumed")
+		require.Equal(t, version, f.src.version, "no version issued")
 		require.Equal(t, revision+1, f.src.scanRevision, "one scan-revision bump")
 	})
-	t.Run("missing_row_changes_nothing", func(t *testing.T) {
+	t.Run("a missing row plans nothing", func(t *testing.T) {
 		f := newAuthF(t)
 		f.unchanged(func() {
-			_, err := decideOn(f.src, func(tx *rules.Tx) (bool, error) {
-				err := rules.RemoveAuthorityRow(tx, keyS("none"))
+			decided(f, func(tx *rules.Tx) (bool, error) {
+				err := rules.RemoveAuthorityRow(tx, fixture.KS("none"))
 				require.True(t, tx.Plan().Empty())
 				return true, err
 			})
-			require.NoError(t, err)
-		})
-	})
-	t.Run("AUTH-191_removed_reservations_cannot_be_finished_D-32", func(t *testing.T) {
-		f := newAuthF(t)
-		r := f.RS("o4", target(f.NA))
-		f.removeRow(keyS("o4"))
-		require.Equal(t, location.KindStale, f.commit(commitReq("o4", r, target(f.NA))).Kind)
-		require.Equal(t, location.KindStale, f.abort(abortReq(location.ObjectUserSpot, "o4", r, target(f.NA))))
-	})
-	t.Run("underflow_is_internal", func(t *testing.T) {
-		f := newAuthF(t)
-		f.RS("o5", target(f.NA))
-		delete(f.src.tables[rules.TableLedger], bucketKey(f.NA, "user_spot", "room"))
-		f.unchanged(func() {
-			_, err := decideOn(f.src, func(tx *rules.Tx) (struct{}, error) { return struct{}{}, rules.RemoveAuthorityRow(tx, keyS("o5")) })
-			require.ErrorIs(t, err, location.ErrInternal)
 		})
 	})
 }
@@ -80,8 +68,8 @@ func TestTargetLive(t *testing.T) {
 		"4_role":                {change: func(d *location.MeshNodeDescriptor) { d.ObjectRole = location.RoleNone }},
 		"5_state":               {change: func(d *location.MeshNodeDescriptor) { d.State = location.StatePreparing }},
 		"6_no_lease":            {change: func(*location.MeshNodeDescriptor) {}, lease: &authLease{}},
-		"7_other_generation":    {change: func(*location.MeshNodeDescriptor) {}, lease: &authLease{generation: 9, expiresAt: authT0().Add(1)}},
-		"8_expires_exactly_now": {change: func(*location.MeshNodeDescriptor) {}, lease: &authLease{generation: 1, expiresAt: authT0()}},
+		"7_other_generation":    {change: func(*location.MeshNodeDescriptor) {}, lease: &authLease{generation: 9, expiresAt: fixture.T0().Add(1)}},
+		"8_expires_exactly_now": {change: func(*location.MeshNodeDescriptor) {}, lease: &authLease{generation: 1, expiresAt: fixture.T0()}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newAuthF(t)
@@ -106,15 +94,15 @@ func TestTargetLive(t *testing.T) {
 
 func TestCapacityUsage(t *testing.T) {
 	f := newAuthF(t)
-	f.RA("a", target(f.NA))
-	f.RS("s", target(f.NA))
+	f.RA("a", fixture.Target(f.NA))
+	f.RS("s", fixture.Target(f.NA))
 	tx := rules.NewTx(f.src)
 	k := f.NA.Key()
-	require.Equal(t, ae(0, 1), rules.CapacityUsage(tx, k, 1, "actor", "ignored"))
-	require.Equal(t, ae(0, 1), rules.CapacityUsage(tx, k, 1, "spot", "room"), "spot bucket ignores the stable type")
-	require.Equal(t, ae(0, 1), rules.CapacityUsage(tx, k, 1, "anything", ""), "unknown kinds read the spot bucket")
-	require.Equal(t, ae(0, 1), rules.CapacityUsage(tx, k, 1, "user_spot", "room"))
-	require.Equal(t, ae(0, 0), rules.CapacityUsage(tx, k, 1, "instance_spot", "room"))
-	require.Equal(t, ae(0, 0), rules.CapacityUsage(tx, k, 2, "actor", ""))
-	require.Equal(t, ae(0, 1), rules.LedgerUsage(tx, rules.Bucket{Descriptor: k, Lifecycle: 1, Name: rules.BucketActor}))
+	require.Equal(t, rules.LedgerEntry{Reserved: 1}, rules.CapacityUsage(tx, k, 1, "actor", "ignored"))
+	require.Equal(t, rules.LedgerEntry{Reserved: 1}, rules.CapacityUsage(tx, k, 1, "spot", "room"), "spot bucket ignores the stable type")
+	require.Equal(t, rules.LedgerEntry{Reserved: 1}, rules.CapacityUsage(tx, k, 1, "anything", ""), "unknown kinds read the spot bucket")
+	require.Equal(t, rules.LedgerEntry{Reserved: 1}, rules.CapacityUsage(tx, k, 1, "user_spot", "room"))
+	require.Equal(t, rules.LedgerEntry{}, rules.CapacityUsage(tx, k, 1, "instance_spot", "room"))
+	require.Equal(t, rules.LedgerEntry{}, rules.CapacityUsage(tx, k, 2, "actor", ""))
+	require.Equal(t, rules.LedgerEntry{Reserved: 1}, rules.LedgerUsage(tx, rules.Bucket{Descriptor: k, Lifecycle: 1, Name: rules.BucketActor}))
 }

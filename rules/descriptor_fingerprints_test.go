@@ -5,13 +5,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
 // TestMeshNodeFingerprints checks 02 §2.8 and A-32: which changes are
 // mutable, which immutable, and which reorderings are no change at all.
 func TestMeshNodeFingerprints(t *testing.T) {
-	base := lsMN("a", 1)
+	base := fixture.MN(fixture.Token("a", 1))
 	base.SpotTypes = []string{"room", "lobby"}
 	base.ObjectCapabilities = append(base.ObjectCapabilities, location.ObjectCapability{ObjectKind: location.ObjectUserSpot, StableType: "lobby", Policy: location.PolicyRecreate, Limit: 10})
 	base.PopulationCapacity.SpotTypes = append(base.PopulationCapacity.SpotTypes, location.SpotTypeCapacity{ObjectKind: location.ObjectUserSpot, StableType: "lobby", PopulationCapacity: location.PopulationCapacity{Limit: 10}})
@@ -22,9 +23,9 @@ func TestMeshNodeFingerprints(t *testing.T) {
 		sameImmutable bool
 	}{
 		{name: "identical", change: func(*location.MeshNodeDescriptor) {}, sameFull: true, sameImmutable: true},
-		{name: "updatedAt is never compared", change: func(d *location.MeshNodeDescriptor) { d.UpdatedAt = lsT0() }, sameFull: true, sameImmutable: true},
-		{name: "LS-040 spot types reordered", change: func(d *location.MeshNodeDescriptor) { d.SpotTypes = []string{"lobby", "room"} }, sameFull: true, sameImmutable: true},
-		{name: "LS-040 capabilities reordered", change: func(d *location.MeshNodeDescriptor) {
+		{name: "updatedAt is never compared", change: func(d *location.MeshNodeDescriptor) { d.UpdatedAt = fixture.T0() }, sameFull: true, sameImmutable: true},
+		{name: "spot types reordered", change: func(d *location.MeshNodeDescriptor) { d.SpotTypes = []string{"lobby", "room"} }, sameFull: true, sameImmutable: true},
+		{name: "capabilities reordered", change: func(d *location.MeshNodeDescriptor) {
 			d.ObjectCapabilities[0], d.ObjectCapabilities[1] = d.ObjectCapabilities[1], d.ObjectCapabilities[0]
 		}, sameFull: true, sameImmutable: true},
 		{name: "nil and empty channel weights", change: func(d *location.MeshNodeDescriptor) {}, sameFull: true, sameImmutable: true},
@@ -32,35 +33,35 @@ func TestMeshNodeFingerprints(t *testing.T) {
 			s := d.PopulationCapacity.SpotTypes
 			s[0], s[1] = s[1], s[0]
 		}, sameImmutable: true},
-		{name: "LS-044 revision", change: func(d *location.MeshNodeDescriptor) { d.DescriptorRevision = 4 }, sameImmutable: true},
-		{name: "LS-044 placement weight", change: func(d *location.MeshNodeDescriptor) { d.PlacementWeight = 1 }, sameImmutable: true},
-		{name: "LS-044 actors active and reserved", change: func(d *location.MeshNodeDescriptor) {
+		{name: "revision", change: func(d *location.MeshNodeDescriptor) { d.DescriptorRevision = 4 }, sameImmutable: true},
+		{name: "placement weight", change: func(d *location.MeshNodeDescriptor) { d.PlacementWeight = 1 }, sameImmutable: true},
+		{name: "actors active and reserved", change: func(d *location.MeshNodeDescriptor) {
 			d.PopulationCapacity.Actors.Active, d.PopulationCapacity.Actors.Reserved = 5, 5
 		}, sameImmutable: true},
-		{name: "LS-044 spots active and reserved", change: func(d *location.MeshNodeDescriptor) {
+		{name: "spots active and reserved", change: func(d *location.MeshNodeDescriptor) {
 			d.PopulationCapacity.Spots.Active, d.PopulationCapacity.Spots.Reserved = 1, 2
 		}, sameImmutable: true},
-		{name: "LS-044 spot-type capacity limit", change: func(d *location.MeshNodeDescriptor) { d.PopulationCapacity.SpotTypes[0].Limit = 50 }, sameImmutable: true},
-		{name: "LS-044 added spot-type capacity", change: func(d *location.MeshNodeDescriptor) {
+		{name: "spot-type capacity limit", change: func(d *location.MeshNodeDescriptor) { d.PopulationCapacity.SpotTypes[0].Limit = 50 }, sameImmutable: true},
+		{name: "added spot-type capacity", change: func(d *location.MeshNodeDescriptor) {
 			d.PopulationCapacity.SpotTypes = append(d.PopulationCapacity.SpotTypes, location.SpotTypeCapacity{ObjectKind: location.ObjectUserSpot, StableType: "x"})
 		}, sameImmutable: true},
-		{name: "LS-044 activation active", change: func(d *location.MeshNodeDescriptor) { d.ActivationConcurrency.Active = 9 }, sameImmutable: true},
-		{name: "LS-044 channel weight value", change: func(d *location.MeshNodeDescriptor) { d.ChannelWeights["orders"] = 1 }, sameImmutable: true},
-		{name: "LS-044 maintenance wave", change: func(d *location.MeshNodeDescriptor) { d.MaintenanceWave = lsPtr("wave-1") }, sameImmutable: true},
-		{name: "LS-044 state", change: func(d *location.MeshNodeDescriptor) { d.State = location.StateStopped }, sameImmutable: true},
-		{name: "LS-045 endpoint", change: func(d *location.MeshNodeDescriptor) { d.Endpoint = "tcp://10.0.0.9:7300" }},
-		{name: "LS-045 entry spot", change: func(d *location.MeshNodeDescriptor) { d.EntrySpotID = lsPtr("entry-9") }},
-		{name: "LS-045 actors limit", change: func(d *location.MeshNodeDescriptor) { d.PopulationCapacity.Actors.Limit = 99 }},
-		{name: "LS-045 spots limit", change: func(d *location.MeshNodeDescriptor) { d.PopulationCapacity.Spots.Limit = 99 }},
-		{name: "LS-045 activation limit", change: func(d *location.MeshNodeDescriptor) { d.ActivationConcurrency.Limit = 99 }},
-		{name: "LS-045 added channel", change: func(d *location.MeshNodeDescriptor) { d.ChannelWeights["extra"] = 1 }},
-		{name: "LS-045 removed channel", change: func(d *location.MeshNodeDescriptor) { delete(d.ChannelWeights, "world") }},
-		{name: "LS-045 application version", change: func(d *location.MeshNodeDescriptor) { d.ApplicationVersion = 2 }},
-		{name: "LS-045 spot types", change: func(d *location.MeshNodeDescriptor) { d.SpotTypes = []string{"room"} }},
-		{name: "LS-045 capability policy", change: func(d *location.MeshNodeDescriptor) { d.ObjectCapabilities[0].Policy = location.PolicyDisabled }},
-		{name: "LS-045 capability limit", change: func(d *location.MeshNodeDescriptor) { d.ObjectCapabilities[0].Limit = 99 }},
-		{name: "LS-045 security identity", change: func(d *location.MeshNodeDescriptor) { d.SecurityIdentity = "cluster-b" }},
-		{name: "LS-045 object role", change: func(d *location.MeshNodeDescriptor) {
+		{name: "activation active", change: func(d *location.MeshNodeDescriptor) { d.ActivationConcurrency.Active = 9 }, sameImmutable: true},
+		{name: "channel weight value", change: func(d *location.MeshNodeDescriptor) { d.ChannelWeights["orders"] = 1 }, sameImmutable: true},
+		{name: "maintenance wave", change: func(d *location.MeshNodeDescriptor) { d.MaintenanceWave = lsPtr("wave-1") }, sameImmutable: true},
+		{name: "state", change: func(d *location.MeshNodeDescriptor) { d.State = location.StateStopped }, sameImmutable: true},
+		{name: "endpoint", change: func(d *location.MeshNodeDescriptor) { d.Endpoint = "tcp://10.0.0.9:7300" }},
+		{name: "entry spot", change: func(d *location.MeshNodeDescriptor) { d.EntrySpotID = lsPtr("entry-9") }},
+		{name: "actors limit", change: func(d *location.MeshNodeDescriptor) { d.PopulationCapacity.Actors.Limit = 99 }},
+		{name: "spots limit", change: func(d *location.MeshNodeDescriptor) { d.PopulationCapacity.Spots.Limit = 99 }},
+		{name: "activation limit", change: func(d *location.MeshNodeDescriptor) { d.ActivationConcurrency.Limit = 99 }},
+		{name: "added channel", change: func(d *location.MeshNodeDescriptor) { d.ChannelWeights["extra"] = 1 }},
+		{name: "removed channel", change: func(d *location.MeshNodeDescriptor) { delete(d.ChannelWeights, "world") }},
+		{name: "application version", change: func(d *location.MeshNodeDescriptor) { d.ApplicationVersion = 2 }},
+		{name: "spot types", change: func(d *location.MeshNodeDescriptor) { d.SpotTypes = []string{"room"} }},
+		{name: "capability policy", change: func(d *location.MeshNodeDescriptor) { d.ObjectCapabilities[0].Policy = location.PolicyDisabled }},
+		{name: "capability limit", change: func(d *location.MeshNodeDescriptor) { d.ObjectCapabilities[0].Limit = 99 }},
+		{name: "security identity", change: func(d *location.MeshNodeDescriptor) { d.SecurityIdentity = "cluster-b" }},
+		{name: "object role", change: func(d *location.MeshNodeDescriptor) {
 			d.ObjectRole, d.ObjectCapabilities = location.RoleClient, nil
 		}},
 		{name: "lifecycle", change: func(d *location.MeshNodeDescriptor) { d.LifecycleGeneration = 8 }},
@@ -76,7 +77,7 @@ func TestMeshNodeFingerprints(t *testing.T) {
 		})
 	}
 	t.Run("absent and empty maps and lists are equal", func(t *testing.T) {
-		a, b := lsMN("a", 1), lsMN("a", 1)
+		a, b := fixture.MN(fixture.Token("a", 1)), fixture.MN(fixture.Token("a", 1))
 		a.ChannelWeights, b.ChannelWeights = nil, map[string]int64{}
 		a.SpotTypes, b.SpotTypes = nil, []string{}
 		a.PopulationCapacity.SpotTypes, b.PopulationCapacity.SpotTypes = nil, []location.SpotTypeCapacity{}
@@ -85,21 +86,21 @@ func TestMeshNodeFingerprints(t *testing.T) {
 }
 
 // TestChannelDescriptorFingerprints checks the client-server and fanout
-// fingerprints (LS-084, LS-085, LS-091).
+// fingerprints behind LS-084, LS-085 and LS-091.
 func TestChannelDescriptorFingerprints(t *testing.T) {
-	cs := lsCS("a", 1)
+	cs := fixture.CS(fixture.Token("a", 1))
 	for _, c := range []struct {
 		name                    string
 		change                  func(*location.ClientServerDescriptor)
 		sameFull, sameImmutable bool
 	}{
-		{name: "LS-084 weight", change: func(d *location.ClientServerDescriptor) { d.Weight = 50 }, sameImmutable: true},
-		{name: "LS-084 state", change: func(d *location.ClientServerDescriptor) { d.State = location.StateDraining }, sameImmutable: true},
-		{name: "LS-084 revision", change: func(d *location.ClientServerDescriptor) { d.DescriptorRevision = 2 }, sameImmutable: true},
-		{name: "LS-085 endpoint", change: func(d *location.ClientServerDescriptor) { d.Endpoint = "x" }},
-		{name: "LS-085 security identity", change: func(d *location.ClientServerDescriptor) { d.SecurityIdentity = "x" }},
-		{name: "LS-085 lifecycle", change: func(d *location.ClientServerDescriptor) { d.LifecycleGeneration = 2 }},
-		{name: "updatedAt", change: func(d *location.ClientServerDescriptor) { d.UpdatedAt = lsT0() }, sameFull: true, sameImmutable: true},
+		{name: "weight", change: func(d *location.ClientServerDescriptor) { d.Weight = 50 }, sameImmutable: true},
+		{name: "state", change: func(d *location.ClientServerDescriptor) { d.State = location.StateDraining }, sameImmutable: true},
+		{name: "revision", change: func(d *location.ClientServerDescriptor) { d.DescriptorRevision = 2 }, sameImmutable: true},
+		{name: "endpoint", change: func(d *location.ClientServerDescriptor) { d.Endpoint = "x" }},
+		{name: "security identity", change: func(d *location.ClientServerDescriptor) { d.SecurityIdentity = "x" }},
+		{name: "lifecycle", change: func(d *location.ClientServerDescriptor) { d.LifecycleGeneration = 2 }},
+		{name: "updatedAt", change: func(d *location.ClientServerDescriptor) { d.UpdatedAt = fixture.T0() }, sameFull: true, sameImmutable: true},
 	} {
 		t.Run("clientServer/"+c.name, func(t *testing.T) {
 			changed := cs
@@ -108,18 +109,18 @@ func TestChannelDescriptorFingerprints(t *testing.T) {
 			require.Equal(t, c.sameImmutable, EqualClientServerImmutable(&cs, &changed))
 		})
 	}
-	fp := lsFP("a", 1)
+	fp := fixture.FP(fixture.Token("a", 1))
 	for _, c := range []struct {
 		name                    string
 		change                  func(*location.FanoutPublisherDescriptor)
 		sameFull, sameImmutable bool
 	}{
-		{name: "LS-091 state", change: func(d *location.FanoutPublisherDescriptor) { d.State = location.StateDraining }, sameImmutable: true},
-		{name: "LS-091 revision", change: func(d *location.FanoutPublisherDescriptor) { d.DescriptorRevision = 2 }, sameImmutable: true},
-		{name: "LS-091 endpoint", change: func(d *location.FanoutPublisherDescriptor) { d.Endpoint = "x" }},
-		{name: "LS-091 lifecycle", change: func(d *location.FanoutPublisherDescriptor) { d.LifecycleGeneration = 8 }},
+		{name: "state", change: func(d *location.FanoutPublisherDescriptor) { d.State = location.StateDraining }, sameImmutable: true},
+		{name: "revision", change: func(d *location.FanoutPublisherDescriptor) { d.DescriptorRevision = 2 }, sameImmutable: true},
+		{name: "endpoint", change: func(d *location.FanoutPublisherDescriptor) { d.Endpoint = "x" }},
+		{name: "lifecycle", change: func(d *location.FanoutPublisherDescriptor) { d.LifecycleGeneration = 8 }},
 		{name: "owner", change: func(d *location.FanoutPublisherDescriptor) { d.OwnerID = "b" }},
-		{name: "updatedAt", change: func(d *location.FanoutPublisherDescriptor) { d.UpdatedAt = lsT0() }, sameFull: true, sameImmutable: true},
+		{name: "updatedAt", change: func(d *location.FanoutPublisherDescriptor) { d.UpdatedAt = fixture.T0() }, sameFull: true, sameImmutable: true},
 	} {
 		t.Run("fanout/"+c.name, func(t *testing.T) {
 			changed := fp

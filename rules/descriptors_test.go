@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -35,7 +36,7 @@ func lsDescTables() []lsDescTable {
 		{
 			name: "meshNodes", table: location.TableMeshNodes, key: MeshNodeKey(location.MeshNodeKey{MeshName: "game", RID: "node-a"}),
 			row: func(owner string, lg int64, variant string) any {
-				d := lsMN(owner, lg)
+				d := fixture.MN(fixture.Token(owner, lg))
 				switch variant {
 				case "newer":
 					d.DescriptorRevision, d.State = 4, location.StateDraining
@@ -60,7 +61,7 @@ func lsDescTables() []lsDescTable {
 		{
 			name: "clientServers", table: location.TableClientServers, key: ClientServerKey(location.ClientServerKey{ChannelName: "orders", ServerRID: "srv-a"}),
 			row: func(owner string, lg int64, variant string) any {
-				d := lsCS(owner, lg)
+				d := fixture.CS(fixture.Token(owner, lg))
 				d.DescriptorRevision = 3
 				switch variant {
 				case "newer":
@@ -85,7 +86,7 @@ func lsDescTables() []lsDescTable {
 		{
 			name: "fanoutPublishers", table: location.TableFanoutPublishers, key: FanoutPublisherKey(location.FanoutPublisherKey{ChannelName: "events", PublisherRID: "pub-a"}),
 			row: func(owner string, lg int64, variant string) any {
-				d := lsFP(owner, lg)
+				d := fixture.FP(fixture.Token(owner, lg))
 				d.DescriptorRevision = 3
 				switch variant {
 				case "newer":
@@ -173,10 +174,10 @@ func TestDescriptorOutcomeMatrix(t *testing.T) {
 			for i, intent := range intents {
 				t.Run(dt.name+"/"+c.name+"/"+intent.String(), func(t *testing.T) {
 					src := newLSSource()
-					src.now = lsT0().Add(time.Hour)
+					src.now = fixture.T0().Add(time.Hour)
 					src.lease("b", 2, true)
 					if c.rowOwner != "" {
-						src.put(dt.table, dt.key, withUpdatedAt(dt.row(c.rowOwner, c.rowLease, "same"), lsT0()), 5)
+						src.put(dt.table, dt.key, withUpdatedAt(dt.row(c.rowOwner, c.rowLease, "same"), fixture.T0()), 5)
 					} else {
 						src.gens[dt.table] = map[string]int64{dt.key: 5} // a removed row's counter
 					}
@@ -196,7 +197,7 @@ func TestDescriptorOutcomeMatrix(t *testing.T) {
 					case create:
 						wantRes, wrote = lsStored(dt.firstGeneration, src.now), true
 					case replay:
-						wantRes = lsStored(5, lsT0())
+						wantRes = lsStored(5, fixture.T0())
 					case update:
 						wantRes, wrote = lsStored(5, src.now), true
 					case takeover:
@@ -243,15 +244,15 @@ func TestDescriptorRemove(t *testing.T) {
 			row   bool
 			want  location.WriteStatus
 		}{
-			{name: "LS-070 absent row", owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 1}, want: location.IgnoredStale},
-			{name: "LS-070 other owner", owner: location.OwnerToken{OwnerID: "b", LeaseGeneration: 1}, row: true, want: location.IgnoredStale},
-			{name: "LS-070 other lease generation", owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 2}, row: true, want: location.IgnoredStale},
-			{name: "LS-072 exact token of a dead owner", owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 1}, row: true, want: location.Stored},
+			{name: "absent row", owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 1}, want: location.IgnoredStale},
+			{name: "other owner", owner: location.OwnerToken{OwnerID: "b", LeaseGeneration: 1}, row: true, want: location.IgnoredStale},
+			{name: "other lease generation", owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 2}, row: true, want: location.IgnoredStale},
+			{name: "exact token of a dead owner", owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 1}, row: true, want: location.Stored},
 		} {
 			t.Run(dt.name+"/"+c.name, func(t *testing.T) {
 				src := newLSSource()
 				if c.row {
-					src.put(dt.table, dt.key, withUpdatedAt(dt.row("a", 1, "same"), lsT0()), 5)
+					src.put(dt.table, dt.key, withUpdatedAt(dt.row("a", 1, "same"), fixture.T0()), 5)
 				}
 				tx := NewTx(src)
 				got, err := remove(tx, c.owner)
@@ -276,8 +277,8 @@ func TestDescriptorRemove(t *testing.T) {
 func TestDescriptorGenerationsAfterRemove(t *testing.T) {
 	src := newLSSource()
 	src.lease("a", 1, true)
-	mn := lsMN("a", 1)
-	cs := lsCS("a", 1)
+	mn := fixture.MN(fixture.Token("a", 1))
+	cs := fixture.CS(fixture.Token("a", 1))
 	for _, intent := range []location.WriteIntent{location.IntentNewClaim, location.IntentTakeover} {
 		lsRun(t, src, func(tx *Tx) (location.WriteResult, error) { return UpdateMeshNode(tx, mn, intent) })
 		lsRun(t, src, func(tx *Tx) (location.WriteResult, error) { return UpdateClientServer(tx, cs, intent) })
@@ -287,9 +288,9 @@ func TestDescriptorGenerationsAfterRemove(t *testing.T) {
 		return RemoveClientServer(tx, cs.Key(), location.OwnerToken{OwnerID: "a", LeaseGeneration: 1})
 	})
 	res, _ := lsRun(t, src, func(tx *Tx) (location.WriteResult, error) { return UpdateMeshNode(tx, mn, location.IntentNewClaim) })
-	require.Equal(t, lsStored(1, lsT0()), res, "LS-073: mesh nodes restart at 1")
+	require.Equal(t, lsStored(1, fixture.T0()), res, "mesh nodes restart at 1 (A-04)")
 	res, _ = lsRun(t, src, func(tx *Tx) (location.WriteResult, error) { return UpdateClientServer(tx, cs, location.IntentNewClaim) })
-	require.Equal(t, lsStored(3, lsT0()), res, "LS-086: client servers continue")
+	require.Equal(t, lsStored(3, fixture.T0()), res, "client servers continue their counter")
 }
 
 // TestDescriptorWritesCopyInput checks that the planned value is a deep copy
@@ -297,13 +298,13 @@ func TestDescriptorGenerationsAfterRemove(t *testing.T) {
 func TestDescriptorWritesCopyInput(t *testing.T) {
 	src := newLSSource()
 	src.lease("a", 1, true)
-	d := lsMNE("a", 1)
+	d := fixture.MNE(fixture.Token("a", 1))
 	d.MaintenanceWave = lsPtr("wave-1")
 	d.UpdatedAt = time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC)
 	want := d.Clone()
-	want.UpdatedAt = lsT0()
+	want.UpdatedAt = fixture.T0()
 	res, _ := lsRun(t, src, func(tx *Tx) (location.WriteResult, error) { return UpdateMeshNode(tx, d, location.IntentNewClaim) })
-	require.Equal(t, lsStored(1, lsT0()), res, "LS-204: the caller's updatedAt is replaced")
+	require.Equal(t, lsStored(1, fixture.T0()), res, "the caller's updatedAt is replaced")
 	d.ChannelWeights["orders"] = 1
 	d.SpotTypes[0] = "x"
 	d.ObjectCapabilities[0].Limit = 1

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -37,14 +38,17 @@ func TestEntryClaimKey(t *testing.T) {
 	require.Equal(t, want, key)
 }
 
+// TestEntryClaims checks the entry-spot claim records behind the catalogue's
+// LS-060 … LS-068 (run through a store in conformance): which claim each
+// decision holds, writes or releases in its plan.
 func TestEntryClaims(t *testing.T) {
 	nodeB := location.RoutingID("node-b")
-	t.Run("LS-060 entry spot conflict on another key", func(t *testing.T) {
+	t.Run("a conflicting claim plans nothing and the holder keeps its claim record", func(t *testing.T) {
 		src := newLSSource()
 		src.lease("a", 1, true)
 		src.lease("b", 2, true)
-		require.Equal(t, lsStored(1, lsT0()), lsWriteMN(t, src, lsMNE("a", 1), location.IntentNewClaim))
-		other := lsWithRID(lsMNE("b", 2), nodeB)
+		require.Equal(t, lsStored(1, fixture.T0()), lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim))
+		other := lsWithRID(fixture.MNE(fixture.Token("b", 2)), nodeB)
 		other.LifecycleGeneration, other.Endpoint = 8, "tcp://10.0.0.2:7300"
 		tx := NewTx(src)
 		res, err := UpdateMeshNode(tx, other, location.IntentNewClaim)
@@ -55,11 +59,11 @@ func TestEntryClaims(t *testing.T) {
 		require.True(t, held)
 		require.Equal(t, EntryClaim{Descriptor: location.MeshNodeKey{MeshName: "game", RID: "node-a"}, OwnerID: "a", LeaseGeneration: 1, LifecycleGeneration: 7}, claim)
 	})
-	t.Run("LS-061 remove releases the entry spot", func(t *testing.T) {
+	t.Run("RemoveMeshNode plans the release of its claim", func(t *testing.T) {
 		src := newLSSource()
 		src.lease("a", 1, true)
 		src.lease("b", 2, true)
-		lsWriteMN(t, src, lsMNE("a", 1), location.IntentNewClaim)
+		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
 		st, plan := lsRun(t, src, func(tx *Tx) (location.WriteStatus, error) {
 			return RemoveMeshNode(tx, location.MeshNodeKey{MeshName: "game", RID: "node-a"}, location.OwnerToken{OwnerID: "a", LeaseGeneration: 1})
 		})
@@ -67,17 +71,17 @@ func TestEntryClaims(t *testing.T) {
 		require.Contains(t, plan.Writes, Write{Table: TableEntryClaims, Key: string(lsClaimKey(t, "entry-1"))})
 		_, held := EntryClaimHeld(NewTx(src), lsClaimKey(t, "entry-1"))
 		require.False(t, held)
-		require.Equal(t, lsStored(1, lsT0()), lsWriteMN(t, src, lsWithRID(lsMNE("b", 2), nodeB), location.IntentNewClaim))
+		require.Equal(t, lsStored(1, fixture.T0()), lsWriteMN(t, src, lsWithRID(fixture.MNE(fixture.Token("b", 2)), nodeB), location.IntentNewClaim))
 	})
-	t.Run("LS-062 A-03 fixed: a dead owner's claim on the same key is free", func(t *testing.T) {
+	t.Run("A-03 fixed: a dead holder's claim on the same key is not held and is re-bound", func(t *testing.T) {
 		src := newLSSource()
 		src.lease("a", 1, true)
-		lsWriteMN(t, src, lsMNE("a", 1), location.IntentNewClaim)
+		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
 		src.lease("a", 1, false)
 		src.lease("b", 2, true)
 		_, held := EntryClaimHeld(NewTx(src), lsClaimKey(t, "entry-1"))
 		require.False(t, held, "the holder's exact lease is not live")
-		require.Equal(t, lsStored(2, lsT0()), lsWriteMN(t, src, lsMNE("b", 2), location.IntentNewClaim))
+		require.Equal(t, lsStored(2, fixture.T0()), lsWriteMN(t, src, fixture.MNE(fixture.Token("b", 2)), location.IntentNewClaim))
 		claim, held := EntryClaimHeld(NewTx(src), lsClaimKey(t, "entry-1"))
 		require.True(t, held)
 		require.Equal(t, "b", claim.OwnerID)
@@ -86,10 +90,10 @@ func TestEntryClaims(t *testing.T) {
 	t.Run("A-03 fixed: a dead owner's claim on another key is free", func(t *testing.T) {
 		src := newLSSource()
 		src.lease("a", 1, true)
-		lsWriteMN(t, src, lsMNE("a", 1), location.IntentNewClaim)
+		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
 		src.lease("a", 1, false)
 		src.lease("b", 2, true)
-		require.Equal(t, lsStored(1, lsT0()), lsWriteMN(t, src, lsWithRID(lsMNE("b", 2), nodeB), location.IntentNewClaim))
+		require.Equal(t, lsStored(1, fixture.T0()), lsWriteMN(t, src, lsWithRID(fixture.MNE(fixture.Token("b", 2)), nodeB), location.IntentNewClaim))
 		claim, held := EntryClaimHeld(NewTx(src), lsClaimKey(t, "entry-1"))
 		require.True(t, held)
 		require.Equal(t, nodeB, claim.Descriptor.RID)
@@ -97,99 +101,78 @@ func TestEntryClaims(t *testing.T) {
 	t.Run("A-03 fixed: a claim of an older incarnation of a live owner is free", func(t *testing.T) {
 		src := newLSSource()
 		src.lease("a", 1, true)
-		lsWriteMN(t, src, lsMNE("a", 1), location.IntentNewClaim)
+		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
 		src.lease("a", 3, true) // a restarted; its old claim is not held
 		_, held := EntryClaimHeld(NewTx(src), lsClaimKey(t, "entry-1"))
 		require.False(t, held)
 	})
-	t.Run("LS-063 new owner without entry spot frees the claim", func(t *testing.T) {
+	t.Run("a new owner without an entry spot plans the release of the old claim", func(t *testing.T) {
 		src := newLSSource()
 		src.lease("a", 1, true)
-		lsWriteMN(t, src, lsMNE("a", 1), location.IntentNewClaim)
+		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
 		src.lease("a", 1, false)
 		src.lease("b", 2, true)
 		src.lease("c", 3, true)
 		res, plan := lsRun(t, src, func(tx *Tx) (location.WriteResult, error) {
-			return UpdateMeshNode(tx, lsMN("b", 2), location.IntentNewClaim)
+			return UpdateMeshNode(tx, fixture.MN(fixture.Token("b", 2)), location.IntentNewClaim)
 		})
-		require.Equal(t, lsStored(2, lsT0()), res)
+		require.Equal(t, lsStored(2, fixture.T0()), res)
 		require.Contains(t, plan.Writes, Write{Table: TableEntryClaims, Key: string(lsClaimKey(t, "entry-1"))}, "the old claim matched the old row")
-		require.Equal(t, lsStored(1, lsT0()), lsWriteMN(t, src, lsWithRID(lsMNE("c", 3), "node-c"), location.IntentNewClaim))
+		require.Equal(t, lsStored(1, fixture.T0()), lsWriteMN(t, src, lsWithRID(fixture.MNE(fixture.Token("c", 3)), "node-c"), location.IntentNewClaim))
 	})
-	t.Run("LS-064 restarted owner keeps its claim", func(t *testing.T) {
+	t.Run("a restarted owner's claim is re-bound to its new lease", func(t *testing.T) {
 		src := newLSSource()
 		src.lease("a", 1, true)
-		lsWriteMN(t, src, lsMNE("a", 1), location.IntentNewClaim)
+		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
 		src.lease("a", 2, true)
 		src.lease("b", 3, true)
-		require.Equal(t, lsStored(2, lsT0()), lsWriteMN(t, src, lsMNE("a", 2), location.IntentNewClaim))
+		require.Equal(t, lsStored(2, fixture.T0()), lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 2)), location.IntentNewClaim))
 		claim, held := EntryClaimHeld(NewTx(src), lsClaimKey(t, "entry-1"))
 		require.True(t, held)
 		require.Equal(t, int64(2), claim.LeaseGeneration, "re-bound to the new lease")
-		require.Equal(t, lsConflict(), lsWriteMN(t, src, lsWithRID(lsMNE("b", 3), nodeB), location.IntentNewClaim))
+		require.Equal(t, lsConflict(), lsWriteMN(t, src, lsWithRID(fixture.MNE(fixture.Token("b", 3)), nodeB), location.IntentNewClaim))
 	})
-	t.Run("LS-065 A-02 fixed: same-owner Takeover keeps the claim", func(t *testing.T) {
+	t.Run("A-02 fixed: a same-owner Takeover plans no claim write", func(t *testing.T) {
 		src := newLSSource()
 		src.lease("a", 1, true)
 		src.lease("b", 2, true)
-		lsWriteMN(t, src, lsMNE("a", 1), location.IntentNewClaim)
+		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
 		res, plan := lsRun(t, src, func(tx *Tx) (location.WriteResult, error) {
-			return UpdateMeshNode(tx, lsMNE("a", 1), location.IntentTakeover)
+			return UpdateMeshNode(tx, fixture.MNE(fixture.Token("a", 1)), location.IntentTakeover)
 		})
-		require.Equal(t, lsStored(2, lsT0()), res)
+		require.Equal(t, lsStored(2, fixture.T0()), res)
 		for _, w := range plan.Writes {
 			require.NotEqual(t, TableEntryClaims, w.Table, "the claim is neither rewritten nor released")
 		}
 		_, held := EntryClaimHeld(NewTx(src), lsClaimKey(t, "entry-1"))
 		require.True(t, held)
-		require.Equal(t, lsConflict(), lsWriteMN(t, src, lsWithRID(lsMNE("b", 2), nodeB), location.IntentNewClaim))
-	})
-	t.Run("LS-066 takeover changing the entry spot releases the old one", func(t *testing.T) {
-		src := newLSSource()
-		src.lease("a", 1, true)
-		lsWriteMN(t, src, lsMNE("a", 1), location.IntentNewClaim)
-		src.lease("a", 2, true)
-		src.lease("b", 3, true)
-		src.lease("c", 4, true)
-		moved := lsMN("a", 2)
-		moved.LifecycleGeneration, moved.EntrySpotID = 8, lsPtr("entry-2")
-		require.Equal(t, lsStored(2, lsT0()), lsWriteMN(t, src, moved, location.IntentNewClaim))
-		require.Equal(t, lsStored(1, lsT0()), lsWriteMN(t, src, lsWithRID(lsMNE("b", 3), nodeB), location.IntentNewClaim))
-		third := lsWithRID(lsMN("c", 4), "node-c")
-		third.EntrySpotID = lsPtr("entry-2")
-		require.Equal(t, lsConflict(), lsWriteMN(t, src, third, location.IntentNewClaim))
-	})
-	t.Run("LS-067 same owner, second key, same entry spot", func(t *testing.T) {
-		src := newLSSource()
-		src.lease("a", 1, true)
-		lsWriteMN(t, src, lsMNE("a", 1), location.IntentNewClaim)
-		require.Equal(t, lsConflict(), lsWriteMN(t, src, lsWithRID(lsMNE("a", 1), nodeB), location.IntentNewClaim))
+		require.Equal(t, lsConflict(), lsWriteMN(t, src, lsWithRID(fixture.MNE(fixture.Token("b", 2)), nodeB), location.IntentNewClaim))
 	})
 	t.Run("takeover by a live other owner with the same entry spot conflicts", func(t *testing.T) {
 		src := newLSSource()
 		src.lease("a", 1, true)
 		src.lease("b", 2, true)
-		lsWriteMN(t, src, lsMNE("a", 1), location.IntentNewClaim)
+		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
 		tx := NewTx(src)
-		res, err := UpdateMeshNode(tx, lsMNE("b", 2), location.IntentTakeover)
+		res, err := UpdateMeshNode(tx, fixture.MNE(fixture.Token("b", 2)), location.IntentTakeover)
 		require.NoError(t, err)
 		require.Equal(t, lsConflict(), res)
 		require.True(t, tx.Plan().Empty())
 	})
-	t.Run("LS-068 RemoveLocationRow releases the claim", func(t *testing.T) {
+	t.Run("RemoveLocationRow releases the claim", func(t *testing.T) {
 		src := newLSSource()
 		src.lease("a", 1, true)
 		src.lease("b", 2, true)
-		lsWriteMN(t, src, lsMNE("a", 1), location.IntentNewClaim)
+		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
 		lsRun(t, src, func(tx *Tx) (struct{}, error) {
 			return struct{}{}, RemoveLocationRow(tx, location.TableMeshNodes, MeshNodeKey(location.MeshNodeKey{MeshName: "game", RID: "node-a"}))
 		})
-		require.Equal(t, lsStored(1, lsT0()), lsWriteMN(t, src, lsWithRID(lsMNE("b", 2), nodeB), location.IntentNewClaim))
+		require.Equal(t, lsStored(1, fixture.T0()), lsWriteMN(t, src, lsWithRID(fixture.MNE(fixture.Token("b", 2)), nodeB), location.IntentNewClaim))
 	})
 	t.Run("release keeps a claim that no longer matches the row", func(t *testing.T) {
 		src := newLSSource()
 		src.lease("a", 1, true)
-		lsWriteMN(t, src, lsMNE("a", 1), location.IntentNewClaim)
+		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
 		key := lsClaimKey(t, "entry-1")
 		src.put(TableEntryClaims, string(key), EntryClaim{Descriptor: location.MeshNodeKey{MeshName: "game", RID: "node-z"}, OwnerID: "z", LeaseGeneration: 9, LifecycleGeneration: 7}, 0)
 		_, plan := lsRun(t, src, func(tx *Tx) (location.WriteStatus, error) {

@@ -5,20 +5,22 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
-// TestProjectMeshNode checks 02 §2.4 (LS-075): active and reserved come from
-// the ledgers at the row's lifecycle; limits and everything else as stored.
+// TestProjectMeshNode checks 02 §2.4 (the rule behind LS-075): active and
+// reserved come from the ledgers at the row's lifecycle; limits and
+// everything else as stored.
 func TestProjectMeshNode(t *testing.T) {
-	d := lsMN("a", 1)
+	d := fixture.MN(fixture.Token("a", 1))
 	d.PopulationCapacity.Actors = location.PopulationCapacity{Active: 5, Reserved: 3, Limit: 100}
 	d.PopulationCapacity.Spots = location.PopulationCapacity{Active: 2, Reserved: 1, Limit: 100}
 	d.PopulationCapacity.SpotTypes = []location.SpotTypeCapacity{
 		{ObjectKind: location.ObjectInstanceSpot, StableType: "room", PopulationCapacity: location.PopulationCapacity{Active: 4, Limit: 100}},
 		{ObjectKind: location.ObjectUserSpot, StableType: "lobby", PopulationCapacity: location.PopulationCapacity{Active: 1, Limit: 10}},
 	}
-	t.Run("LS-075 no allocations", func(t *testing.T) {
+	t.Run("no allocations", func(t *testing.T) {
 		src := newLSSource()
 		got := ProjectMeshNode(NewTx(src), d)
 		want := d.Clone()
@@ -51,13 +53,13 @@ func TestProjectMeshNode(t *testing.T) {
 // that a value of the wrong type reads as absent.
 func TestGetters(t *testing.T) {
 	src := newLSSource()
-	src.put(location.TableSpots, SpotKey(lsSpotKey()), lsSpot("a", 1), 4)
-	src.put(location.TableActors, "wrong", lsSpot("a", 1), 1)
+	src.put(location.TableSpots, SpotKey(fixture.SpotKey()), fixture.SPOT("a", 1), 4)
+	src.put(location.TableActors, "wrong", fixture.SPOT("a", 1), 1)
 	tx := NewTx(src)
-	s, g, ok := GetSpot(tx, SpotKey(lsSpotKey()))
+	s, g, ok := GetSpot(tx, SpotKey(fixture.SpotKey()))
 	require.True(t, ok)
 	require.Equal(t, int64(4), g)
-	require.Equal(t, lsSpot("a", 1), s)
+	require.Equal(t, fixture.SPOT("a", 1), s)
 	_, _, ok = GetActor(tx, "wrong")
 	require.False(t, ok)
 	_, _, ok = GetMeshNode(tx, "absent")
@@ -72,13 +74,13 @@ func TestGetters(t *testing.T) {
 	require.False(t, ok)
 }
 
-// TestRowFilters checks the filter predicates of 01 §6 (LS-117, LS-133,
-// LS-144, LS-156).
+// TestRowFilters checks the filter predicates of 01 §6, which the
+// catalogue's LS-117, LS-133, LS-144 and LS-156 check through a store.
 func TestRowFilters(t *testing.T) {
 	rid := func(s string) *location.RoutingID { r := location.RoutingID(s); return &r }
-	t.Run("LS-117 peers", func(t *testing.T) {
-		p1 := lsPeer("a", 1)
-		p3 := lsPeer("a", 1)
+	t.Run("peers", func(t *testing.T) {
+		p1 := fixture.PEER("a", 1)
+		p3 := fixture.PEER("a", 1)
 		p3.AutoConnectType, p3.Role, p3.NodeRID, p3.Endpoint = location.AutoConnectFanout, location.PeerRolePub, nil, "e3"
 		for _, c := range []struct {
 			name   string
@@ -97,8 +99,8 @@ func TestRowFilters(t *testing.T) {
 			require.Equal(t, c.p3, MatchPeer(&p3, &c.f), c.name)
 		}
 	})
-	t.Run("LS-133 spots", func(t *testing.T) {
-		s := lsSpot("a", 1)
+	t.Run("spots", func(t *testing.T) {
+		s := fixture.SPOT("a", 1)
 		require.True(t, MatchSpot(&s, &location.SpotFilter{}))
 		require.True(t, MatchSpot(&s, &location.SpotFilter{MeshName: lsPtr("play"), SpotType: lsPtr("game"), NodeRID: rid("node-1"), SpotKind: lsPtr(location.SpotUser)}))
 		require.False(t, MatchSpot(&s, &location.SpotFilter{MeshName: lsPtr("other")}))
@@ -106,8 +108,8 @@ func TestRowFilters(t *testing.T) {
 		require.False(t, MatchSpot(&s, &location.SpotFilter{NodeRID: rid("node-2")}))
 		require.False(t, MatchSpot(&s, &location.SpotFilter{SpotKind: lsPtr(location.SpotInstance)}))
 	})
-	t.Run("LS-144 actors", func(t *testing.T) {
-		a := lsActor("a", 1)
+	t.Run("actors", func(t *testing.T) {
+		a := fixture.ACTOR("a", 1)
 		require.True(t, MatchActor(&a, &location.ActorFilter{}))
 		require.True(t, MatchActor(&a, &location.ActorFilter{ActorType: lsPtr("player"), NodeRID: rid("node-1"), SpotID: lsPtr("node-1"), LocationKind: lsPtr(location.SpotEntry)}))
 		require.False(t, MatchActor(&a, &location.ActorFilter{ActorType: lsPtr("npc")}))
@@ -115,8 +117,8 @@ func TestRowFilters(t *testing.T) {
 		require.False(t, MatchActor(&a, &location.ActorFilter{SpotID: lsPtr("room-1")}))
 		require.False(t, MatchActor(&a, &location.ActorFilter{LocationKind: lsPtr(location.SpotUser)}))
 	})
-	t.Run("LS-156 routes", func(t *testing.T) {
-		r := lsRoute("a", 1)
+	t.Run("routes", func(t *testing.T) {
+		r := fixture.ROUTE("a", 1)
 		require.True(t, MatchRoute(&r, &location.RouteFilter{}))
 		require.True(t, MatchRoute(&r, &location.RouteFilter{RouteKind: lsPtr(location.RouteActorSession), OwnerNodeRID: rid("node-1"), OwnerID: lsPtr("a")}))
 		require.False(t, MatchRoute(&r, &location.RouteFilter{RouteKind: lsPtr(location.RouteSpotName)}))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -21,12 +22,12 @@ type lsLeaseRowTable struct {
 }
 
 func lsLeaseRowTables() []lsLeaseRowTable {
-	sk := lsSpotKey()
-	ak := lsActorKey()
+	sk := fixture.SpotKey()
+	ak := fixture.ActorKey()
 	return []lsLeaseRowTable{
 		{
 			name: "spots", table: location.TableSpots, key: SpotKey(sk),
-			row: func(owner string, lg int64) any { return lsSpot(owner, lg) },
+			row: func(owner string, lg int64) any { return fixture.SPOT(owner, lg) },
 			write: func(tx *Tx, row any, intent location.WriteIntent) (location.WriteResult, error) {
 				return UpdateSpot(tx, row.(location.SpotLocation), intent)
 			},
@@ -37,7 +38,7 @@ func lsLeaseRowTables() []lsLeaseRowTable {
 		},
 		{
 			name: "actors", table: location.TableActors, key: ActorKey(ak),
-			row: func(owner string, lg int64) any { return lsActor(owner, lg) },
+			row: func(owner string, lg int64) any { return fixture.ACTOR(owner, lg) },
 			write: func(tx *Tx, row any, intent location.WriteIntent) (location.WriteResult, error) {
 				return UpdateActor(tx, row.(location.ActorLocation), intent)
 			},
@@ -85,17 +86,17 @@ func TestLeaseRowOutcomeMatrix(t *testing.T) {
 		{name: "absent/NewClaim", writer: "a", writerLG: 1, intent: location.IntentNewClaim, want: claim},
 		{name: "absent/Renew", writer: "a", writerLG: 1, intent: location.IntentRenew, want: stale},
 		{name: "absent/Takeover", writer: "a", writerLG: 1, intent: location.IntentTakeover, want: claim},
-		{name: "LS-145 absent/NewClaim by a writer without a lease", writer: "ghost", writerLG: 1, intent: location.IntentNewClaim, want: claim},
-		{name: "LS-122 live other owner/NewClaim", row: true, ownerLive: true, ownerGen: 1, writer: "b", writerLG: 2, intent: location.IntentNewClaim, want: conflict},
-		{name: "LS-123 A-13 own live row/NewClaim", row: true, ownerLive: true, ownerGen: 1, writer: "a", writerLG: 1, intent: location.IntentNewClaim, want: conflict},
-		{name: "LS-125 A-12 restarted owner/NewClaim", row: true, ownerLive: true, ownerGen: 3, writer: "a", writerLG: 3, intent: location.IntentNewClaim, want: conflict},
-		{name: "LS-125 restarted owner/Takeover", row: true, ownerLive: true, ownerGen: 3, writer: "a", writerLG: 3, intent: location.IntentTakeover, want: claim},
-		{name: "LS-126 live owner/Renew", row: true, ownerLive: true, ownerGen: 1, writer: "a", writerLG: 1, intent: location.IntentRenew, want: renew},
-		{name: "LS-127 live owner/Renew with another lease generation", row: true, ownerLive: true, ownerGen: 1, writer: "a", writerLG: 2, intent: location.IntentRenew, want: stale},
-		{name: "LS-127 live owner/Renew by another owner", row: true, ownerLive: true, ownerGen: 1, writer: "b", writerLG: 1, intent: location.IntentRenew, want: stale},
-		{name: "LS-129 live owner/Takeover by another owner", row: true, ownerLive: true, ownerGen: 1, writer: "b", writerLG: 2, intent: location.IntentTakeover, want: claim},
-		{name: "LS-124 dead owner/NewClaim by a writer without a lease", row: true, ownerGen: 1, writer: "ghost", writerLG: 5, intent: location.IntentNewClaim, want: claim},
-		{name: "LS-128 A-30 dead owner/Renew by the owner", row: true, ownerGen: 1, writer: "a", writerLG: 1, intent: location.IntentRenew, want: renew},
+		{name: "absent/NewClaim by a writer without a lease", writer: "ghost", writerLG: 1, intent: location.IntentNewClaim, want: claim},
+		{name: "live other owner/NewClaim", row: true, ownerLive: true, ownerGen: 1, writer: "b", writerLG: 2, intent: location.IntentNewClaim, want: conflict},
+		{name: "own live row/NewClaim", row: true, ownerLive: true, ownerGen: 1, writer: "a", writerLG: 1, intent: location.IntentNewClaim, want: conflict},
+		{name: "restarted owner/NewClaim", row: true, ownerLive: true, ownerGen: 3, writer: "a", writerLG: 3, intent: location.IntentNewClaim, want: conflict},
+		{name: "restarted owner/Takeover", row: true, ownerLive: true, ownerGen: 3, writer: "a", writerLG: 3, intent: location.IntentTakeover, want: claim},
+		{name: "live owner/Renew", row: true, ownerLive: true, ownerGen: 1, writer: "a", writerLG: 1, intent: location.IntentRenew, want: renew},
+		{name: "live owner/Renew with another lease generation", row: true, ownerLive: true, ownerGen: 1, writer: "a", writerLG: 2, intent: location.IntentRenew, want: stale},
+		{name: "live owner/Renew by another owner", row: true, ownerLive: true, ownerGen: 1, writer: "b", writerLG: 1, intent: location.IntentRenew, want: stale},
+		{name: "live owner/Takeover by another owner", row: true, ownerLive: true, ownerGen: 1, writer: "b", writerLG: 2, intent: location.IntentTakeover, want: claim},
+		{name: "dead owner/NewClaim by a writer without a lease", row: true, ownerGen: 1, writer: "ghost", writerLG: 5, intent: location.IntentNewClaim, want: claim},
+		{name: "dead owner/Renew by the owner", row: true, ownerGen: 1, writer: "a", writerLG: 1, intent: location.IntentRenew, want: renew},
 		{name: "dead owner/Takeover", row: true, ownerGen: 1, writer: "b", writerLG: 2, intent: location.IntentTakeover, want: claim},
 		{name: "unknown intent/absent row is created", writer: "a", writerLG: 1, intent: 4, want: claim},
 		{name: "unknown intent/existing row is rejected", row: true, ownerGen: 1, writer: "a", writerLG: 1, intent: 0, want: conflict},
@@ -104,10 +105,10 @@ func TestLeaseRowOutcomeMatrix(t *testing.T) {
 		for _, c := range cases {
 			t.Run(lt.name+"/"+c.name, func(t *testing.T) {
 				src := newLSSource()
-				src.now = lsT0().Add(time.Minute)
+				src.now = fixture.T0().Add(time.Minute)
 				src.lease("b", 2, true)
 				if c.row {
-					src.put(lt.table, lt.key, lsAt(lt.row("a", 1), lsT0()), 5)
+					src.put(lt.table, lt.key, lsAt(lt.row("a", 1), fixture.T0()), 5)
 					src.lease("a", c.ownerGen, c.ownerLive)
 				} else {
 					src.gens[lt.table] = map[string]int64{lt.key: 5}
@@ -149,15 +150,15 @@ func TestLeaseRowRemove(t *testing.T) {
 			owner location.OwnerToken
 			want  location.WriteStatus
 		}{
-			{name: "LS-130 absent row", owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 1}, want: location.IgnoredStale},
-			{name: "LS-130 other owner", row: true, owner: location.OwnerToken{OwnerID: "b", LeaseGeneration: 1}, want: location.IgnoredStale},
-			{name: "LS-130 LS-142 the row generation instead of the lease generation", row: true, owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 5}, want: location.IgnoredStale},
-			{name: "LS-130 LS-142 the row's lease generation, owner dead", row: true, owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 1}, want: location.Stored},
+			{name: "absent row", owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 1}, want: location.IgnoredStale},
+			{name: "other owner", row: true, owner: location.OwnerToken{OwnerID: "b", LeaseGeneration: 1}, want: location.IgnoredStale},
+			{name: "the row generation instead of the lease generation", row: true, owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 5}, want: location.IgnoredStale},
+			{name: "the row's lease generation, owner dead", row: true, owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 1}, want: location.Stored},
 		} {
 			t.Run(lt.name+"/"+c.name, func(t *testing.T) {
 				src := newLSSource()
 				if c.row {
-					src.put(lt.table, lt.key, lsAt(lt.row("a", 1), lsT0()), 5)
+					src.put(lt.table, lt.key, lsAt(lt.row("a", 1), fixture.T0()), 5)
 				}
 				tx := NewTx(src)
 				got, err := lt.remove(tx, c.owner)
@@ -174,11 +175,11 @@ func TestLeaseRowRemove(t *testing.T) {
 	}
 }
 
-// TestEmptyMeshBumpsGlobalOnce checks LS-197 (A-39 fixed): a row with an
-// empty mesh name moves the kind's global counter once.
+// TestEmptyMeshBumpsGlobalOnce checks the rule behind LS-197 (A-39 fixed): a
+// row with an empty mesh name moves the kind's global counter once.
 func TestEmptyMeshBumpsGlobalOnce(t *testing.T) {
 	src := newLSSource()
-	s := lsSpot("a", 1)
+	s := fixture.SPOT("a", 1)
 	s.MeshName = ""
 	_, plan := lsRun(t, src, func(tx *Tx) (location.WriteResult, error) { return UpdateSpot(tx, s, location.IntentNewClaim) })
 	require.Equal(t, []StampCounter{lsStamp(location.LocationSpot, "")}, plan.Stamps)

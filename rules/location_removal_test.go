@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -20,19 +21,19 @@ func TestRemoveLocationRow(t *testing.T) {
 		stamps     []StampCounter
 		meshStamps []string
 	}{
-		{name: "meshNodes", table: location.TableMeshNodes, key: MeshNodeKey(lsMNKey()), value: lsMN("a", 1),
+		{name: "meshNodes", table: location.TableMeshNodes, key: MeshNodeKey(fixture.MNKey()), value: fixture.MN(fixture.Token("a", 1)),
 			stamps: []StampCounter{lsStamp(location.LocationPeer, "game"), lsStamp(location.LocationPeer, "")}, meshStamps: []string{"game"}},
-		{name: "peers", table: location.TablePeers, key: PeerKey(lsPeerKey()), value: lsPeer("a", 1),
+		{name: "peers", table: location.TablePeers, key: PeerKey(fixture.PeerKey()), value: fixture.PEER("a", 1),
 			stamps: []StampCounter{lsStamp(location.LocationPeer, "play"), lsStamp(location.LocationPeer, "")}},
-		{name: "spots", table: location.TableSpots, key: SpotKey(lsSpotKey()), value: lsSpot("a", 1),
+		{name: "spots", table: location.TableSpots, key: SpotKey(fixture.SpotKey()), value: fixture.SPOT("a", 1),
 			stamps: []StampCounter{lsStamp(location.LocationSpot, "play"), lsStamp(location.LocationSpot, "")}},
-		{name: "LS-163 A-08 fixed actors", table: location.TableActors, key: ActorKey(lsActorKey()), value: lsActor("a", 1),
+		{name: "fixed actors", table: location.TableActors, key: ActorKey(fixture.ActorKey()), value: fixture.ACTOR("a", 1),
 			stamps: []StampCounter{lsStamp(location.LocationActor, "play"), lsStamp(location.LocationActor, "")}},
-		{name: "routes", table: location.TableRoutes, key: RouteKey(lsRouteKey()), value: lsRoute("a", 1),
+		{name: "routes", table: location.TableRoutes, key: RouteKey(fixture.RouteKey()), value: fixture.ROUTE("a", 1),
 			stamps: []StampCounter{lsStamp(location.LocationRoute, "")}},
-		{name: "clientServers", table: location.TableClientServers, key: ClientServerKey(lsCSKey()), value: lsCS("a", 1),
+		{name: "clientServers", table: location.TableClientServers, key: ClientServerKey(fixture.CSKey()), value: fixture.CS(fixture.Token("a", 1)),
 			stamps: []StampCounter{lsStamp(location.LocationClientServer, "orders"), lsStamp(location.LocationClientServer, "")}},
-		{name: "fanoutPublishers", table: location.TableFanoutPublishers, key: FanoutPublisherKey(lsFPKey()), value: lsFP("a", 1)},
+		{name: "fanoutPublishers", table: location.TableFanoutPublishers, key: FanoutPublisherKey(fixture.FPKey()), value: fixture.FP(fixture.Token("a", 1))},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -54,7 +55,7 @@ func TestRemoveLocationRow(t *testing.T) {
 	}
 	t.Run("a value of the wrong type is an internal error", func(t *testing.T) {
 		src := newLSSource()
-		src.put(location.TableSpots, "k", lsActor("a", 1), 1)
+		src.put(location.TableSpots, "k", fixture.ACTOR("a", 1), 1)
 		tx := NewTx(src)
 		err := RemoveLocationRow(tx, location.TableSpots, "k")
 		require.True(t, errors.Is(err, location.ErrInternal), "%v", err)

@@ -6,17 +6,20 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
-
-// lsT0 is the catalogue's start time, 2026-07-03T00:00:00Z.
-func lsT0() time.Time { return time.Date(2026, 7, 3, 0, 0, 0, 0, time.UTC) }
 
 // lsLease is one owner lease of an lsSource.
 type lsLease struct {
 	generation int64
 	live       bool
 }
+
+// The location catalogue's scenarios run through a store in conformance;
+// the tests of this package check the location rules' decision tables,
+// plans and keys on an lsSource, with the catalogue's rows from package
+// fixture.
 
 // lsSource is a Source for the location-table decisions: rows, leases and
 // the memstore generation rule (dense per key, mesh nodes restart at 1).
@@ -32,7 +35,7 @@ type lsSource struct {
 
 func newLSSource() *lsSource {
 	return &lsSource{
-		now:    lsT0(),
+		now:    fixture.T0(),
 		rows:   map[Table]map[string]Record{},
 		gens:   map[Table]map[string]int64{},
 		leases: map[string]lsLease{},
@@ -132,113 +135,3 @@ func lsStamp(kind location.LocationKind, mesh string) StampCounter {
 }
 
 func lsPtr[T any](v T) *T { return &v }
-
-// lsMN is the catalogue's MN(x): mesh game, rid node-a, lifecycle 7,
-// revision 3, server, no entry spot.
-func lsMN(owner string, leaseGeneration int64) location.MeshNodeDescriptor {
-	return location.MeshNodeDescriptor{
-		MeshName:            "game",
-		RID:                 "node-a",
-		LifecycleGeneration: 7,
-		DescriptorRevision:  3,
-		Endpoint:            "tcp://10.0.0.1:7300",
-		ObjectRole:          location.RoleServer,
-		PlacementWeight:     100,
-		PopulationCapacity: location.Population{
-			Actors: location.PopulationCapacity{Limit: 100},
-			Spots:  location.PopulationCapacity{Limit: 100},
-			SpotTypes: []location.SpotTypeCapacity{
-				{ObjectKind: location.ObjectInstanceSpot, StableType: "room", PopulationCapacity: location.PopulationCapacity{Limit: 100}},
-			},
-		},
-		ActivationConcurrency: location.ActivationConcurrency{Limit: 100},
-		ChannelWeights:        map[string]int64{"orders": 100, "world": 50},
-		ApplicationVersion:    1,
-		SpotTypes:             []string{"room"},
-		ObjectCapabilities: []location.ObjectCapability{
-			{ObjectKind: location.ObjectInstanceSpot, StableType: "room", Policy: location.PolicyRecreate, Limit: 100},
-		},
-		State:            location.StateServing,
-		SecurityIdentity: "cluster-a",
-		OwnerID:          owner,
-		LeaseGeneration:  leaseGeneration,
-	}
-}
-
-// lsMNE is MN(x) with entry spot entry-1.
-func lsMNE(owner string, leaseGeneration int64) location.MeshNodeDescriptor {
-	d := lsMN(owner, leaseGeneration)
-	d.EntrySpotID = lsPtr("entry-1")
-	return d
-}
-
-// lsCS is the catalogue's CS(x).
-func lsCS(owner string, leaseGeneration int64) location.ClientServerDescriptor {
-	return location.ClientServerDescriptor{
-		ChannelName: "orders", ServerRID: "srv-a", LifecycleGeneration: 1, DescriptorRevision: 1,
-		Endpoint: "tcp://10.0.0.1:7400", Weight: 100, State: location.StateServing,
-		SecurityIdentity: "cluster-a", OwnerID: owner, LeaseGeneration: leaseGeneration,
-	}
-}
-
-// lsFP is the catalogue's FP(x).
-func lsFP(owner string, leaseGeneration int64) location.FanoutPublisherDescriptor {
-	return location.FanoutPublisherDescriptor{
-		ChannelName: "events", PublisherRID: "pub-a", LifecycleGeneration: 7, DescriptorRevision: 1,
-		Endpoint: "tcp://10.0.0.1:9501", State: location.StateServing,
-		SecurityIdentity: "cluster-a", OwnerID: owner, LeaseGeneration: leaseGeneration,
-	}
-}
-
-// lsPeer is the catalogue's PEER(x, g).
-func lsPeer(owner string, generation int64) location.PeerLocation {
-	return location.PeerLocation{
-		AutoConnectType: location.AutoConnectRouteMesh, MeshName: "play", NodeRID: lsPtr(location.RoutingID("node-1")),
-		Role: location.PeerRoleRouter, Endpoint: "tcp://127.0.0.1:5001", Weight: 100, Value: 7,
-		Metadata: map[string]string{"route-endpoint": "tcp://127.0.0.1:6001"}, Capabilities: []string{"router"},
-		OwnerID: owner, Generation: generation,
-	}
-}
-
-// lsSpot is the catalogue's SPOT(x, lg).
-func lsSpot(owner string, leaseGeneration int64) location.SpotLocation {
-	return location.SpotLocation{
-		MeshName: "play", SpotID: "spot-1", SpotGeneration: 1, SpotType: "game", OwnerNodeRID: "node-1",
-		OwnerNodeGeneration: 1, SpotKind: location.SpotUser, OwnerID: owner, LeaseGeneration: leaseGeneration,
-	}
-}
-
-// lsActor is the catalogue's ACTOR(x, lg).
-func lsActor(owner string, leaseGeneration int64) location.ActorLocation {
-	return location.ActorLocation{
-		MeshName: "play", ActorID: "actor-1", ActorType: "player",
-		ActorRef:     location.ActorRef{ActorID: "actor-1", ObjectGeneration: 1, MeshName: "play", NodeRID: "node-1"},
-		OwnerNodeRID: "node-1", OwnerNodeGeneration: 1, SpotKind: location.SpotEntry, SpotID: "node-1",
-		SpotGeneration: 1, MembershipEpoch: 1, OwnerID: owner, LeaseGeneration: leaseGeneration,
-	}
-}
-
-// lsRoute is the catalogue's ROUTE(x, g).
-func lsRoute(owner string, generation int64) location.RouteLocation {
-	return location.RouteLocation{
-		RouteKind: location.RouteActorSession, RouteKey: "route-1", OwnerNodeRID: "node-1",
-		OwnerID: owner, Generation: generation, Value: []byte{1, 2, 3, 4},
-	}
-}
-
-// Keys of the catalogue rows.
-func lsMNKey() location.MeshNodeKey { return location.MeshNodeKey{MeshName: "game", RID: "node-a"} }
-func lsCSKey() location.ClientServerKey {
-	return location.ClientServerKey{ChannelName: "orders", ServerRID: "srv-a"}
-}
-func lsFPKey() location.FanoutPublisherKey {
-	return location.FanoutPublisherKey{ChannelName: "events", PublisherRID: "pub-a"}
-}
-func lsPeerKey() location.PeerKey {
-	return location.PeerKey{AutoConnectType: location.AutoConnectRouteMesh, MeshName: "play", Role: location.PeerRoleRouter, NodeRID: lsPtr(location.RoutingID("node-1"))}
-}
-func lsSpotKey() location.SpotKey   { return location.SpotKey{MeshName: "play", SpotID: "spot-1"} }
-func lsActorKey() location.ActorKey { return location.ActorKey{MeshName: "play", ActorID: "actor-1"} }
-func lsRouteKey() location.RouteKey {
-	return location.RouteKey{RouteKind: location.RouteActorSession, RouteKey: "route-1"}
-}

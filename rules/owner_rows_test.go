@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -29,12 +30,12 @@ func (ot lsOwnerRowTable) rowGeneration(v any) int64 {
 }
 
 func lsOwnerRowTables() []lsOwnerRowTable {
-	pk := lsPeerKey()
-	rk := lsRouteKey()
+	pk := fixture.PeerKey()
+	rk := fixture.RouteKey()
 	return []lsOwnerRowTable{
 		{
 			name: "peers", table: location.TablePeers, key: PeerKey(pk),
-			row: func(owner string, g int64) any { return lsPeer(owner, g) },
+			row: func(owner string, g int64) any { return fixture.PEER(owner, g) },
 			write: func(tx *Tx, row any, intent location.WriteIntent) (location.WriteResult, error) {
 				return UpdatePeer(tx, row.(location.PeerLocation), intent)
 			},
@@ -45,7 +46,7 @@ func lsOwnerRowTables() []lsOwnerRowTable {
 		},
 		{
 			name: "routes", table: location.TableRoutes, key: RouteKey(rk),
-			row: func(owner string, g int64) any { return lsRoute(owner, g) },
+			row: func(owner string, g int64) any { return fixture.ROUTE(owner, g) },
 			write: func(tx *Tx, row any, intent location.WriteIntent) (location.WriteResult, error) {
 				return UpdateRoute(tx, row.(location.RouteLocation), intent)
 			},
@@ -94,14 +95,14 @@ func TestOwnerRowOutcomeMatrix(t *testing.T) {
 		{name: "absent/NewClaim", writer: "a", intent: location.IntentNewClaim, want: claim},
 		{name: "absent/Renew", writer: "a", writerGen: 5, intent: location.IntentRenew, want: stale},
 		{name: "absent/Takeover", writer: "a", intent: location.IntentTakeover, want: claim},
-		{name: "LS-102 live other owner/NewClaim", rowOwner: "a", ownerLive: true, writer: "b", intent: location.IntentNewClaim, want: conflict},
-		{name: "LS-103 A-13 own live row/NewClaim", rowOwner: "a", ownerLive: true, writer: "a", intent: location.IntentNewClaim, want: conflict},
-		{name: "LS-107 live owner/Renew with the row generation", rowOwner: "a", ownerLive: true, writer: "a", writerGen: 5, intent: location.IntentRenew, want: renew},
-		{name: "LS-109 live owner/Renew with the wildcard 0", rowOwner: "a", ownerLive: true, writer: "a", writerGen: 0, intent: location.IntentRenew, want: renew},
-		{name: "LS-108 live owner/Renew with another generation", rowOwner: "a", ownerLive: true, writer: "a", writerGen: 6, intent: location.IntentRenew, want: stale},
-		{name: "LS-108 live owner/Renew by another owner", rowOwner: "a", ownerLive: true, writer: "b", writerGen: 5, intent: location.IntentRenew, want: stale},
-		{name: "LS-106 live owner/Takeover by another owner", rowOwner: "a", ownerLive: true, writer: "b", intent: location.IntentTakeover, want: claim},
-		{name: "LS-104 dead owner/NewClaim by another owner", rowOwner: "a", writer: "b", intent: location.IntentNewClaim, want: claim},
+		{name: "live other owner/NewClaim", rowOwner: "a", ownerLive: true, writer: "b", intent: location.IntentNewClaim, want: conflict},
+		{name: "own live row/NewClaim", rowOwner: "a", ownerLive: true, writer: "a", intent: location.IntentNewClaim, want: conflict},
+		{name: "live owner/Renew with the row generation", rowOwner: "a", ownerLive: true, writer: "a", writerGen: 5, intent: location.IntentRenew, want: renew},
+		{name: "live owner/Renew with the wildcard 0", rowOwner: "a", ownerLive: true, writer: "a", writerGen: 0, intent: location.IntentRenew, want: renew},
+		{name: "live owner/Renew with another generation", rowOwner: "a", ownerLive: true, writer: "a", writerGen: 6, intent: location.IntentRenew, want: stale},
+		{name: "live owner/Renew by another owner", rowOwner: "a", ownerLive: true, writer: "b", writerGen: 5, intent: location.IntentRenew, want: stale},
+		{name: "live owner/Takeover by another owner", rowOwner: "a", ownerLive: true, writer: "b", intent: location.IntentTakeover, want: claim},
+		{name: "dead owner/NewClaim by another owner", rowOwner: "a", writer: "b", intent: location.IntentNewClaim, want: claim},
 		{name: "dead owner/Renew by the owner", rowOwner: "a", writer: "a", writerGen: 5, intent: location.IntentRenew, want: renew},
 		{name: "dead owner/Renew by another owner", rowOwner: "a", writer: "b", writerGen: 5, intent: location.IntentRenew, want: stale},
 		{name: "dead owner/Takeover", rowOwner: "a", writer: "ghost", intent: location.IntentTakeover, want: claim},
@@ -112,10 +113,10 @@ func TestOwnerRowOutcomeMatrix(t *testing.T) {
 		for _, c := range cases {
 			t.Run(ot.name+"/"+c.name, func(t *testing.T) {
 				src := newLSSource()
-				src.now = lsT0().Add(time.Minute)
+				src.now = fixture.T0().Add(time.Minute)
 				src.lease("b", 2, true)
 				if c.rowOwner != "" {
-					src.put(ot.table, ot.key, lsStoredRow(ot.row(c.rowOwner, 5), 5, lsT0()), 5)
+					src.put(ot.table, ot.key, lsStoredRow(ot.row(c.rowOwner, 5), 5, fixture.T0()), 5)
 					src.lease(c.rowOwner, 1, c.ownerLive)
 				} else {
 					src.gens[ot.table] = map[string]int64{ot.key: 5}
@@ -159,14 +160,14 @@ func TestOwnerRowRemove(t *testing.T) {
 			want  location.WriteResult
 		}{
 			{name: "absent row", owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 5}, want: lsStale()},
-			{name: "LS-114 other owner", row: true, owner: location.OwnerToken{OwnerID: "b", LeaseGeneration: 5}, want: lsStale()},
-			{name: "LS-114 an older row generation", row: true, owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 4}, want: lsStale()},
-			{name: "LS-115 the row generation, owner dead", row: true, owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 5}, want: lsStored(5, lsT0())},
+			{name: "other owner", row: true, owner: location.OwnerToken{OwnerID: "b", LeaseGeneration: 5}, want: lsStale()},
+			{name: "an older row generation", row: true, owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 4}, want: lsStale()},
+			{name: "the row generation, owner dead", row: true, owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 5}, want: lsStored(5, fixture.T0())},
 		} {
 			t.Run(ot.name+"/"+c.name, func(t *testing.T) {
 				src := newLSSource()
 				if c.row {
-					src.put(ot.table, ot.key, lsStoredRow(ot.row("a", 5), 5, lsT0()), 5)
+					src.put(ot.table, ot.key, lsStoredRow(ot.row("a", 5), 5, fixture.T0()), 5)
 				}
 				tx := NewTx(src)
 				res, err := ot.remove(tx, c.owner)
@@ -183,20 +184,21 @@ func TestOwnerRowRemove(t *testing.T) {
 	}
 }
 
-// TestOwnerRowRenewKeepsGeneration checks LS-109 (A-01 fixed) as a sequence:
+// TestOwnerRowRenewKeepsGeneration checks the rule behind LS-109 (A-01
+// fixed) as a sequence:
 // after a wildcard Renew the row still carries its generation, so a remove
 // with that generation succeeds.
 func TestOwnerRowRenewKeepsGeneration(t *testing.T) {
 	for _, ot := range lsOwnerRowTables() {
-		t.Run("LS-109 "+ot.name, func(t *testing.T) {
+		t.Run(ot.name, func(t *testing.T) {
 			src := newLSSource()
 			src.lease("a", 1, true)
 			res, _ := lsRun(t, src, func(tx *Tx) (location.WriteResult, error) {
 				return ot.write(tx, ot.row("a", 0), location.IntentNewClaim)
 			})
-			require.Equal(t, lsStored(1, lsT0()), res)
+			require.Equal(t, lsStored(1, fixture.T0()), res)
 			res, _ = lsRun(t, src, func(tx *Tx) (location.WriteResult, error) { return ot.write(tx, ot.row("a", 0), location.IntentRenew) })
-			require.Equal(t, lsStored(1, lsT0()), res)
+			require.Equal(t, lsStored(1, fixture.T0()), res)
 			rec, ok := src.Get(ot.table, ot.key)
 			require.True(t, ok)
 			require.Equal(t, int64(1), ot.rowGeneration(rec.Value))
@@ -204,42 +206,43 @@ func TestOwnerRowRenewKeepsGeneration(t *testing.T) {
 			res, _ = lsRun(t, src, func(tx *Tx) (location.WriteResult, error) {
 				return ot.remove(tx, location.OwnerToken{OwnerID: "a", LeaseGeneration: 1})
 			})
-			require.Equal(t, lsStored(1, lsT0()), res)
+			require.Equal(t, lsStored(1, fixture.T0()), res)
 		})
 	}
 }
 
-// TestPeerIdentity checks LS-110 and LS-111: with a node RID the endpoint is
-// not part of the identity; without one it is.
+// TestPeerIdentity checks the keys behind LS-110, LS-111 and LS-155: with a
+// node RID the endpoint is not part of a peer's identity, without one it
+// is, and a route's kind is part of its identity.
 func TestPeerIdentity(t *testing.T) {
-	withRID := lsPeer("a", 0)
-	otherEndpoint := lsPeer("a", 0)
+	withRID := fixture.PEER("a", 0)
+	otherEndpoint := fixture.PEER("a", 0)
 	otherEndpoint.Endpoint = "tcp://127.0.0.1:5999"
-	require.Equal(t, PeerKey(withRID.Key()), PeerKey(otherEndpoint.Key()), "LS-110")
-	e1, e2 := lsPeer("a", 0), lsPeer("a", 0)
+	require.Equal(t, PeerKey(withRID.Key()), PeerKey(otherEndpoint.Key()), "with a node RID the endpoint is not identity")
+	e1, e2 := fixture.PEER("a", 0), fixture.PEER("a", 0)
 	e1.NodeRID, e2.NodeRID = nil, nil
 	e2.Endpoint = "tcp://127.0.0.1:5002"
-	require.NotEqual(t, PeerKey(e1.Key()), PeerKey(e2.Key()), "LS-111")
+	require.NotEqual(t, PeerKey(e1.Key()), PeerKey(e2.Key()), "without a node RID the endpoint is identity")
 	rk := location.RouteKey{RouteKind: location.RouteSpotName, RouteKey: "route-1"}
-	require.NotEqual(t, RouteKey(rk), RouteKey(lsRouteKey()), "LS-155: the kind is part of the identity")
+	require.NotEqual(t, RouteKey(rk), RouteKey(fixture.RouteKey()), "the kind is part of a route's identity")
 }
 
 // TestOwnerRowWritesCopyInput checks that stored peer and route values do
-// not share memory with the caller's (LS-157).
+// not share memory with the caller's (the rule behind LS-157).
 func TestOwnerRowWritesCopyInput(t *testing.T) {
 	src := newLSSource()
-	p := lsPeer("a", 0)
-	r := lsRoute("a", 0)
+	p := fixture.PEER("a", 0)
+	r := fixture.ROUTE("a", 0)
 	lsRun(t, src, func(tx *Tx) (location.WriteResult, error) { return UpdatePeer(tx, p, location.IntentNewClaim) })
 	lsRun(t, src, func(tx *Tx) (location.WriteResult, error) { return UpdateRoute(tx, r, location.IntentNewClaim) })
 	p.Metadata["route-endpoint"] = "x"
 	p.Capabilities[0] = "x"
 	*p.NodeRID = "x"
 	r.Value[0] = 9
-	gotP, _, ok := GetPeer(NewTx(src), PeerKey(lsPeerKey()))
+	gotP, _, ok := GetPeer(NewTx(src), PeerKey(fixture.PeerKey()))
 	require.True(t, ok)
-	require.Equal(t, lsStoredRow(lsPeer("a", 0), 1, lsT0()), gotP)
+	require.Equal(t, lsStoredRow(fixture.PEER("a", 0), 1, fixture.T0()), gotP)
 	gotR, _, ok := GetRoute(NewTx(src), RouteKey(r.Key()))
 	require.True(t, ok)
-	require.Equal(t, []byte{1, 2, 3, 4}, gotR.Value, "LS-157")
+	require.Equal(t, []byte{1, 2, 3, 4}, gotR.Value, "the route value was copied in")
 }

@@ -6,257 +6,99 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
-const (
-	lsXferID  = "01234567-89ab-cdef-0123-456789abcdef"
-	lsXfer2ID = "11111111-1111-1111-1111-111111111111"
-)
+// The transfer scenarios of the catalogue (LS-170 … LS-189) run through a
+// store in conformance. These tests check what the transfer rules keep to
+// themselves: the plans they make and the slot's active pointer.
 
-// lsXfer is the catalogue's XFER with a transfer id.
-func lsXfer(id string) location.ActorTransferPrepareRequest {
-	return location.ActorTransferPrepareRequest{
-		MeshName: "game", ActorID: "actor-1", TransferID: id,
-		Source:                  location.ActorRef{ActorID: "actor-1", ObjectGeneration: 11, MeshName: "game", NodeRID: "node-a"},
-		Target:                  location.ActorRef{ActorID: "actor-1", ObjectGeneration: 11, MeshName: "game", NodeRID: "node-b"},
-		ExpectedActorGeneration: 11, ExpectedMembershipEpoch: 4,
-		Participants:     []location.RoutingID{"node-a", "node-b"},
-		RecoveryOwnerID:  "recovery-a",
-		RecoveryLeaseTTL: 30 * time.Second,
-	}
-}
-
-// lsRef names a transfer of the XFER slot.
-func lsRef(id string) location.ActorTransferRef {
-	return location.ActorTransferRef{MeshName: "game", ActorID: "actor-1", TransferID: id}
-}
-
-// lsXferRecord is the record XFER(id) prepared at `at` yields.
-func lsXferRecord(id string, at time.Time) location.ActorTransferRecord {
-	r := lsXfer(id)
-	return location.ActorTransferRecord{
-		MeshName: r.MeshName, ActorID: r.ActorID, TransferID: id, Source: r.Source, Target: r.Target,
-		ExpectedActorGeneration: 11, ExpectedMembershipEpoch: 4, Participants: []location.RoutingID{"node-a", "node-b"},
-		State: location.TransferPrepared, RecoveryOwnerID: "recovery-a",
-		RecoveryLeaseExpiresAt: at.Add(30 * time.Second), UpdatedAt: at,
-	}
-}
-
-func lsPrepare(t *testing.T, src *lsSource, r location.ActorTransferPrepareRequest) location.ActorTransferWriteResult {
+// xferDecide runs one transfer decision on src and applies it.
+func xferDecide(t *testing.T, src *lsSource, decide func(*Tx) (location.ActorTransferWriteResult, error)) (location.ActorTransferWriteResult, *Plan) {
 	t.Helper()
-	res, plan := lsRun(t, src, func(tx *Tx) (location.ActorTransferWriteResult, error) { return PrepareActorTransfer(tx, r) })
-	require.Empty(t, plan.Stamps, "transfers bump no stamp")
-	return res
+	return lsRun(t, src, decide)
 }
 
-// lsTransition runs commit, activate or abort.
-func lsTransition(t *testing.T, src *lsSource, op string, id, owner string) location.ActorTransferWriteResult {
-	t.Helper()
-	res, _ := lsRun(t, src, func(tx *Tx) (location.ActorTransferWriteResult, error) {
-		switch op {
-		case "commit":
-			return CommitActorTransfer(tx, lsRef(id), owner)
-		case "activate":
-			return ActivateActorTransfer(tx, lsRef(id), owner)
-		default:
-			return AbortActorTransfer(tx, lsRef(id), owner)
-		}
-	})
-	return res
-}
-
-func lsTakeOver(t *testing.T, src *lsSource, id, successor string, ttl time.Duration) location.ActorTransferWriteResult {
-	t.Helper()
-	res, _ := lsRun(t, src, func(tx *Tx) (location.ActorTransferWriteResult, error) {
-		return TakeOverActorTransfer(tx, lsRef(id), successor, ttl)
-	})
-	return res
-}
-
-func lsActive(src *lsSource) *location.ActorTransferRecord {
-	r, ok := ActiveActorTransfer(NewTx(src), "game", "actor-1")
+// activeXfer is the slot's active transfer as the rules find it.
+func activeXfer(src *lsSource) *location.ActorTransferRecord {
+	r, ok := ActiveActorTransfer(NewTx(src), fixture.MeshGame, "actor-1")
 	if !ok {
 		return nil
 	}
 	return &r
 }
 
-func lsOutcome(s location.TransferWriteStatus) location.ActorTransferWriteResult {
-	return location.ActorTransferWriteResult{Status: s}
-}
-
-func TestActorTransfers(t *testing.T) {
-	t0 := lsT0()
-	t.Run("LS-170 prepare", func(t *testing.T) {
+func TestActorTransferRules(t *testing.T) {
+	ref := fixture.XferRef(fixture.XFER())
+	prepare := func(r location.ActorTransferPrepareRequest) func(*Tx) (location.ActorTransferWriteResult, error) {
+		return func(tx *Tx) (location.ActorTransferWriteResult, error) { return PrepareActorTransfer(tx, r) }
+	}
+	t.Run("no transfer decision plans a stamp", func(t *testing.T) {
 		src := newLSSource()
-		want := lsXferRecord(lsXferID, t0)
-		require.Equal(t, location.ActorTransferWriteResult{Status: location.TransferStored, Record: &want}, lsPrepare(t, src, lsXfer(lsXferID)))
-		require.Equal(t, &want, lsActive(src))
+		steps := []struct {
+			at     time.Duration
+			decide func(*Tx) (location.ActorTransferWriteResult, error)
+		}{
+			{0, prepare(fixture.XFER())},
+			{0, func(tx *Tx) (location.ActorTransferWriteResult, error) {
+				return CommitActorTransfer(tx, ref, "recovery-a")
+			}},
+			{30 * time.Second, func(tx *Tx) (location.ActorTransferWriteResult, error) {
+				return TakeOverActorTransfer(tx, ref, "recovery-b", time.Second)
+			}},
+			{30 * time.Second, func(tx *Tx) (location.ActorTransferWriteResult, error) {
+				return ActivateActorTransfer(tx, ref, "recovery-b")
+			}},
+			{30 * time.Second, prepare(fixture.XFER2())},
+			{30 * time.Second, func(tx *Tx) (location.ActorTransferWriteResult, error) {
+				return AbortActorTransfer(tx, fixture.XferRef(fixture.XFER2()), "recovery-a")
+			}},
+		}
+		for i, step := range steps {
+			src.now = fixture.T0().Add(step.at)
+			res, plan := xferDecide(t, src, step.decide)
+			require.Equal(t, location.TransferStored, res.Status, "step %d", i)
+			require.Empty(t, plan.Stamps, "step %d", i)
+			require.Empty(t, plan.MeshNodeStamps, "step %d", i)
+		}
 	})
-	t.Run("participants are copied as a set", func(t *testing.T) {
+	t.Run("participants are copied in as a set", func(t *testing.T) {
 		src := newLSSource()
-		r := lsXfer(lsXferID)
+		r := fixture.XFER()
 		r.Participants = []location.RoutingID{"node-b", "node-a", "node-b"}
-		res := lsPrepare(t, src, r)
+		res, _ := xferDecide(t, src, prepare(r))
 		require.Equal(t, []location.RoutingID{"node-b", "node-a"}, res.Record.Participants)
 		r.Participants[0] = "x"
-		require.Equal(t, []location.RoutingID{"node-b", "node-a"}, lsActive(src).Participants)
+		require.Equal(t, []location.RoutingID{"node-b", "node-a"}, activeXfer(src).Participants)
 	})
-	t.Run("LS-172 A-26 idempotent re-prepare ignores content", func(t *testing.T) {
+	t.Run("an idempotent re-prepare plans nothing", func(t *testing.T) {
 		src := newLSSource()
-		lsPrepare(t, src, lsXfer(lsXferID))
-		src.now = t0.Add(time.Second)
-		again := lsXfer(lsXferID)
+		xferDecide(t, src, prepare(fixture.XFER()))
+		src.now = fixture.T0().Add(time.Second)
+		again := fixture.XFER()
 		again.RecoveryOwnerID, again.Participants = "recovery-z", []location.RoutingID{"node-z"}
 		tx := NewTx(src)
 		res, err := PrepareActorTransfer(tx, again)
 		require.NoError(t, err)
-		want := lsXferRecord(lsXferID, t0)
+		want := fixture.XferRecord(fixture.XFER(), fixture.T0())
 		require.Equal(t, location.ActorTransferWriteResult{Status: location.TransferStored, Record: &want}, res)
 		require.True(t, tx.Plan().Empty())
 	})
-	t.Run("LS-173 a second transfer while one is active", func(t *testing.T) {
+	t.Run("a takeover keeps the slot's active pointer", func(t *testing.T) {
 		src := newLSSource()
-		lsPrepare(t, src, lsXfer(lsXferID))
-		require.Equal(t, lsOutcome(location.TransferRejectedConflict), lsPrepare(t, src, lsXfer(lsXfer2ID)))
-		require.Equal(t, lsXferID, lsActive(src).TransferID)
-	})
-	t.Run("LS-174 same id while committed", func(t *testing.T) {
-		src := newLSSource()
-		lsPrepare(t, src, lsXfer(lsXferID))
-		require.Equal(t, location.TransferStored, lsTransition(t, src, "commit", lsXferID, "recovery-a").Status)
-		require.Equal(t, lsOutcome(location.TransferRejectedConflict), lsPrepare(t, src, lsXfer(lsXferID)))
-	})
-	t.Run("LS-175 commit", func(t *testing.T) {
-		src := newLSSource()
-		lsPrepare(t, src, lsXfer(lsXferID))
-		require.Equal(t, lsOutcome(location.TransferRejectedConflict), lsTransition(t, src, "commit", lsXferID, "wrong"))
-		src.now = t0.Add(time.Second)
-		want := lsXferRecord(lsXferID, t0)
-		want.State, want.UpdatedAt = location.TransferCommitted, t0.Add(time.Second)
-		require.Equal(t, location.ActorTransferWriteResult{Status: location.TransferStored, Record: &want}, lsTransition(t, src, "commit", lsXferID, "recovery-a"))
-		require.Equal(t, &want, lsActive(src))
-		require.Equal(t, lsOutcome(location.TransferInvalidState), lsTransition(t, src, "commit", lsXferID, "recovery-a"))
-	})
-	t.Run("LS-176 activate", func(t *testing.T) {
-		src := newLSSource()
-		lsPrepare(t, src, lsXfer(lsXferID))
-		require.Equal(t, lsOutcome(location.TransferInvalidState), lsTransition(t, src, "activate", lsXferID, "recovery-a"))
-		lsTransition(t, src, "commit", lsXferID, "recovery-a")
-		res := lsTransition(t, src, "activate", lsXferID, "recovery-a")
-		require.Equal(t, location.TransferStored, res.Status)
-		require.Equal(t, location.TransferActivated, res.Record.State)
-		require.Nil(t, lsActive(src))
-		for _, op := range []string{"commit", "activate", "abort"} {
-			require.Equal(t, lsOutcome(location.TransferNotFound), lsTransition(t, src, op, lsXferID, "recovery-a"), op)
-		}
-		t.Run("LS-178 new transfer after completion", func(t *testing.T) {
-			res := lsPrepare(t, src, lsXfer(lsXfer2ID))
-			require.Equal(t, location.TransferStored, res.Status)
-			require.Equal(t, lsXfer2ID, lsActive(src).TransferID)
+		xferDecide(t, src, prepare(fixture.XFER()))
+		src.now = fixture.T0().Add(30 * time.Second)
+		res, _ := xferDecide(t, src, func(tx *Tx) (location.ActorTransferWriteResult, error) {
+			return TakeOverActorTransfer(tx, ref, "recovery-b", 30*time.Second)
 		})
-	})
-	t.Run("LS-177 abort", func(t *testing.T) {
-		src := newLSSource()
-		lsPrepare(t, src, lsXfer(lsXferID))
-		res := lsTransition(t, src, "abort", lsXferID, "recovery-a")
 		require.Equal(t, location.TransferStored, res.Status)
-		require.Equal(t, location.TransferAborted, res.Record.State)
-		require.Nil(t, lsActive(src))
-		lsPrepare(t, src, lsXfer(lsXfer2ID))
-		lsTransition(t, src, "commit", lsXfer2ID, "recovery-a")
-		require.Equal(t, lsOutcome(location.TransferInvalidState), lsTransition(t, src, "abort", lsXfer2ID, "recovery-a"))
-	})
-	t.Run("LS-179 re-preparing a finished id", func(t *testing.T) {
-		src := newLSSource()
-		lsPrepare(t, src, lsXfer(lsXferID))
-		lsTransition(t, src, "abort", lsXferID, "recovery-a")
-		src.now = t0.Add(time.Minute)
-		want := lsXferRecord(lsXferID, t0.Add(time.Minute))
-		require.Equal(t, location.ActorTransferWriteResult{Status: location.TransferStored, Record: &want}, lsPrepare(t, src, lsXfer(lsXferID)))
-	})
-	t.Run("LS-180 unknown transfers", func(t *testing.T) {
-		src := newLSSource()
-		lsPrepare(t, src, lsXfer(lsXferID))
-		for _, op := range []string{"commit", "activate", "abort"} {
-			require.Equal(t, lsOutcome(location.TransferNotFound), lsTransition(t, src, op, lsXfer2ID, "recovery-a"), op)
-		}
-		res, _ := lsRun(t, src, func(tx *Tx) (location.ActorTransferWriteResult, error) {
-			return CommitActorTransfer(tx, location.ActorTransferRef{MeshName: "game", ActorID: "actor-9", TransferID: lsXferID}, "recovery-a")
-		})
-		require.Equal(t, lsOutcome(location.TransferNotFound), res)
-		require.Equal(t, lsOutcome(location.TransferNotFound), lsTakeOver(t, src, lsXfer2ID, "recovery-b", time.Second))
-	})
-	t.Run("LS-181 LS-182 takeover timing", func(t *testing.T) {
-		src := newLSSource()
-		lsPrepare(t, src, lsXfer(lsXferID))
-		src.now = t0.Add(30*time.Second - time.Millisecond)
-		require.Equal(t, lsOutcome(location.TransferRejectedConflict), lsTakeOver(t, src, lsXferID, "recovery-b", 30*time.Second))
-		src.now = t0.Add(30 * time.Second)
-		want := lsXferRecord(lsXferID, t0)
-		want.RecoveryOwnerID, want.RecoveryLeaseExpiresAt, want.UpdatedAt = "recovery-b", t0.Add(time.Minute), t0.Add(30*time.Second)
-		require.Equal(t, location.ActorTransferWriteResult{Status: location.TransferStored, Record: &want}, lsTakeOver(t, src, lsXferID, "recovery-b", 30*time.Second))
-		require.Equal(t, &want, lsActive(src), "the active pointer stays")
-		require.Equal(t, lsOutcome(location.TransferRejectedConflict), lsTransition(t, src, "commit", lsXferID, "recovery-a"))
-		require.Equal(t, location.TransferCommitted, lsTransition(t, src, "commit", lsXferID, "recovery-b").Record.State)
-	})
-	t.Run("LS-183 takeover of a committed transfer", func(t *testing.T) {
-		src := newLSSource()
-		lsPrepare(t, src, lsXfer(lsXferID))
-		lsTransition(t, src, "commit", lsXferID, "recovery-a")
-		src.now = t0.Add(31 * time.Second)
-		res := lsTakeOver(t, src, lsXferID, "recovery-b", 30*time.Second)
-		require.Equal(t, location.TransferStored, res.Status)
-		require.Equal(t, location.TransferCommitted, res.Record.State)
-	})
-	t.Run("LS-184 takeover of finished transfers", func(t *testing.T) {
-		src := newLSSource()
-		lsPrepare(t, src, lsXfer(lsXferID))
-		lsTransition(t, src, "commit", lsXferID, "recovery-a")
-		lsTransition(t, src, "activate", lsXferID, "recovery-a")
-		src.now = t0.Add(time.Hour)
-		require.Equal(t, lsOutcome(location.TransferInvalidState), lsTakeOver(t, src, lsXferID, "recovery-b", time.Second))
-		lsPrepare(t, src, lsXfer(lsXfer2ID))
-		lsTransition(t, src, "abort", lsXfer2ID, "recovery-a")
-		src.now = t0.Add(2 * time.Hour)
-		require.Equal(t, lsOutcome(location.TransferInvalidState), lsTakeOver(t, src, lsXfer2ID, "recovery-b", time.Second))
-	})
-	t.Run("LS-186 A-27 an expired recovery owner keeps its rights", func(t *testing.T) {
-		src := newLSSource()
-		lsPrepare(t, src, lsXfer(lsXferID))
-		src.now = t0.Add(31 * time.Second)
-		require.Equal(t, location.TransferStored, lsTransition(t, src, "commit", lsXferID, "recovery-a").Status)
-	})
-	t.Run("LS-187 self-takeover after expiry", func(t *testing.T) {
-		src := newLSSource()
-		lsPrepare(t, src, lsXfer(lsXferID))
-		src.now = t0.Add(31 * time.Second)
-		res := lsTakeOver(t, src, lsXferID, "recovery-a", 10*time.Second)
-		require.Equal(t, t0.Add(41*time.Second), res.Record.RecoveryLeaseExpiresAt)
-	})
-	t.Run("LS-188 slots are independent", func(t *testing.T) {
-		src := newLSSource()
-		lsPrepare(t, src, lsXfer(lsXferID))
-		second := lsXfer(lsXfer2ID)
-		second.ActorID = "actor-2"
-		require.Equal(t, location.TransferStored, lsPrepare(t, src, second).Status)
-		third := lsXfer(lsXfer2ID)
-		third.MeshName = "other"
-		require.Equal(t, location.TransferStored, lsPrepare(t, src, third).Status)
-	})
-	t.Run("LS-208 a TTL of 1 ms expires 1 ms later", func(t *testing.T) {
-		src := newLSSource()
-		r := lsXfer(lsXferID)
-		r.RecoveryLeaseTTL = time.Millisecond + 500*time.Microsecond // truncated to 1 ms
-		require.Equal(t, t0.Add(time.Millisecond), lsPrepare(t, src, r).Record.RecoveryLeaseExpiresAt)
-		src.now = t0.Add(time.Millisecond)
-		require.Equal(t, location.TransferStored, lsTakeOver(t, src, lsXferID, "recovery-b", time.Millisecond).Status)
+		require.Equal(t, res.Record, activeXfer(src))
 	})
 	t.Run("returned records are copies", func(t *testing.T) {
 		src := newLSSource()
-		res := lsPrepare(t, src, lsXfer(lsXferID))
+		res, _ := xferDecide(t, src, prepare(fixture.XFER()))
 		res.Record.Participants[0] = "x"
-		require.Equal(t, []location.RoutingID{"node-a", "node-b"}, lsActive(src).Participants)
+		require.Equal(t, []location.RoutingID{"node-a", "node-b"}, activeXfer(src).Participants)
 	})
 }

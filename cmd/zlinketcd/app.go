@@ -7,15 +7,28 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
+	"time"
 )
 
-// Exit statuses.
+// Exit statuses. A run that a signal ended exits with 128 + the signal's
+// number: 130 for SIGINT (Ctrl-C), 143 for SIGTERM.
 const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+)
+
+// interruptGrace is how long a run may take to clean up after a signal
+// before the command exits anyway; the clean-up itself gets
+// interruptCleanup of it.
+const (
+	interruptGrace   = time.Second
+	interruptCleanup = 700 * time.Millisecond
 )
 
 // command is one subcommand.
@@ -26,88 +39,198 @@ type command struct {
 	usage string
 	// help explains the subcommand (several lines).
 	help string
+	// conn says whether the subcommand needs a cluster.
+	conn connUse
+	// ownFlags are connection flags the subcommand gives its own meaning
+	// (the connection then reads them before the subcommand's name or from
+	// the environment).
+	ownFlags []string
 	// flags registers the subcommand's own flags and returns the function
 	// that runs it once they are parsed.
 	flags func(fs *flag.FlagSet) runFunc
 }
 
-// runFunc runs a parsed subcommand.
-type runFunc func(ctx context.Context, env *env, args []string) error
+// runFunc runs a parsed subcommand. ctx ends when the run's guard trips
+// (a signal, or a cluster that failed).
+type runFunc func(ctx context.Context, e *env, args []string) error
+
+// invocation is what one run of the command gets from its process: the
+// arguments, the output streams, the environment and the signals.
+type invocation struct {
+	args           []string
+	stdout, stderr io.Writer
+	// getenv reads the environment (ETCDCTL_*); nil reads nothing.
+	getenv func(string) string
+	// signals delivers SIGINT and SIGTERM; nil delivers none.
+	signals <-chan os.Signal
+	// progress times the progress lines on stderr; zero means the
+	// defaults.
+	progress progressTiming
+}
 
 // env is what a running subcommand gets.
 type env struct {
-	conn   connConfig
-	stdout io.Writer
-	stderr io.Writer
-	log    *slog.Logger
+	cmd  string
+	conn connConfig
+	// embeddedAsked: --embedded was given (rather than defaulted to).
+	embeddedAsked bool
+	stdout        io.Writer
+	stderr        io.Writer
+	log           *slog.Logger
+	guard         *guard
+	progress      progressTiming
+	// explain rewords etcd's refusals with the session's user and prefix
+	// (set by open); ok is false for other errors.
+	explain func(error) (msg string, ok bool)
 }
 
 // commands lists the subcommands in help order.
 func commands() []command {
-	return []command{demoCommand(), inspectCommand(), gcCommand(), checkCommand(), benchCommand()}
+	return []command{demoCommand(), inspectCommand(), gcCommand(), checkCommand(), benchCommand(), authCommand(), versionCommand()}
 }
 
 // run is the whole command: it returns the exit status.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, inv invocation) int {
+	if inv.getenv == nil {
+		inv.getenv = func(string) string { return "" }
+	}
+	inv.stdout, inv.stderr = &lockedWriter{w: inv.stdout}, &lockedWriter{w: inv.stderr}
 	conn := defaultConnFlags()
 	top := newFlagSet("zlinketcd", &conn)
-	if err := top.Parse(args); err != nil {
+	if err := top.Parse(inv.args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			writeUsage(stdout)
+			writeUsage(inv.stdout)
 			return exitOK
 		}
-		return fail(stderr, "", usageErrorf("%s", err.Error()))
+		return fail(inv.stderr, "", usageErrorf("%s", err.Error()))
 	}
 	rest := top.Args()
 	if len(rest) == 0 {
-		writeUsage(stderr)
+		writeUsage(inv.stderr)
 		return exitUsage
 	}
 	name, rest := rest[0], rest[1:]
 	if name == "help" {
-		return help(rest, stdout, stderr)
+		return help(rest, inv.stdout, inv.stderr)
 	}
 	cmd, ok := lookup(name)
 	if !ok {
-		return fail(stderr, "", usageErrorf("unknown command %q (commands: %s)", name, commandNames()))
+		return fail(inv.stderr, "", usageErrorf("unknown command %q (commands: %s)", name, commandNames()))
 	}
-	fs := newFlagSet(cmd.name, &conn)
+	fs := newFlagSet(cmd.name, &conn, cmd.ownFlags...)
 	runner := cmd.flags(fs)
 	positional, err := parseArgs(fs, rest)
 	if errors.Is(err, flag.ErrHelp) {
-		writeCommandUsage(stdout, cmd, fs)
+		writeCommandUsage(inv.stdout, cmd, fs)
 		return exitOK
 	}
 	if err != nil {
-		return fail(stderr, cmd.name, err)
+		return fail(inv.stderr, cmd.name, err)
 	}
-	cfg, err := conn.check()
+	given := givenFlags(top)
+	fs.Visit(func(f *flag.Flag) {
+		if !slices.Contains(cmd.ownFlags, f.Name) {
+			given[f.Name] = true
+		}
+	})
+	if err := applyEnv(top, given, inv.getenv); err != nil {
+		return fail(inv.stderr, cmd.name, err)
+	}
+	cfg, err := conn.check(cmd.conn, given)
 	if err != nil {
-		return fail(stderr, cmd.name, err)
+		return fail(inv.stderr, cmd.name, err)
 	}
-	e := &env{conn: cfg, stdout: stdout, stderr: stderr,
-		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))}
-	if err := runner(ctx, e, positional); err != nil {
-		return fail(stderr, cmd.name, err)
+	g := newGuard(ctx, cfg.CommandTimeout)
+	defer g.trip(context.Canceled)
+	e := &env{cmd: cmd.name, conn: cfg, embeddedAsked: conn.embedded, stdout: inv.stdout, stderr: inv.stderr, guard: g,
+		progress: inv.progress.withDefaults(), explain: func(error) (string, bool) { return "", false },
+		log: slog.New(slog.NewTextHandler(inv.stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))}
+	return e.runGuarded(runner, positional, inv.signals)
+}
+
+// runGuarded runs the subcommand and waits for it; a signal trips the
+// guard, which ends the run (cleaning up what it can), and the command
+// exits within interruptGrace of the signal however far the clean-up got.
+func (e *env) runGuarded(runner runFunc, args []string, signals <-chan os.Signal) int {
+	done := make(chan error, 1)
+	go func() { done <- runner(e.guard.ctx, e, args) }()
+	var grace <-chan time.Time
+	for {
+		select {
+		case err := <-done:
+			return e.finish(err)
+		case sig := <-signals:
+			if grace != nil {
+				return e.abandon()
+			}
+			e.guard.trip(interrupted{sig: sig})
+			t := time.NewTimer(interruptGrace)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			return e.abandon()
+		}
 	}
-	return exitOK
+}
+
+// abandon reports a run that did not finish its clean-up in time after a
+// signal.
+func (e *env) abandon() int {
+	var in interrupted
+	if !errors.As(e.guard.cause(), &in) {
+		in = interrupted{sig: os.Interrupt}
+	}
+	fmt.Fprintf(e.stderr, "zlinketcd: %s: %v; the clean-up did not finish within %v (run 'zlinketcd gc' to find what was left)\n",
+		e.cmd, in, interruptGrace)
+	return in.exitCode()
+}
+
+// finish reports how the run ended and returns the exit status: a signal
+// and a failed cluster are reported by their cause (the request that
+// failed because of it says less), followed by anything the run could not
+// clean up.
+func (e *env) finish(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	if isUsage(err) {
+		return fail(e.stderr, e.cmd, err)
+	}
+	cause := e.guard.cause()
+	var in interrupted
+	var ce *clusterError
+	switch {
+	case errors.As(cause, &in):
+		fmt.Fprintln(e.stderr, "zlinketcd: "+e.cmd+": "+oneLine(in.Error()+leftNote(err)))
+		return in.exitCode()
+	case errors.As(cause, &ce):
+		return fail(e.stderr, e.cmd, errors.New(ce.Error()+leftNote(err)))
+	}
+	if explained, ok := e.explain(err); ok {
+		return fail(e.stderr, e.cmd, errors.New(explained+leftNote(err)))
+	}
+	return fail(e.stderr, e.cmd, err)
 }
 
 // fail prints err as one line and returns its exit status.
 func fail(stderr io.Writer, cmd string, err error) int {
 	where := "zlinketcd: "
+	msg := oneLine(err.Error())
 	if cmd != "" {
 		where += cmd + ": "
+		// A package named like its subcommand (bench, inspect, demo) says
+		// the same prefix again: one per layer is enough.
+		msg = strings.TrimPrefix(msg, cmd+": ")
 	}
 	if !isUsage(err) {
-		fmt.Fprintln(stderr, where+oneLine(err.Error()))
+		fmt.Fprintln(stderr, where+msg)
 		return exitFailure
 	}
 	see := "zlinketcd help"
 	if cmd != "" {
 		see += " " + cmd
 	}
-	fmt.Fprintf(stderr, "%s%s (see '%s')\n", where, oneLine(err.Error()), see)
+	fmt.Fprintf(stderr, "%s%s (see '%s')\n", where, msg, see)
 	return exitUsage
 }
 
@@ -146,7 +269,7 @@ func help(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "", usageErrorf("unknown command %q (commands: %s)", args[0], commandNames()))
 	}
 	conn := defaultConnFlags()
-	fs := newFlagSet(cmd.name, &conn)
+	fs := newFlagSet(cmd.name, &conn, cmd.ownFlags...)
 	cmd.flags(fs)
 	writeCommandUsage(stdout, cmd, fs)
 	return exitOK
@@ -154,7 +277,7 @@ func help(args []string, stdout, stderr io.Writer) int {
 
 // writeUsage prints the command's usage.
 func writeUsage(w io.Writer) {
-	fmt.Fprintln(w, "zlinketcd — zlink's location store on etcd: demo, inspect, gc, check, bench.")
+	fmt.Fprintln(w, "zlinketcd — zlink's location store on etcd: demo, inspect, gc, check, bench, auth setup.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Usage: zlinketcd [connection flags] <command> [flags]")
 	fmt.Fprintln(w)
@@ -165,14 +288,17 @@ func writeUsage(w io.Writer) {
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Connection flags (before or after the command):")
+	fmt.Fprintln(w, "Connection flags (before or after the command; [$NAME] is the environment")
+	fmt.Fprintln(w, "variable etcdctl reads for the same flag, used when the flag is not given):")
 	conn := defaultConnFlags()
 	fs := flag.NewFlagSet("zlinketcd", flag.ContinueOnError)
 	conn.register(fs)
 	writeFlags(w, fs, nil)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Without --endpoints the command starts an embedded single-member etcd in a")
-	fmt.Fprintln(w, "temporary directory (and says so). Run 'zlinketcd help <command>' for more.")
+	fmt.Fprintln(w, "Every command but demo and version needs --endpoints (or ETCDCTL_ENDPOINTS);")
+	fmt.Fprintln(w, "demo without them, and any command with --embedded, starts a throw-away")
+	fmt.Fprintln(w, "single-member etcd. Exit status: 0 done, 1 failed, 2 usage error, 130/143")
+	fmt.Fprintln(w, "interrupted by SIGINT/SIGTERM. Run 'zlinketcd help <command>' for more.")
 }
 
 // writeCommandUsage prints one subcommand's usage: its own flags first,
@@ -182,17 +308,21 @@ func writeCommandUsage(w io.Writer, cmd command, fs *flag.FlagSet) {
 	shared := map[string]bool{}
 	conn := defaultConnFlags()
 	cf := flag.NewFlagSet("", flag.ContinueOnError)
-	conn.register(cf)
+	conn.register(cf, cmd.ownFlags...)
 	cf.VisitAll(func(f *flag.Flag) { shared[f.Name] = true })
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Flags:")
 	writeFlags(w, fs, func(name string) bool { return !shared[name] })
+	if cmd.conn == connNone {
+		return
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Connection flags:")
 	writeFlags(w, fs, func(name string) bool { return shared[name] })
 }
 
-// writeFlags prints the flags of fs that keep selects (all when nil).
+// writeFlags prints the flags of fs that keep selects (all when nil), with
+// their defaults unless those are their type's zero value.
 func writeFlags(w io.Writer, fs *flag.FlagSet, keep func(string) bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fs.VisitAll(func(f *flag.Flag) {
@@ -201,10 +331,24 @@ func writeFlags(w io.Writer, fs *flag.FlagSet, keep func(string) bool) {
 		}
 		kind, usage := flag.UnquoteUsage(f)
 		def := ""
-		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+		if !isZeroDefault(f) {
 			def = fmt.Sprintf(" (default %s)", f.DefValue)
 		}
 		fmt.Fprintf(tw, "  --%s %s\t%s%s\n", f.Name, kind, usage, def)
 	})
 	_ = tw.Flush()
+}
+
+// lockedWriter serialises the writes of the run's goroutines (progress,
+// logs, the demo's event sinks) to one stream.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// Write implements io.Writer.
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

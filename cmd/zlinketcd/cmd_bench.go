@@ -9,7 +9,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/internal/bench"
-	"github.com/zlink-systems/zlink-etcd/internal/scratch"
 )
 
 // benchCommand is the load generator.
@@ -39,7 +38,7 @@ record (no contention). Everything is written under a scratch prefix inside
 				if err := opts.Check(); err != nil {
 					return usageErrorf("%s", err.Error())
 				}
-				s, err := open(ctx, e.conn, e.stderr, e.log)
+				s, err := e.open(ctx, sessionOptions{write: true})
 				if err != nil {
 					return err
 				}
@@ -53,10 +52,11 @@ record (no contention). Everything is written under a scratch prefix inside
 // runBench opens the extra connections, runs the benchmark under a scratch
 // prefix and prints the table; it fails when a request failed.
 func runBench(ctx context.Context, e *env, s *session, opts bench.Options) (err error) {
-	prefix, err := scratch.New(s.cfg.Prefix, "bench")
+	run, err := e.beginScratch(ctx, s, "bench")
 	if err != nil {
 		return err
 	}
+	defer func() { err = run.finish(ctx, err) }()
 	conns := []*clientv3.Client{s.client}
 	defer func() {
 		for _, c := range conns[1:] {
@@ -64,21 +64,17 @@ func runBench(ctx context.Context, e *env, s *session, opts bench.Options) (err 
 		}
 	}()
 	for len(conns) < opts.Conns {
-		c, err := dial(s.cfg, s.client.Endpoints())
+		c, err := s.extraClient()
 		if err != nil {
 			return err
 		}
 		conns = append(conns, c)
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		defer cancel()
-		if _, cerr := scratch.Clean(cctx, s.client, prefix); cerr != nil && err == nil {
-			err = fmt.Errorf("clean up %s: %w", prefix, cerr)
-		}
-	}()
-	fmt.Fprintf(e.stdout, "bench: %s under %s\n", s.describe, prefix)
-	rep, err := bench.Run(ctx, conns, prefix, etcdStoreOptions(s), opts)
+	prog := e.startProgress()
+	defer prog.end()
+	opts.OnProgress = func(p bench.Progress) { prog.set("bench: %s: %d/%d", p.Stage, p.Done, p.Total) }
+	fmt.Fprintf(e.stdout, "bench: %s under %s\n", s.describe, run.prefix)
+	rep, err := bench.Run(ctx, conns, run.prefix, etcdStoreOptions(s), opts)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"net"
 	"os"
@@ -13,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
 	"github.com/zlink-systems/zlink-etcd/internal/testpki"
 )
@@ -27,51 +30,90 @@ func closedPort(t *testing.T) string {
 	return addr
 }
 
+// Endpoints that refuse connections are reported at once, not after the
+// dial timeout.
 func TestUnreachableEndpoint(t *testing.T) {
 	addr := closedPort(t)
-	for _, cmd := range [][]string{{"inspect"}, {"gc"}, {"check"}, {"bench"}, {"demo"}} {
+	const dialTimeout = 20 * time.Second
+	for _, cmd := range [][]string{{"inspect"}, {"gc"}, {"check"}, {"bench"}, {"demo"}, {"auth", "setup"}} {
 		t.Run(cmd[0], func(t *testing.T) {
-			r := runCmd(t, append(cmd, "--endpoints", "http://"+addr, "--dial-timeout", "300ms")...)
-			requireOneLineError(t, r, exitFailure, "zlinketcd: "+cmd[0]+": cannot reach etcd at http://"+addr+" within 300ms")
+			began := time.Now()
+			r := runCmd(t, append(cmd, "--endpoints", "http://"+addr+",http://"+addr, "--dial-timeout", dialTimeout.String())...)
+			requireOneLineError(t, r, exitFailure, "zlinketcd: "+cmd[0]+": cannot reach etcd at http://"+addr+",http://"+addr+": connection refused")
+			require.Less(t, time.Since(began), dialTimeout/2, "a refused connection is not waited on")
 		})
 	}
 }
 
-// testPKI is a CA with a server certificate for 127.0.0.1 and a client
-// certificate, written as PEM files.
+// testPKI is a CA with a server certificate for 127.0.0.1 and localhost
+// and client certificates, and another CA with a client certificate,
+// written as PEM files.
 type testPKI struct {
 	dir                                       string
 	caFile, serverCert, serverKey             string
 	clientCert, clientKey, otherCA, emptyFile string
+	// otherClientCert and otherClientKey are signed by the other CA.
+	otherClientCert, otherClientKey string
+	ca                              *testpki.Authority
 }
 
 // newTestPKI writes the files into temporary directories.
 func newTestPKI(t *testing.T) testPKI {
 	t.Helper()
 	ca := testpki.New(t, "test CA")
-	p := testPKI{dir: t.TempDir(), caFile: ca.CAFile(), otherCA: testpki.New(t, "other CA").CAFile()}
+	other := testpki.New(t, "other CA")
+	p := testPKI{dir: t.TempDir(), caFile: ca.CAFile(), otherCA: other.CAFile(), ca: ca}
 	p.serverCert, p.serverKey = ca.Issue(t, "server", x509.ExtKeyUsageServerAuth)
 	p.clientCert, p.clientKey = ca.Issue(t, "client", x509.ExtKeyUsageClientAuth)
+	p.otherClientCert, p.otherClientKey = other.Issue(t, "client", x509.ExtKeyUsageClientAuth)
 	p.emptyFile = filepath.Join(p.dir, "empty.pem")
 	require.NoError(t, os.WriteFile(p.emptyFile, nil, 0o600))
 	return p
 }
 
-func TestTLS(t *testing.T) {
-	p := newTestPKI(t)
+// startTLSMember starts a member that serves TLS and requires client
+// certificates signed by p's CA.
+func startTLSMember(t *testing.T, p testPKI) *embedetcd.Member {
+	t.Helper()
 	m, err := embedetcd.StartMember(t.Context(), embedetcd.Config{TLS: &embedetcd.TLSFiles{
 		CertFile: p.serverCert, KeyFile: p.serverKey, TrustedCAFile: p.caFile, ClientCertAuth: true}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+// Each TLS mismatch is named by its cause, at once (a probe tells it long
+// before the dial timeout runs out), and --server-name is checked.
+func TestTLS(t *testing.T) {
+	p := newTestPKI(t)
+	m := startTLSMember(t, p)
 	ep := m.Endpoints()[0]
 	require.True(t, strings.HasPrefix(ep, "https://"), ep)
 	plain := "http://" + strings.TrimPrefix(ep, "https://")
-	quick := []string{"--dial-timeout", "500ms"}
+	sharedPlain := strings.Replace(sharedEndpoints(t), "http://", "https://", 1)
 
-	r := runCmd(t, "inspect", "leases", "--endpoints", ep, "--cacert", p.caFile, "--cert", p.clientCert, "--key", p.clientKey)
-	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Contains(t, r.stdout, "OWNER LEASES (0)")
+	for _, ok := range []struct {
+		name string
+		args []string
+		env  map[string]string
+	}{
+		{name: "flags", args: []string{"--endpoints", ep, "--cacert", p.caFile, "--cert", p.clientCert, "--key", p.clientKey}},
+		{name: "etcdctl environment", env: map[string]string{"ETCDCTL_ENDPOINTS": ep, "ETCDCTL_CACERT": p.caFile,
+			"ETCDCTL_CERT": p.clientCert, "ETCDCTL_KEY": p.clientKey}},
+		{name: "server name the certificate carries", args: []string{"--endpoints", ep, "--cacert", p.caFile, "--cert", p.clientCert,
+			"--key", p.clientKey, "--server-name", "localhost"}},
+		{name: "insecure skip verify", args: []string{"--endpoints", ep, "--cert", p.clientCert, "--key", p.clientKey},
+			env: map[string]string{"ETCDCTL_INSECURE_SKIP_TLS_VERIFY": "true"}},
+	} {
+		t.Run(ok.name, func(t *testing.T) {
+			r := runWith(t, runOptions{args: append([]string{"inspect", "leases"}, ok.args...), env: ok.env})
+			require.Equal(t, exitOK, r.code, r.stderr)
+			require.Contains(t, r.stdout, "OWNER LEASES (0)")
+		})
+	}
 
+	const dialTimeout = 20 * time.Second
+	slow := []string{"--dial-timeout", dialTimeout.String()}
 	tests := []struct {
 		name      string
 		args      []string
@@ -84,44 +126,117 @@ func TestTLS(t *testing.T) {
 		{name: "CA file without certificates", args: []string{"--endpoints", ep, "--cacert", p.emptyFile}, fragments: []string{"tls: --cacert " + p.emptyFile}},
 		{name: "key does not match certificate", args: []string{"--endpoints", ep, "--cacert", p.caFile, "--cert", p.clientCert, "--key", p.serverKey},
 			fragments: []string{"tls:", "private key does not match public key"}},
-		{name: "wrong CA", args: append([]string{"--endpoints", ep, "--cacert", p.otherCA, "--cert", p.clientCert, "--key", p.clientKey}, quick...),
-			fragments: []string{"cannot reach etcd at " + ep, "--cacert/--cert/--key"}},
-		{name: "no client certificate", args: append([]string{"--endpoints", ep, "--cacert", p.caFile}, quick...),
-			fragments: []string{"cannot reach etcd at " + ep}},
-		{name: "plain http to a TLS member", args: append([]string{"--endpoints", plain}, quick...),
-			fragments: []string{"cannot reach etcd at " + plain, "a TLS cluster needs https:// endpoints and --cacert"}},
+		// The five causes a client that only sees "cannot connect" cannot tell apart.
+		{name: "wrong CA", args: []string{"--endpoints", ep, "--cacert", p.otherCA, "--cert", p.clientCert, "--key", p.clientKey},
+			fragments: []string{ep + ": the server certificate is not signed by a CA in --cacert " + p.otherCA + " (x509: certificate signed by unknown authority"}},
+		{name: "no --cacert", args: []string{"--endpoints", ep, "--cert", p.clientCert, "--key", p.clientKey},
+			fragments: []string{ep + ": no --cacert given, and the system's roots do not trust the server certificate (x509: certificate signed by unknown authority",
+				"give the cluster's CA with --cacert"}},
+		{name: "no client certificate", args: []string{"--endpoints", ep, "--cacert", p.caFile},
+			fragments: []string{ep + " requires a client certificate (remote error: tls: certificate required): give --cert and --key"}},
+		{name: "client certificate of another CA", args: []string{"--endpoints", ep, "--cacert", p.caFile, "--cert", p.otherClientCert, "--key", p.otherClientKey},
+			fragments: []string{ep + " rejected the client certificate --cert " + p.otherClientCert + " (remote error: tls: unknown certificate authority)", "signed by a CA the cluster trusts"}},
+		{name: "plain http to a TLS member", args: []string{"--endpoints", plain},
+			fragments: []string{plain + " is a TLS port: use https://"}},
+		{name: "https to a plain member", args: []string{"--endpoints", sharedPlain, "--cacert", p.caFile},
+			fragments: []string{sharedPlain + " does not speak TLS", "use http://"}},
+		{name: "server name the certificate lacks", args: []string{"--endpoints", ep, "--cacert", p.caFile, "--cert", p.clientCert, "--key", p.clientKey,
+			"--server-name", "wrong.example"},
+			fragments: []string{"the server certificate does not carry --server-name wrong.example (x509: certificate is valid for localhost, not wrong.example)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runCmd(t, append([]string{"inspect"}, tc.args...)...)
+			began := time.Now()
+			r := runCmd(t, append(append([]string{"inspect"}, tc.args...), slow...)...)
 			requireOneLineError(t, r, exitFailure, tc.fragments...)
+			require.Less(t, time.Since(began), dialTimeout/2, "the cause is named before the dial timeout")
 		})
 	}
 }
 
-func TestAuth(t *testing.T) {
+// --server-name is the name the client sends as SNI (and verifies): gRPC
+// would otherwise send the endpoint's host.
+func TestServerNameIsSNI(t *testing.T) {
+	p := newTestPKI(t)
+	cert, err := tls.LoadX509KeyPair(p.serverCert, p.serverKey)
+	require.NoError(t, err)
+	names := make(chan string, 16)
+	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{MinVersion: tls.VersionTLS12, GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+		select {
+		case names <- h.ServerName:
+		default:
+		}
+		return nil, nil
+	}, Certificates: []tls.Certificate{cert}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				_ = c.(*tls.Conn).Handshake()
+				_ = c.Close()
+			}()
+		}
+	}()
+	cc, err := etcdstore.Config{Endpoints: []string{"https://" + l.Addr().String()},
+		TLS: &etcdstore.TLSFiles{CAFile: p.caFile, ServerName: "localhost"}}.ClientConfig()
+	require.NoError(t, err)
+	c, err := clientv3.New(cc)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	_, _ = c.Get(ctx, "k")
+	select {
+	case name := <-names:
+		require.Equal(t, "localhost", name)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client never said hello")
+	}
+}
+
+// authMember starts a member with authentication: root, the role zlink
+// with readwrite on /zlink/, the user alice with it, the role reader with
+// read on /zlink/ and the user bob with that.
+func authMember(t *testing.T) string {
+	t.Helper()
 	m, err := embedetcd.StartMember(t.Context(), embedetcd.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
-	ep := m.Endpoints()[0]
 	root, err := clientv3.New(clientv3.Config{Endpoints: m.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	require.NoError(t, err)
 	ctx := t.Context()
-	_, err = root.UserAdd(ctx, "root", "rootpw")
-	require.NoError(t, err)
-	_, err = root.UserGrantRole(ctx, "root", "root")
-	require.NoError(t, err)
-	_, err = root.RoleAdd(ctx, "zlink")
-	require.NoError(t, err)
-	_, err = root.RoleGrantPermission(ctx, "zlink", "/zlink/", clientv3.GetPrefixRangeEnd("/zlink/"), clientv3.PermissionType(clientv3.PermReadWrite))
-	require.NoError(t, err)
-	_, err = root.UserAdd(ctx, "alice", "alicepw")
-	require.NoError(t, err)
-	_, err = root.UserGrantRole(ctx, "alice", "zlink")
-	require.NoError(t, err)
-	_, err = root.AuthEnable(ctx)
-	require.NoError(t, err)
+	for _, step := range []func() error{
+		func() error { _, err := root.UserAdd(ctx, "root", "rootpw"); return err },
+		func() error { _, err := root.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := root.RoleAdd(ctx, "zlink"); return err },
+		func() error {
+			_, err := root.RoleGrantPermission(ctx, "zlink", "/zlink/", clientv3.GetPrefixRangeEnd("/zlink/"), clientv3.PermissionType(clientv3.PermReadWrite))
+			return err
+		},
+		func() error { _, err := root.UserAdd(ctx, "alice", "alicepw"); return err },
+		func() error { _, err := root.UserGrantRole(ctx, "alice", "zlink"); return err },
+		func() error { _, err := root.RoleAdd(ctx, "reader"); return err },
+		func() error {
+			_, err := root.RoleGrantPermission(ctx, "reader", "/zlink/", clientv3.GetPrefixRangeEnd("/zlink/"), clientv3.PermissionType(clientv3.PermRead))
+			return err
+		},
+		func() error { _, err := root.UserAdd(ctx, "bob", "bobpw"); return err },
+		func() error { _, err := root.UserGrantRole(ctx, "bob", "reader"); return err },
+		func() error { _, err := root.AuthEnable(ctx); return err },
+	} {
+		require.NoError(t, step())
+	}
 	require.NoError(t, root.Close())
+	return m.Endpoints()[0]
+}
+
+func TestAuth(t *testing.T) {
+	ep := authMember(t)
 
 	// A user limited to /zlink/ runs the demo (under a scratch prefix
 	// inside its range), inspect and gc.
@@ -129,23 +244,43 @@ func TestAuth(t *testing.T) {
 	require.Equal(t, exitOK, r.code, "%s\n%s", r.stdout, r.stderr)
 	r = runCmd(t, "inspect", "--endpoints", ep, "--user", "alice", "--password", "alicepw")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	r = runCmd(t, "gc", "--endpoints", ep, "--user", "alice:alicepw")
+	r = runCmd(t, "gc", "--apply", "--endpoints", ep, "--user", "alice:alicepw")
 	require.Equal(t, exitOK, r.code, r.stderr)
+	r = runWith(t, runOptions{args: []string{"inspect", "--endpoints", ep}, env: map[string]string{"ETCDCTL_USER": "alice", "ETCDCTL_PASSWORD": "alicepw"}})
+	require.Equal(t, exitOK, r.code, "ETCDCTL_USER and ETCDCTL_PASSWORD: %s", r.stderr)
+	r = runWith(t, runOptions{args: []string{"inspect", "--endpoints", ep}, env: map[string]string{"ETCDCTL_USER": "alice:alicepw"}})
+	require.Equal(t, exitOK, r.code, "ETCDCTL_USER name:password: %s", r.stderr)
 
 	tests := []struct {
 		name      string
 		args      []string
 		fragments []string
 	}{
-		{name: "wrong password", args: []string{"--user", "alice:nope"}, fragments: []string{"authentication failed: wrong user name or password"}},
-		{name: "unknown user", args: []string{"--user", "mallory:pw"}, fragments: []string{"authentication failed"}},
-		{name: "no user", args: nil, fragments: []string{"requires authentication: pass --user"}},
-		{name: "prefix outside the role", args: []string{"--user", "alice:alicepw", "--prefix", "/other/"}, fragments: []string{"permission denied"}},
+		{name: "wrong password", args: []string{"inspect", "--user", "alice:nope"}, fragments: []string{`authentication failed for etcd user "alice": wrong user name or password`}},
+		{name: "unknown user", args: []string{"inspect", "--user", "mallory:pw"}, fragments: []string{`authentication failed for etcd user "mallory"`}},
+		{name: "no user", args: []string{"inspect"}, fragments: []string{"the cluster requires authentication: pass --user"}},
+		{name: "prefix outside the role", args: []string{"inspect", "--user", "alice:alicepw", "--prefix", "/other/"},
+			fragments: []string{`permission denied: etcd user "alice" may not read the prefix /other/ (its role needs: etcdctl role grant-permission ROLE --prefix=true read /other/)`}},
+	}
+	// A user that may only read passes the preflight of the commands that
+	// only read and fails that of every command that writes.
+	for _, cmd := range [][]string{{"gc", "--apply"}, {"check"}, {"bench"}, {"demo"}} {
+		tests = append(tests, struct {
+			name      string
+			args      []string
+			fragments []string
+		}{name: "read-only user: " + strings.Join(cmd, " "), args: append(cmd, "--user", "bob:bobpw"),
+			fragments: []string{`permission denied: etcd user "bob" may not write the prefix /zlink/v1/ (its role needs: etcdctl role grant-permission ROLE --prefix=true readwrite /zlink/v1/)`}})
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runCmd(t, append([]string{"inspect", "--endpoints", ep}, tc.args...)...)
+			r := runCmd(t, append(tc.args, "--endpoints", ep)...)
 			requireOneLineError(t, r, exitFailure, tc.fragments...)
+			require.Empty(t, r.stdout, "the preflight fails before anything runs")
 		})
+	}
+	for _, cmd := range [][]string{{"inspect"}, {"gc"}} {
+		r := runCmd(t, append(cmd, "--endpoints", ep, "--user", "bob:bobpw")...)
+		require.Equal(t, exitOK, r.code, "%s: %s", cmd, r.stderr)
 	}
 }

@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,71 +17,175 @@ import (
 	"github.com/zlink-systems/zlink-etcd/keys"
 )
 
+// DefaultCommandTimeout bounds every etcd request, as etcdctl's
+// --command-timeout does.
+const DefaultCommandTimeout = 5 * time.Second
+
 // connFlags are the flags every subcommand shares, in etcdctl's style: how
 // to reach the cluster and under which prefix the store lives.
 type connFlags struct {
-	endpoints   string
-	cacert      string
-	cert        string
-	key         string
-	serverName  string
-	user        string
-	password    string
-	prefix      string
-	dialTimeout time.Duration
-	logLevel    string
+	endpoints          string
+	cacert             string
+	cert               string
+	key                string
+	serverName         string
+	insecureSkipVerify bool
+	user               string
+	password           string
+	prefix             string
+	dialTimeout        time.Duration
+	commandTimeout     time.Duration
+	embedded           bool
+	logLevel           string
 }
 
-// register adds the shared flags to fs, bound to c. Both the top-level flag
-// set and every subcommand's register them, so they may be given before or
-// after the subcommand's name.
-func (c *connFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.endpoints, "endpoints", c.endpoints, "comma-separated etcd client URLs; none starts an embedded single-member etcd")
-	fs.StringVar(&c.cacert, "cacert", c.cacert, "verify the servers' certificates with this CA bundle (PEM)")
-	fs.StringVar(&c.cert, "cert", c.cert, "client certificate (PEM) for clusters that verify clients")
-	fs.StringVar(&c.key, "key", c.key, "private key (PEM) of --cert")
-	fs.StringVar(&c.serverName, "server-name", c.serverName, "name the servers' certificates must carry, when it differs from the endpoint host")
-	fs.StringVar(&c.user, "user", c.user, "etcd user as name:password (or name with --password)")
-	fs.StringVar(&c.password, "password", c.password, "password of --user")
-	fs.StringVar(&c.prefix, "prefix", c.prefix, "root prefix of the store's keys (must end with '/')")
-	fs.DurationVar(&c.dialTimeout, "dial-timeout", c.dialTimeout, "how long to wait for the cluster to answer")
-	fs.StringVar(&c.logLevel, "log-level", c.logLevel, "log level on stderr: debug, info, warn or error")
+// etcdctlEnv maps the flags that copy etcdctl's to the environment
+// variables etcdctl reads for them. A flag given on the command line wins.
+func etcdctlEnv() map[string]string {
+	return map[string]string{
+		"endpoints":                "ETCDCTL_ENDPOINTS",
+		"cacert":                   "ETCDCTL_CACERT",
+		"cert":                     "ETCDCTL_CERT",
+		"key":                      "ETCDCTL_KEY",
+		"insecure-skip-tls-verify": "ETCDCTL_INSECURE_SKIP_TLS_VERIFY",
+		"user":                     "ETCDCTL_USER",
+		"password":                 "ETCDCTL_PASSWORD",
+		"dial-timeout":             "ETCDCTL_DIAL_TIMEOUT",
+		"command-timeout":          "ETCDCTL_COMMAND_TIMEOUT",
+	}
+}
+
+// register adds the shared flags to fs, bound to c, except those named in
+// skip. Both the top-level flag set and every subcommand's register them,
+// so they may be given before or after the subcommand's name.
+func (c *connFlags) register(fs *flag.FlagSet, skip ...string) {
+	add := func(name string, f func()) {
+		if !slices.Contains(skip, name) {
+			f()
+		}
+	}
+	add("endpoints", func() {
+		fs.StringVar(&c.endpoints, "endpoints", c.endpoints, "comma-separated etcd client URLs [$ETCDCTL_ENDPOINTS]")
+	})
+	add("cacert", func() {
+		fs.StringVar(&c.cacert, "cacert", c.cacert, "verify the servers' certificates with this CA bundle (PEM) [$ETCDCTL_CACERT]")
+	})
+	add("cert", func() {
+		fs.StringVar(&c.cert, "cert", c.cert, "client certificate (PEM) for clusters that verify clients [$ETCDCTL_CERT]")
+	})
+	add("key", func() { fs.StringVar(&c.key, "key", c.key, "private key (PEM) of --cert [$ETCDCTL_KEY]") })
+	add("server-name", func() {
+		fs.StringVar(&c.serverName, "server-name", c.serverName, "name sent as SNI and required in the servers' certificates, when it differs from the endpoint host")
+	})
+	add("insecure-skip-tls-verify", func() {
+		fs.BoolVar(&c.insecureSkipVerify, "insecure-skip-tls-verify", c.insecureSkipVerify, "do not verify the servers' certificates (testing only) [$ETCDCTL_INSECURE_SKIP_TLS_VERIFY]")
+	})
+	add("user", func() {
+		fs.StringVar(&c.user, "user", c.user, "etcd user as name:password (or name with --password) [$ETCDCTL_USER]")
+	})
+	add("password", func() { fs.StringVar(&c.password, "password", c.password, "password of --user [$ETCDCTL_PASSWORD]") })
+	add("prefix", func() {
+		fs.StringVar(&c.prefix, "prefix", c.prefix, "root prefix of the store's keys (must end with '/')")
+	})
+	add("dial-timeout", func() {
+		fs.DurationVar(&c.dialTimeout, "dial-timeout", c.dialTimeout, "how long to wait for the cluster to answer at first [$ETCDCTL_DIAL_TIMEOUT]")
+	})
+	add("command-timeout", func() {
+		fs.DurationVar(&c.commandTimeout, "command-timeout", c.commandTimeout, "how long any one etcd request may take [$ETCDCTL_COMMAND_TIMEOUT]")
+	})
+	add("embedded", func() {
+		fs.BoolVar(&c.embedded, "embedded", c.embedded, "start a throw-away single-member etcd in a temporary directory instead of --endpoints")
+	})
+	add("log-level", func() {
+		fs.StringVar(&c.logLevel, "log-level", c.logLevel, "log level on stderr: debug, info, warn or error")
+	})
 }
 
 // defaultConnFlags are the shared flags' defaults.
 func defaultConnFlags() connFlags {
-	return connFlags{prefix: keys.DefaultRoot, dialTimeout: etcdstore.DefaultDialTimeout, logLevel: "warn"}
+	return connFlags{prefix: keys.DefaultRoot, dialTimeout: etcdstore.DefaultDialTimeout,
+		commandTimeout: DefaultCommandTimeout, logLevel: "warn"}
+}
+
+// applyEnv copies the ETCDCTL_* variables into the flags of fs that the
+// command line did not give (given names them). An invalid value is a
+// usage error that names the variable.
+func applyEnv(fs *flag.FlagSet, given map[string]bool, getenv func(string) string) error {
+	env := etcdctlEnv()
+	for _, name := range slices.Sorted(maps.Keys(env)) {
+		v := getenv(env[name])
+		if v == "" || given[name] || fs.Lookup(name) == nil {
+			continue
+		}
+		if err := fs.Set(name, v); err != nil {
+			return usageErrorf("%s=%q is not a valid --%s: %v", env[name], v, name, err)
+		}
+	}
+	return nil
 }
 
 // connConfig is the checked meaning of connFlags.
 type connConfig struct {
-	// Endpoints is empty for the embedded default.
-	Endpoints   []string
-	TLS         *etcdstore.TLSFiles
-	Username    string
-	Password    string
-	Prefix      string
-	DialTimeout time.Duration
-	LogLevel    slog.Level
+	// Endpoints is empty when Embedded.
+	Endpoints []string
+	// Embedded starts a throw-away member instead.
+	Embedded           bool
+	TLS                *etcdstore.TLSFiles
+	InsecureSkipVerify bool
+	Username           string
+	Password           string
+	Prefix             string
+	DialTimeout        time.Duration
+	CommandTimeout     time.Duration
+	LogLevel           slog.Level
 }
 
-// embedded reports whether the command starts its own etcd.
-func (c connConfig) embedded() bool { return len(c.Endpoints) == 0 }
+// unexpanded matches a Kubernetes variable reference that was not
+// expanded because the variable is not defined ("$(NAME)").
+var unexpanded = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
 
-// check turns the flags into a connConfig, or a usage error.
-func (c connFlags) check() (connConfig, error) {
-	cfg := connConfig{Prefix: c.prefix, DialTimeout: c.dialTimeout}
+// connUse says what a subcommand needs of the connection flags.
+type connUse int
+
+const (
+	// connRequired: the subcommand talks to a cluster, which --endpoints
+	// (or ETCDCTL_ENDPOINTS) names, or --embedded starts.
+	connRequired connUse = iota
+	// connEmbeddedDefault: without endpoints the subcommand starts an
+	// embedded etcd (demo).
+	connEmbeddedDefault
+	// connNone: the subcommand talks to no cluster (version).
+	connNone
+)
+
+// check turns the flags into a connConfig, or a usage error. given names
+// the flags given on the command line.
+func (c connFlags) check(use connUse, given map[string]bool) (connConfig, error) {
+	cfg := connConfig{Prefix: c.prefix, DialTimeout: c.dialTimeout, CommandTimeout: c.commandTimeout,
+		InsecureSkipVerify: c.insecureSkipVerify}
+	for name, v := range map[string]string{"endpoints": c.endpoints, "cacert": c.cacert, "cert": c.cert, "key": c.key,
+		"server-name": c.serverName, "user": c.user, "prefix": c.prefix} {
+		if m := unexpanded.FindStringSubmatch(v); m != nil {
+			return cfg, usageErrorf("--%s %q holds the unexpanded variable reference %s: the variable %s is not set", name, v, m[0], m[1])
+		}
+	}
 	for _, ep := range strings.Split(c.endpoints, ",") {
-		ep = strings.TrimSpace(ep)
-		if ep != "" {
+		if ep = strings.TrimSpace(ep); ep != "" {
 			cfg.Endpoints = append(cfg.Endpoints, ep)
 		}
 	}
-	if strings.TrimSpace(c.endpoints) != "" && len(cfg.Endpoints) == 0 {
-		return cfg, usageErrorf("--endpoints %q names no endpoint", c.endpoints)
+	switch {
+	case given["endpoints"] && len(cfg.Endpoints) == 0:
+		return cfg, usageErrorf("--endpoints %q names no endpoint (is the variable it is made of empty?)", c.endpoints)
+	case c.embedded && len(cfg.Endpoints) > 0:
+		return cfg, usageErrorf("--embedded and --endpoints exclude each other")
 	}
+	cfg.Embedded = c.embedded || use == connEmbeddedDefault && len(cfg.Endpoints) == 0
 	if c.dialTimeout <= 0 {
 		return cfg, usageErrorf("--dial-timeout must be positive, got %v", c.dialTimeout)
+	}
+	if c.commandTimeout <= 0 {
+		return cfg, usageErrorf("--command-timeout must be positive, got %v", c.commandTimeout)
 	}
 	if _, err := keys.NewLayout(c.prefix); err != nil || c.prefix == "" {
 		return cfg, usageErrorf("--prefix %q must be non-empty and end with '/'", c.prefix)
@@ -92,11 +200,11 @@ func (c connFlags) check() (connConfig, error) {
 		name, pass, hasPass := strings.Cut(c.user, ":")
 		switch {
 		case name == "":
-			return cfg, usageErrorf("--user %q has no user name", c.user)
+			return cfg, usageErrorf("--user has no user name")
 		case hasPass && c.password != "":
 			return cfg, usageErrorf("give the password either in --user name:password or in --password, not both")
 		case !hasPass && c.password == "":
-			return cfg, usageErrorf("--user %s needs a password: --user %s:PASSWORD or --password", name, name)
+			return cfg, usageErrorf("--user %s needs a password: --user %s:PASSWORD, --password or ETCDCTL_PASSWORD", name, name)
 		case !hasPass:
 			pass = c.password
 		}
@@ -104,7 +212,7 @@ func (c connFlags) check() (connConfig, error) {
 	} else if c.password != "" {
 		return cfg, usageErrorf("--password needs --user")
 	}
-	if cfg.embedded() && (cfg.TLS != nil || cfg.Username != "") {
+	if cfg.Embedded && (cfg.TLS != nil || cfg.Username != "" || cfg.InsecureSkipVerify) {
 		return cfg, usageErrorf("TLS and user flags need --endpoints (the embedded etcd uses neither)")
 	}
 	level, err := parseLevel(c.logLevel)
@@ -113,6 +221,13 @@ func (c connFlags) check() (connConfig, error) {
 	}
 	cfg.LogLevel = level
 	return cfg, nil
+}
+
+// errNoEndpoints is the usage error of a subcommand that needs a cluster
+// and got no endpoints (reported when it connects, after its own
+// arguments were checked).
+func errNoEndpoints() error {
+	return usageErrorf("no etcd endpoints: give --endpoints or set ETCDCTL_ENDPOINTS (--embedded starts a throw-away etcd instead)")
 }
 
 // parseLevel parses a --log-level value.
@@ -142,12 +257,19 @@ func isUsage(err error) bool {
 }
 
 // newFlagSet returns a quiet flag set for a subcommand that reports its own
-// errors, with the shared flags registered.
-func newFlagSet(name string, conn *connFlags) *flag.FlagSet {
+// errors, with the shared flags (but those in skip) registered.
+func newFlagSet(name string, conn *connFlags, skip ...string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	conn.register(fs)
+	conn.register(fs, skip...)
 	return fs
+}
+
+// givenFlags names the flags of fs that the command line set.
+func givenFlags(fs *flag.FlagSet) map[string]bool {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	return given
 }
 
 // parseArgs parses args with fs, allowing flags after positional
@@ -174,4 +296,18 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, rest[0])
 		args = rest[1:]
 	}
+}
+
+// isZeroDefault reports whether f's default is its type's zero value
+// (which help does not print), as the flag package decides it.
+func isZeroDefault(f *flag.Flag) bool {
+	t := reflect.TypeOf(f.Value)
+	var z reflect.Value
+	if t.Kind() == reflect.Pointer {
+		z = reflect.New(t.Elem())
+	} else {
+		z = reflect.Zero(t)
+	}
+	v, ok := z.Interface().(flag.Value)
+	return ok && f.DefValue == v.String()
 }

@@ -1,6 +1,6 @@
 // Command zlinketcd is zlink-etcd's operator tool: a live demo of the mesh
-// on an embedded etcd, and inspect, gc, check and bench against an existing
-// cluster. Run "zlinketcd help" for the subcommands and flags.
+// on an embedded etcd, and inspect, gc, check, bench and auth setup against
+// an existing cluster. Run "zlinketcd help" for the subcommands and flags.
 package main
 
 import (
@@ -11,8 +11,9 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	code := run(context.Background(), invocation{args: os.Args[1:], stdout: os.Stdout, stderr: os.Stderr,
+		getenv: os.Getenv, signals: signals})
 	os.Exit(code)
 }

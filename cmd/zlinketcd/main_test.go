@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,14 +27,60 @@ type result struct {
 	stdout, stderr string
 }
 
-// runCmd runs the command in-process with args.
+// runCmd runs the command in-process with args, an empty environment and
+// no signals.
 func runCmd(t *testing.T, args ...string) result {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	return runWith(t, runOptions{args: args})
+}
+
+// runOptions describe one in-process run.
+type runOptions struct {
+	args []string
+	// env is the environment the command sees (nothing else).
+	env map[string]string
+	// signals delivers signals to the run.
+	signals chan os.Signal
+	// stdout and stderr, when set, receive the output as it is written.
+	stdout, stderr *syncBuffer
+	// progress times the progress lines (zero: the defaults).
+	progress progressTiming
+}
+
+// runWith runs the command in-process as o says.
+func runWith(t *testing.T, o runOptions) result {
+	t.Helper()
+	if o.stdout == nil {
+		o.stdout = &syncBuffer{}
+	}
+	if o.stderr == nil {
+		o.stderr = &syncBuffer{}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	code := run(ctx, args, &out, &errOut)
-	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+	code := run(ctx, invocation{args: o.args, stdout: o.stdout, stderr: o.stderr, signals: o.signals, progress: o.progress,
+		getenv: func(k string) string { return o.env[k] }})
+	return result{code: code, stdout: o.stdout.String(), stderr: o.stderr.String()}
+}
+
+// syncBuffer is a buffer that a test may read while the command writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write implements io.Writer.
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was written so far.
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // sharedEndpoints returns the shared member's endpoints flag value.
@@ -72,7 +119,7 @@ func requireOneLineError(t *testing.T, r result, want int, fragments ...string) 
 	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
 	var errLines []string
 	for _, l := range lines {
-		if strings.HasPrefix(l, "zlinketcd: no --endpoints given") {
+		if strings.Contains(l, "started an embedded single-member etcd") || isProgressLine(l) {
 			continue
 		}
 		errLines = append(errLines, l)
@@ -84,4 +131,26 @@ func requireOneLineError(t *testing.T, r result, want int, fragments ...string) 
 	}
 	require.NotContains(t, r.stderr, "goroutine ")
 	require.NotContains(t, r.stderr, "panic")
+	requireNoDoubledPrefix(t, errLines[0])
+}
+
+// isProgressLine reports whether l is a progress line of check or bench.
+func isProgressLine(l string) bool {
+	return strings.HasPrefix(l, "check: ") || strings.HasPrefix(l, "bench: ")
+}
+
+// lastLine is the last line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+// requireNoDoubledPrefix requires that no "prefix: " of a message follows
+// itself ("bench: bench:", "UpdateActor: UpdateActor:").
+func requireNoDoubledPrefix(t *testing.T, msg string) {
+	t.Helper()
+	parts := strings.Split(msg, ": ")
+	for i := 1; i < len(parts); i++ {
+		require.NotEqual(t, parts[i-1], parts[i], "doubled prefix %q in %q", parts[i]+": ", msg)
+	}
 }

@@ -39,6 +39,19 @@ type Options struct {
 	MeshSize int
 	// Out receives progress lines; nil discards them.
 	Out io.Writer
+	// OnProgress, when set, is told how far the set-up and each run got,
+	// as they go (from several goroutines).
+	OnProgress func(Progress)
+}
+
+// Progress is how far one stage of a benchmark got.
+type Progress struct {
+	// Stage is "set-up", or an operation and its system ("lease-renew
+	// (zlink)").
+	Stage string
+	// Done of Total units: clients and filler descriptors during the
+	// set-up, requests during a run.
+	Done, Total int
 }
 
 // Operations lists the operation names in run order.
@@ -65,6 +78,9 @@ func (o Options) resolve() (Options, error) {
 	}
 	if o.Out == nil {
 		o.Out = io.Discard
+	}
+	if o.OnProgress == nil {
+		o.OnProgress = func(Progress) {}
 	}
 	switch {
 	case o.Clients < 1 || o.Clients > MaxClients:

@@ -82,6 +82,7 @@ func Run(ctx context.Context, conns []*clientv3.Client, prefix string, storeOpts
 // the latencies.
 func (w *world) measure(ctx context.Context, op, system string, c call) (Result, error) {
 	res := Result{Op: op, System: system}
+	stage := fmt.Sprintf("%s (%s)", op, system)
 	var next atomic.Int64
 	lim := newLimiter(w.opts.Rate)
 	var mu sync.Mutex
@@ -91,7 +92,8 @@ func (w *world) measure(ctx context.Context, op, system string, c call) (Result,
 		wg.Go(func() {
 			var lat []time.Duration
 			errs, first := 0, ""
-			for next.Add(1) <= int64(w.opts.Total) {
+			for n := next.Add(1); n <= int64(w.opts.Total); n = next.Add(1) {
+				w.opts.OnProgress(Progress{Stage: stage, Done: int(n - 1), Total: w.opts.Total})
 				if err := lim.wait(ctx); err != nil {
 					break
 				}

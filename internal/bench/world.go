@@ -59,7 +59,9 @@ type world struct {
 // mesh up to MeshSize), creates the actors and their authority records, and
 // writes the raw mirror keys with the stored values' sizes.
 func (w *world) setup(ctx context.Context) error {
+	steps := max(w.opts.Clients, w.opts.MeshSize)
 	for i := range w.opts.Clients {
+		w.opts.OnProgress(Progress{Stage: "set-up", Done: i, Total: steps})
 		wk := &worker{id: i, store: w.stores[i%len(w.stores)], client: w.clients[i%len(w.clients)]}
 		if err := w.setupWorker(ctx, wk); err != nil {
 			return fmt.Errorf("bench: set up client %d: %w", i, err)
@@ -67,6 +69,7 @@ func (w *world) setup(ctx context.Context) error {
 		w.workers = append(w.workers, wk)
 	}
 	for j := len(w.workers); j < w.opts.MeshSize; j++ {
+		w.opts.OnProgress(Progress{Stage: "set-up", Done: j, Total: steps})
 		owner := w.workers[j%len(w.workers)]
 		if err := publishNode(ctx, owner.store, fmt.Sprintf("filler-%04d", j), owner.token); err != nil {
 			return fmt.Errorf("bench: fill the mesh: %w", err)

@@ -15,6 +15,9 @@ import (
 // WriteJSON writes the snapshot's sections as one indented JSON object.
 func WriteJSON(w io.Writer, s *Snapshot) error {
 	out := map[string]any{"prefix": s.Prefix, "revision": s.Revision, "readAt": s.ReadAt}
+	if s.Serializable {
+		out["serializable"] = true
+	}
 	put := func(sec Section, name string, v any) {
 		if s.Has(sec) {
 			out[name] = v
@@ -50,6 +53,9 @@ func nonNil[T any](s []T) []T {
 func WriteTables(w io.Writer, s *Snapshot) error {
 	tw := &tableWriter{w: w}
 	tw.linef("prefix %s at revision %d (%s)", s.Prefix, s.Revision, s.ReadAt.Format(time.RFC3339))
+	if s.Serializable {
+		tw.linef("serializable read: one member's copy, possibly stale; the time leases have left is not asked")
+	}
 	for _, sec := range s.Sections {
 		switch sec {
 		case SectionMeshNodes:
@@ -249,7 +255,10 @@ func (t *tableWriter) leases(rows []OwnerLease) {
 	out := make([][]string, 0, len(rows))
 	for _, l := range rows {
 		remaining := "expired"
-		if l.RemainingSeconds >= 0 {
+		switch {
+		case l.RemainingUnknown:
+			remaining = "unknown"
+		case l.RemainingSeconds >= 0:
 			remaining = (time.Duration(l.RemainingSeconds) * time.Second).String()
 		}
 		out = append(out, []string{l.OwnerID, itoa(l.Generation), l.LeaseID, (time.Duration(l.TTLMs) * time.Millisecond).String(),

@@ -49,6 +49,9 @@ type OwnerLease struct {
 	// RemainingSeconds is what etcd says the lease has left; -1 when the
 	// lease is already gone.
 	RemainingSeconds int64 `json:"remainingSeconds"`
+	// RemainingUnknown: etcd was not asked (a serializable read: the
+	// leader answers for leases).
+	RemainingUnknown bool `json:"remainingUnknown,omitempty"`
 }
 
 // Authority is one authority record.
@@ -70,6 +73,9 @@ type Snapshot struct {
 	Prefix   string    `json:"prefix"`
 	Revision int64     `json:"revision"`
 	ReadAt   time.Time `json:"readAt"`
+	// Serializable: the snapshot was read from one member's copy, without
+	// the leader (possibly stale).
+	Serializable bool `json:"serializable,omitempty"`
 	// Sections are the sections read, in display order.
 	Sections []Section `json:"-"`
 
@@ -110,12 +116,41 @@ type Reader struct {
 	store  Store
 	layout keys.Layout
 	now    func() time.Time
+	// serializable reads from one member without the leader.
+	serializable bool
 }
+
+// ReaderOption configures a Reader.
+type ReaderOption func(*Reader)
+
+// Serializable makes the reader's own range reads serializable: served by
+// the member the client talks to from its copy, without the leader, so
+// that they work while the cluster has no quorum (the store's reads must
+// be made serializable by the store's own KV, see etcdstore.Options.KV).
+// The time owner leases have left is then not asked (the leader knows
+// it): OwnerLease.RemainingUnknown.
+func Serializable() ReaderOption { return func(r *Reader) { r.serializable = true } }
 
 // NewReader returns a reader of store over client (the client the store
 // uses, or another one to the same cluster).
-func NewReader(client *clientv3.Client, store Store) *Reader {
-	return &Reader{client: client, store: store, layout: store.Layout(), now: time.Now}
+func NewReader(client *clientv3.Client, store Store, opts ...ReaderOption) *Reader {
+	r := &Reader{client: client, store: store, layout: store.Layout(), now: time.Now}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// readOptions are the options of every range read of the reader at rev
+// (0: the latest).
+func (r *Reader) readOptions(rev int64, more ...clientv3.OpOption) []clientv3.OpOption {
+	if rev > 0 {
+		more = append(more, clientv3.WithRev(rev))
+	}
+	if r.serializable {
+		more = append(more, clientv3.WithSerializable())
+	}
+	return more
 }
 
 // Read reads the given sections (every section when none is given).
@@ -123,7 +158,7 @@ func (r *Reader) Read(ctx context.Context, sections ...Section) (*Snapshot, erro
 	if len(sections) == 0 {
 		sections = AllSections()
 	}
-	snap := &Snapshot{Prefix: r.layout.Root(), ReadAt: r.now().UTC(), Sections: sections}
+	snap := &Snapshot{Prefix: r.layout.Root(), ReadAt: r.now().UTC(), Sections: sections, Serializable: r.serializable}
 	owners, rev, err := r.readOwners(ctx)
 	if err != nil {
 		return nil, err
@@ -182,10 +217,7 @@ func (r *Reader) readRange(ctx context.Context, prefix string, rev int64, keysOn
 	start := prefix
 	var out []*mvccpb.KeyValue
 	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(readBatch)}
-		if rev > 0 {
-			opts = append(opts, clientv3.WithRev(rev))
-		}
+		opts := r.readOptions(rev, clientv3.WithRange(end), clientv3.WithLimit(readBatch))
 		if keysOnly {
 			opts = append(opts, clientv3.WithKeysOnly())
 		}
@@ -232,6 +264,10 @@ func (r *Reader) readOwners(ctx context.Context) ([]OwnerLease, int64, error) {
 // fillRemaining asks etcd how long each lease has left.
 func (r *Reader) fillRemaining(ctx context.Context, leases []OwnerLease) error {
 	for i := range leases {
+		if r.serializable {
+			leases[i].RemainingUnknown = true
+			continue
+		}
 		id, err := strconv.ParseInt(leases[i].LeaseID, 16, 64)
 		if err != nil {
 			continue
@@ -372,7 +408,7 @@ func (r *Reader) countOther(ctx context.Context, rev int64) ([]KeyCount, error) 
 	parts := r.otherParts()
 	for i := range parts {
 		prefix := r.layout.Root() + parts[i].Part + "/"
-		resp, err := r.client.Get(ctx, prefix, clientv3.WithRange(keys.PrefixEnd(prefix)), clientv3.WithCountOnly(), clientv3.WithRev(rev))
+		resp, err := r.client.Get(ctx, prefix, r.readOptions(rev, clientv3.WithRange(keys.PrefixEnd(prefix)), clientv3.WithCountOnly())...)
 		if err != nil {
 			return nil, fmt.Errorf("inspect: count %s: %w", prefix, err)
 		}

@@ -1,0 +1,80 @@
+package autoconnect
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Internals of the tracker's per-tick reads: the tick's answers, and the
+// bound on concurrent reads.
+
+func TestTickReads(t *testing.T) {
+	ctx := context.Background()
+
+	t.Run("within_a_tick", func(t *testing.T) {
+		store, clock := newFakeLeaseStore(), newFakeClock()
+		store.set("x", found(15_000))
+		lt := newTracker(t, store, clock, 0)
+		tctx := withTickReads(ctx)
+		for range 3 {
+			live, err := lt.IsOwnerLive(tctx, "x")
+			require.NoError(t, err)
+			require.True(t, live)
+			live, err = lt.IsOwnerLive(tctx, "dead")
+			require.NoError(t, err)
+			require.False(t, live)
+		}
+		require.Equal(t, []int{1, 1}, readCounts(store, "x", "dead"), "one read per owner in the tick, missing ones too")
+		lt.InvalidateLiveness()
+		_, err := lt.IsOwnerLive(tctx, "dead")
+		require.NoError(t, err)
+		require.Equal(t, 2, store.count("dead"), "a change notification makes the tick's answers stale")
+		_, err = lt.IsOwnerLive(ctx, "dead")
+		require.NoError(t, err)
+		require.Equal(t, 3, store.count("dead"), "outside a tick, missing owners are read on every check")
+	})
+
+}
+
+func TestConcurrentLeaseReads(t *testing.T) {
+	ctx := context.Background()
+	store, clock := newFakeLeaseStore(), newFakeClock()
+	owners := make([]string, 20)
+	for i := range owners {
+		owners[i] = fmt.Sprintf("o%02d", i)
+		store.set(owners[i], found(15_000))
+	}
+	store.gate, store.entered = make(chan struct{}), make(chan string, len(owners))
+	lt := newTracker(t, store, clock, 1000)
+	lt.RetainOwners("test", owners)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := lt.LiveOwnerSetVersion(ctx)
+		done <- err
+	}()
+	for range maxConcurrentLeaseReads {
+		<-store.entered
+	}
+	select {
+	case o := <-store.entered:
+		t.Fatalf("read of %s started beyond the bound", o)
+	default:
+	}
+	close(store.gate)
+	require.NoError(t, <-done)
+	require.Equal(t, slices.Repeat([]int{1}, len(owners)), readCounts(store, owners...))
+
+	t.Run("first_error_returned", func(t *testing.T) {
+		store, clock := newFakeLeaseStore(), newFakeClock()
+		store.set("b", leaseAnswer{err: errStoreDown})
+		lt := newTracker(t, store, clock, 1000)
+		lt.RetainOwners("test", []string{"a", "b", "c"})
+		_, err := lt.LiveOwnerSetVersion(ctx)
+		require.ErrorIs(t, err, errStoreDown)
+	})
+}
