@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -137,8 +137,8 @@ type simMesh struct {
 // them tick; without, only Advance does.
 func newSimMesh(t *testing.T, wiring integrationWiring, watch bool) *simMesh {
 	t.Helper()
-	client := embedetcd.Connect(t)
-	store, err := etcdstore.New(client, etcdstore.Options{Root: embedetcd.UniquePrefix(t)})
+	client := etcdtest.Connect(t)
+	store, err := etcdstore.New(client, etcdstore.Options{Root: etcdtest.UniquePrefix(t)})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, store.Close()) })
 	return &simMesh{t: t, store: store, clock: newFakeClock(), log: newGraphLog(), wiring: wiring, watch: watch}

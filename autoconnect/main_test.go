@@ -5,7 +5,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 )
 
 // TestMain runs the package's tests with one embedded etcd member shared by
@@ -14,8 +14,8 @@ import (
 // its own goroutines do not count.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(sharedMember{m}) }
 
-// sharedMember runs the tests inside embedetcd.RunShared.
+// sharedMember runs the tests inside etcdtest.RunShared.
 type sharedMember struct{ m *testing.M }
 
 // Run implements goleak.TestingM.
-func (s sharedMember) Run() int { return embedetcd.RunShared(s.m) }
+func (s sharedMember) Run() int { return etcdtest.RunShared(s.m) }

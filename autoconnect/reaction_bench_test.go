@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -172,8 +172,8 @@ func BenchmarkReaction(b *testing.B) {
 		watch bool
 	}{{"watch", true}, {"polling", false}} {
 		b.Run(mode.name, func(b *testing.B) {
-			client := embedetcd.Connect(b)
-			store, err := etcdstore.New(client, etcdstore.Options{Root: embedetcd.UniquePrefix(b)})
+			client := etcdtest.Connect(b)
+			store, err := etcdstore.New(client, etcdstore.Options{Root: etcdtest.UniquePrefix(b)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -251,14 +251,14 @@ func auth032(c *Case) {
 	})
 }
 
-// auth033 AUTH-033 [time] Owner lease expired. With exact numbers (the
+// auth033 AUTH-033 [time] Owner lease expired. With LeaseExpiryByClock (the
 // reference profile) the boundary is checked too: B's rows are deletable at
 // leaseExpiresAt − 1 ms and not at leaseExpiresAt.
 func auth033(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("d4", e.TA())
 	var Sb1, Sb2 *location.AuthoritySnapshot
-	if c.Caps.ExactNumbers {
+	if c.Caps.leaseExpiryByClock() {
 		Sb1 = e.AS("d4b1", e.TB())
 		Sb2 = e.AS("d4b2", e.TB())
 	}
@@ -266,7 +266,7 @@ func auth033(c *Case) {
 	e.unchanged("delete after owner-lease expiry", func() {
 		e.requireConflict(e.cas(fixture.KS("d4"), S.StoreVersion, fixture.Delete()), S)
 	})
-	if !c.Caps.ExactNumbers {
+	if !c.Caps.leaseExpiryByClock() {
 		return
 	}
 	c.F.Clock.Set(e.BExp.Add(-time.Millisecond))

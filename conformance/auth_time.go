@@ -11,15 +11,15 @@ import (
 
 // Section X of the authority catalogue: time-dependent behaviour. Owner-lease
 // expiry goes through Fixture.ExpireOwnerLease; the exact instant
-// now == leaseExpiresAt is checked only on stores with exact numbers (the
-// catalogue's reference profile).
+// now == leaseExpiresAt is checked only on stores that claim
+// LeaseExpiryByClock (the catalogue's reference profile).
 
 // auth217 AUTH-217 Lease boundary for owner liveness.
 func auth217(c *Case) {
 	e := newAuthEnv(c)
 	key := fixture.KS("t1")
 	S := e.AS("t1", e.TA())
-	if c.Caps.ExactNumbers {
+	if c.Caps.leaseExpiryByClock() {
 		c.F.Clock.Set(e.AExp.Add(-time.Millisecond))
 		S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.Preserve("before")))
 		c.F.Clock.Set(e.AExp)

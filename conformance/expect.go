@@ -20,7 +20,7 @@ import (
 // (catalogue §1).
 
 // numRel is the relation a store-issued number must satisfy on a store that
-// does not declare Capabilities.ExactNumbers.
+// does not declare Capabilities.DenseCounters.
 type numRel int
 
 // Relations of numbers.
@@ -34,7 +34,7 @@ const (
 )
 
 // Num is the expectation on one store-issued number (a generation, a lease
-// generation, a stamp value): its exact value on a store with ExactNumbers,
+// generation, a version): its exact value on a store with DenseCounters,
 // and the catalogue's bracketed relation otherwise.
 type Num struct {
 	exact int64
@@ -69,7 +69,7 @@ func (n Num) String() string {
 func (c *Case) expectNum(got int64, n Num, what string, args ...any) {
 	c.Helper()
 	label := fmt.Sprintf(what, args...)
-	if c.Caps.ExactNumbers {
+	if c.Caps.denseCounters() {
 		require.Equalf(c, n.exact, got, "%s: want exactly %d", label, n.exact)
 		return
 	}
@@ -91,7 +91,7 @@ func (c *Case) expectToken(got, exact string, what string, args ...any) {
 	switch {
 	case exact == "":
 		require.Emptyf(c, got, "%s: want no continuation token", label)
-	case c.Caps.ExactNumbers:
+	case c.Caps.decimalTokens():
 		require.Equalf(c, exact, got, "%s: continuation token", label)
 	default:
 		require.NotEmptyf(c, got, "%s: want a continuation token", label)
@@ -267,7 +267,7 @@ func (c *Case) expectStampDelta(before, after stampSet, s stampScope, delta int6
 	b, okB := before[s]
 	a, okA := after[s]
 	require.Truef(c, okB && okA, "%s was not read before and after", s)
-	if c.Caps.ExactNumbers || delta == 0 {
+	if c.Caps.exactStamps() || delta == 0 {
 		require.Equalf(c, delta, a-b, "%s moved from %d to %d, want +%d", s, b, a, delta)
 		return
 	}
@@ -280,7 +280,7 @@ func (c *Case) expectStampDelta(before, after stampSet, s stampScope, delta int6
 func (c *Case) expectStamp(s stampScope, exact int64) {
 	c.Helper()
 	got := c.readStamp(s)
-	if c.Caps.ExactNumbers || exact == 0 {
+	if c.Caps.exactStamps() || exact == 0 {
 		require.Equalf(c, exact, got, "%s", s)
 		return
 	}

@@ -49,12 +49,35 @@ type Fixture struct {
 }
 
 // Capabilities are what a store declares about itself. A declared capability
-// is tested; an undeclared one's scenarios are skipped with the reason. The
-// suite fails a store that declares more than it does.
+// is tested; an undeclared one's scenarios are skipped, or its assertions
+// relaxed to what every store must do, with the reason. The suite fails a
+// store that declares more than it does. The four "exact" capabilities are
+// independent: a store may claim any of them alone.
 type Capabilities struct {
-	// ExactNumbers: generations, versions, tokens and stamps are the
-	// reference's exact values (dense counters, decimal offset tokens, exact
-	// stamp increments). Without it they are checked by relation only.
+	// DenseCounters: owner-lease generations, row generations, authority
+	// store versions and object and owner generations are the reference's
+	// dense counters (1, 2, 3, … as the catalogue gives them). Without it
+	// they are checked by relation only: positive, equal where the contract
+	// keeps a number, greater where it issues a new one.
+	DenseCounters bool
+	// DecimalTokens: list continuation tokens are the reference's decimal
+	// offsets ("1", "2", …). Without it tokens are opaque: only their
+	// presence is checked, and a made-up token may restart the list or be
+	// read as an offset.
+	DecimalTokens bool
+	// ExactStamps: a change stamp moves by exactly 1 per changed row. Without
+	// it a stamp must only increase on a change and stay put otherwise.
+	ExactStamps bool
+	// LeaseExpiryByClock: an owner lease ends exactly at its leaseExpiresAt
+	// on the fixture's clock (the store judges liveness with its clock), so
+	// the suite may end a lease by advancing the clock. Without it leases end
+	// only through Fixture.ExpireOwnerLease.
+	LeaseExpiryByClock bool
+	// ExactNumbers claims DenseCounters, DecimalTokens, ExactStamps and
+	// LeaseExpiryByClock together (the catalogue's reference profile).
+	//
+	// Deprecated: claim the four capabilities separately; ExactNumbers is
+	// kept so that existing harnesses keep their meaning.
 	ExactNumbers bool
 	// InMemorySemantics: the store reproduces behaviours that only an
 	// in-memory store can (scenarios tagged X), such as an expired owner lease
@@ -67,6 +90,18 @@ type Capabilities struct {
 	// MeshNodeChangeStamp: the store implements location.MeshNodeChangeStamper.
 	MeshNodeChangeStamp bool
 }
+
+// denseCounters reports whether counters are checked exactly.
+func (c Capabilities) denseCounters() bool { return c.DenseCounters || c.ExactNumbers }
+
+// decimalTokens reports whether continuation tokens are checked exactly.
+func (c Capabilities) decimalTokens() bool { return c.DecimalTokens || c.ExactNumbers }
+
+// exactStamps reports whether stamp increments are checked exactly.
+func (c Capabilities) exactStamps() bool { return c.ExactStamps || c.ExactNumbers }
+
+// leaseExpiryByClock reports whether leases end with the fixture clock.
+func (c Capabilities) leaseExpiryByClock() bool { return c.LeaseExpiryByClock || c.ExactNumbers }
 
 // Harness plugs a store implementation into the suite.
 type Harness struct {
@@ -82,4 +117,13 @@ type Harness struct {
 	// -parallel flag). Set it when fixtures are fully isolated from each
 	// other, as they are for a store per key prefix.
 	Parallel bool
+	// NotifyTimeout is how long a change-watcher scenario (CW-…) waits for a
+	// notification or for a channel to close before it fails; 0 means
+	// DefaultNotifyTimeout.
+	NotifyTimeout time.Duration
 }
+
+// DefaultNotifyTimeout is the default Harness.NotifyTimeout: generous, since
+// a watcher that works answers in milliseconds and a wait ends as soon as
+// the notification arrives.
+const DefaultNotifyTimeout = 10 * time.Second

@@ -285,10 +285,17 @@ func ls135(l *lsCase) {
 	l.expectToken(p.ContinuationToken, "", "no page request")
 
 	p = l.listSpots(play, location.PageRequest{PageSize: 1, ContinuationToken: "99"})
-	if l.Caps.ExactNumbers {
+	if l.Caps.decimalTokens() {
 		require.Empty(l, p.Items, `token "99" is an offset past the end`)
 		require.Empty(l, p.ContinuationToken, `token "99"`)
-	} else {
-		require.Equal(l, []string{"spot-1"}, lsSpotIDs(p.Items), `token "99" is not a token of this store: restart`)
+		return
 	}
+	// Without DecimalTokens the suite cannot tell whether "99" is one of the
+	// store's own tokens: a store may restart (a foreign token) or read it
+	// as an offset past the end, nothing else.
+	if len(p.Items) == 0 {
+		require.Empty(l, p.ContinuationToken, `token "99" read as an offset past the end: no token`)
+		return
+	}
+	require.Equal(l, []string{"spot-1"}, lsSpotIDs(p.Items), `token "99" is not a token of this store: restart`)
 }

@@ -169,6 +169,10 @@ func runRandom(t TB, h Harness, opts RandomOptions, testName string) RandomRepor
 		if !o.done {
 			break
 		}
+		if o.res.harness != nil {
+			rep.Failures = append(rep.Failures, RandomFailure{Seed: o.seed, Rule: ruleHarness, Message: o.res.harness.Error()})
+			break
+		}
 		rep.Sequences++
 		rep.Ops += o.res.ran
 		for k, n := range o.res.outcomes {
@@ -215,7 +219,7 @@ func runSequences(t TB, run *randomRun, opts RandomOptions, workers int) []seque
 			seq := generateSequence(seed, opts.Ops, run.h.Capabilities)
 			res := run.runSequence(seed, seq)
 			out[i] = sequenceRun{seed: seed, seq: seq, res: res, done: true}
-			if res.mismatch != nil {
+			if res.mismatch != nil || res.harness != nil {
 				failures.Add(1)
 			}
 		}

@@ -42,23 +42,23 @@ func (x *runState) num(ns string, ordered bool, path string, m, s int64) {
 	if !x.ok() {
 		return
 	}
-	if rule, detail := x.names.bindNum(ns, ordered, m, s); rule != "" {
-		x.fail(rule, "%s: %s", path, detail)
+	if err := x.names.BindNumber(ns, ordered, m, s); err != nil {
+		x.fail(renameRule(err), "%s: %v", path, err)
 	}
 }
 
 // str binds a renamed text of namespace ns.
-func (x *runState) str(ns string, rename bool, path string, m, s string) {
+func (x *runState) str(ns string, path string, m, s string) {
 	if !x.ok() {
 		return
 	}
-	if rule, detail := x.names.bindStr(ns, rename, m, s); rule != "" {
-		x.fail(rule, "%s: %s", path, detail)
+	if err := x.names.BindText(ns, m, s); err != nil {
+		x.fail(renameRule(err), "%s: %v", path, err)
 	}
 }
 
 // lease binds an owner-lease generation.
-func (x *runState) lease(path string, m, s int64) { x.num(nsLease, true, path, m, s) }
+func (x *runState) lease(path string, m, s int64) { x.num(NSLease, true, path, m, s) }
 
 // token compares continuation tokens: presence, or the text on an exact
 // store.
@@ -66,9 +66,9 @@ func (x *runState) token(path, m, s string) {
 	if !x.ok() {
 		return
 	}
-	if x.caps.ExactNumbers {
+	if x.caps.decimalTokens() {
 		if m != s {
-			x.fail(ruleToken, "%s: model %q, store %q (the store declares exact numbers)", path, m, s)
+			x.fail(ruleToken, "%s: model %q, store %q (the store declares decimal tokens)", path, m, s)
 		}
 		return
 	}
@@ -86,9 +86,9 @@ func (x *runState) stamp(scope string, m, s int64) {
 	}
 	last := x.stamps[scope]
 	x.stamps[scope] = stampPair{m: m, s: s}
-	if x.caps.ExactNumbers {
+	if x.caps.exactStamps() {
 		if m != s {
-			x.fail(ruleStamp, "%s: model %d, store %d (the store declares exact numbers)", scope, m, s)
+			x.fail(ruleStamp, "%s: model %d, store %d (the store declares exact stamps)", scope, m, s)
 		}
 		return
 	}
@@ -208,9 +208,9 @@ func (x *runState) snapshot(path string, key location.AuthorityKey, m, s *locati
 		return
 	}
 	k := string(key)
-	x.str(nsVersion(k), false, path+".StoreVersion", string(m.StoreVersion), string(s.StoreVersion))
-	x.num(nsObjectGen(k), true, path+".ObjectGeneration", m.ObjectGeneration, s.ObjectGeneration)
-	x.num(nsOwnerGen(k), true, path+".AuthorityOwnerGeneration", m.AuthorityOwnerGeneration, s.AuthorityOwnerGeneration)
+	x.str(NSVersion(k), path+".StoreVersion", string(m.StoreVersion), string(s.StoreVersion))
+	x.num(NSObjectGeneration(k), true, path+".ObjectGeneration", m.ObjectGeneration, s.ObjectGeneration)
+	x.num(NSOwnerGeneration(k), true, path+".AuthorityOwnerGeneration", m.AuthorityOwnerGeneration, s.AuthorityOwnerGeneration)
 	x.lease(path+".Owner.LeaseGeneration", m.Owner.LeaseGeneration, s.Owner.LeaseGeneration)
 	mc, sc := *m, *s
 	mc.StoreVersion, sc.StoreVersion = "", ""
@@ -218,7 +218,7 @@ func (x *runState) snapshot(path string, key location.AuthorityKey, m, s *locati
 	mc.AuthorityOwnerGeneration, sc.AuthorityOwnerGeneration = 0, 0
 	mc.Owner.LeaseGeneration, sc.Owner.LeaseGeneration = 0, 0
 	if x.present(path+".PendingCreation", m.PendingCreation == nil, s.PendingCreation == nil) {
-		x.str(nsReservation, true, path+".PendingCreation.ReservationID", m.PendingCreation.ReservationID, s.PendingCreation.ReservationID)
+		x.str(NSReservation, path+".PendingCreation.ReservationID", m.PendingCreation.ReservationID, s.PendingCreation.ReservationID)
 		mp, sp := *m.PendingCreation, *s.PendingCreation
 		mp.ReservationID, sp.ReservationID = "", ""
 		mc.PendingCreation, sc.PendingCreation = &mp, &sp
@@ -241,7 +241,7 @@ func (x *runState) terminal(path string, m, s *location.TerminalRecord) {
 	if !x.present(path, m == nil, s == nil) {
 		return
 	}
-	x.str(nsReservation, true, path+".ReservationID", m.ReservationID, s.ReservationID)
+	x.str(NSReservation, path+".ReservationID", m.ReservationID, s.ReservationID)
 	mc, sc := *m, *s
 	mc.ReservationID, sc.ReservationID = "", ""
 	x.same(path, mc, sc)

@@ -6,63 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestRandomRenamerBindNum(t *testing.T) {
-	tests := []struct {
-		name    string
-		exact   bool
-		ordered bool
-		pairs   [][2]int64
-		// wantRule is the rule the last pair breaks ("" = none).
-		wantRule string
-	}{
-		{name: "consistent renaming", ordered: true, pairs: [][2]int64{{1, 10}, {2, 20}, {1, 10}, {3, 35}}},
-		{name: "model number renamed twice", pairs: [][2]int64{{1, 10}, {1, 11}}, wantRule: ruleBijection},
-		{name: "store number stands for two", pairs: [][2]int64{{1, 10}, {2, 10}}, wantRule: ruleBijection},
-		{name: "order kept when inserted between", ordered: true, pairs: [][2]int64{{1, 10}, {5, 50}, {3, 30}}},
-		{name: "order broken below", ordered: true, pairs: [][2]int64{{2, 20}, {3, 15}}, wantRule: ruleOrder},
-		{name: "order broken above", ordered: true, pairs: [][2]int64{{5, 50}, {3, 60}}, wantRule: ruleOrder},
-		{name: "unordered namespace ignores order", pairs: [][2]int64{{5, 50}, {3, 60}}},
-		{name: "zero compared exactly", pairs: [][2]int64{{0, 7}}, wantRule: ruleNumber},
-		{name: "never-issued values compared exactly", pairs: [][2]int64{{hugeNumber + 1, hugeNumber + 1}, {hugeNumber + 2, 9}}, wantRule: ruleNumber},
-		{name: "exact store", exact: true, pairs: [][2]int64{{1, 1}, {2, 3}}, wantRule: ruleNumber},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := newRenamer(tt.exact)
-			for i, p := range tt.pairs {
-				rule, detail := r.bindNum("ns", tt.ordered, p[0], p[1])
-				if i < len(tt.pairs)-1 {
-					require.Empty(t, rule, "pair %d: %s", i, detail)
-					continue
-				}
-				require.Equal(t, tt.wantRule, rule, detail)
-			}
-		})
-	}
-}
-
-func TestRandomRenamerTranslates(t *testing.T) {
-	r := newRenamer(false)
-	rule, _ := r.bindNum(nsLease, true, 3, 1003)
-	require.Empty(t, rule)
-	require.Equal(t, int64(1003), r.toStoreNum(nsLease, 3))
-	require.Equal(t, int64(0), r.toStoreNum(nsLease, 0))
-	require.Equal(t, hugeNumber+1, r.toStoreNum(nsLease, hugeNumber+1))
-
-	rule, _ = r.bindStr(nsReservation, true, "model-id", "store-id")
-	require.Empty(t, rule)
-	require.Equal(t, "store-id", r.toStoreStr(nsReservation, true, "model-id"))
-	require.Equal(t, randomBogusReservation, r.toStoreStr(nsReservation, true, randomBogusReservation))
-	rule, _ = r.bindStr(nsReservation, true, "other", "store-id")
-	require.Equal(t, ruleBijection, rule)
-
-	exact := newRenamer(true)
-	rule, _ = exact.bindStr(nsVersion("k"), false, "4", "5")
-	require.Equal(t, ruleNumber, rule, "versions are exact on an exact store")
-	rule, _ = exact.bindStr(nsReservation, true, "a", "b")
-	require.Empty(t, rule, "reservation ids are renamed even on an exact store")
-}
-
 func TestRandomGenerateIsDeterministic(t *testing.T) {
 	caps := Capabilities{ExactNumbers: true, InMemorySemantics: true, MeshNodeChangeStamp: true}
 	render := func(seq []randomOp) []string {

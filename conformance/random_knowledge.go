@@ -92,7 +92,7 @@ func (k *knowledge) learnRowGen(ns string, g int64) {
 // meshNodeNS is the generation namespace of the mesh-node row's current
 // incarnation.
 func (k *knowledge) meshNodeNS(key location.MeshNodeKey) string {
-	return nsRowGen("meshNodes", fmt.Sprintf("%s/%s incarnation %d", key.MeshName, key.RID, k.nodeEpoch[key]))
+	return NSRowGeneration("meshNodes", fmt.Sprintf("%s/%s incarnation %d", key.MeshName, key.RID, k.nodeEpoch[key]))
 }
 
 // meshNodeWriting is called before a mesh-node write is compared: a write

@@ -142,7 +142,7 @@ func (m mutationSpec) String() string {
 func (k *knowledge) latestToken(ownerID string) location.OwnerToken {
 	gens := k.leases[ownerID]
 	if len(gens) == 0 {
-		return location.OwnerToken{OwnerID: ownerID, LeaseGeneration: hugeNumber + 8}
+		return location.OwnerToken{OwnerID: ownerID, LeaseGeneration: NeverIssued + 8}
 	}
 	return location.OwnerToken{OwnerID: ownerID, LeaseGeneration: gens[len(gens)-1]}
 }
@@ -152,7 +152,7 @@ func (k *knowledge) latestToken(ownerID string) location.OwnerToken {
 func (k *knowledge) previousToken(ownerID string) location.OwnerToken {
 	gens := k.leases[ownerID]
 	if len(gens) < 2 {
-		return location.OwnerToken{OwnerID: ownerID, LeaseGeneration: hugeNumber + 9}
+		return location.OwnerToken{OwnerID: ownerID, LeaseGeneration: NeverIssued + 9}
 	}
 	return location.OwnerToken{OwnerID: ownerID, LeaseGeneration: gens[len(gens)-2]}
 }
@@ -180,7 +180,7 @@ func randomPayload(choice int, big func() []byte) []byte {
 // build returns the model-side mutation for key.
 func (m mutationSpec) build(k *knowledge, key location.AuthorityKey, big func() []byte) location.AuthorityMutation {
 	cur := k.facts(key).snap
-	owner := location.OwnerToken{OwnerID: "owner-a", LeaseGeneration: hugeNumber + 10}
+	owner := location.OwnerToken{OwnerID: "owner-a", LeaseGeneration: NeverIssued + 10}
 	if cur != nil {
 		owner = cur.Owner
 	}
@@ -271,7 +271,7 @@ func compareExchangeOp(k authKeySpec, v versionRef, mut mutationSpec) randomOp {
 		}
 		x.kind(".Kind", m.Kind, s.Kind)
 		x.snapshot(".Stored", key, m.Stored, s.Stored)
-		x.str(nsVersion(string(key)), false, ".DeletedVersion", string(m.DeletedVersion), string(s.DeletedVersion))
+		x.str(NSVersion(string(key)), ".DeletedVersion", string(m.DeletedVersion), string(s.DeletedVersion))
 		x.instant(".StoreNow", m.StoreNow, s.StoreNow)
 		x.readResult(".Current", key, m.Current, s.Current)
 		if !x.ok() {

@@ -120,7 +120,7 @@ func reserveOp(spec reserveSpec) randomOp {
 			return
 		}
 		x.kind(".Kind", m.Kind, s.Kind)
-		x.str(nsReservation, true, ".ReservationID", m.ReservationID, s.ReservationID)
+		x.str(NSReservation, ".ReservationID", m.ReservationID, s.ReservationID)
 		x.snapshot(".Creating", key, m.Creating, s.Creating)
 		x.readResult(".Current", key, m.Current, s.Current)
 		if !x.ok() {

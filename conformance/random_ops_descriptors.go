@@ -411,7 +411,7 @@ func clientServerOp(spec channelSpec, intent location.WriteIntent) randomOp {
 		if !ok {
 			return
 		}
-		x.writeResult("", nsRowGen("clientServers", d.ChannelName+"/"+string(d.ServerRID)), m, s)
+		x.writeResult("", NSRowGeneration("clientServers", d.ChannelName+"/"+string(d.ServerRID)), m, s)
 		if x.ok() && m.Status == location.Stored {
 			x.know.lastCS = &d
 		}
@@ -474,7 +474,7 @@ func fanoutPublisherOp(spec channelSpec, intent location.WriteIntent) randomOp {
 		if !ok {
 			return
 		}
-		x.writeResult("", nsRowGen("fanoutPublishers", d.ChannelName+"/"+string(d.PublisherRID)), m, s)
+		x.writeResult("", NSRowGeneration("fanoutPublishers", d.ChannelName+"/"+string(d.PublisherRID)), m, s)
 		if x.ok() && m.Status == location.Stored {
 			x.know.lastFP = &d
 		}

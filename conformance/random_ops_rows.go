@@ -18,19 +18,19 @@ func peerNS(k location.PeerKey) string {
 	case k.Endpoint != nil:
 		identity = "endpoint:" + *k.Endpoint
 	}
-	return nsRowGen("peers", fmt.Sprintf("%d/%s/%d/%s", k.AutoConnectType, k.MeshName, k.Role, identity))
+	return NSRowGeneration("peers", fmt.Sprintf("%d/%s/%d/%s", k.AutoConnectType, k.MeshName, k.Role, identity))
 }
 
 // routeNS is the generation namespace of a route row.
 func routeNS(k location.RouteKey) string {
-	return nsRowGen("routes", fmt.Sprintf("%d/%s", k.RouteKind, k.RouteKey))
+	return NSRowGeneration("routes", fmt.Sprintf("%d/%s", k.RouteKind, k.RouteKey))
 }
 
 // spotNS is the generation namespace of a spot row.
-func spotNS(k location.SpotKey) string { return nsRowGen("spots", k.MeshName+"/"+k.SpotID) }
+func spotNS(k location.SpotKey) string { return NSRowGeneration("spots", k.MeshName+"/"+k.SpotID) }
 
 // actorNS is the generation namespace of an actor row.
-func actorNS(k location.ActorKey) string { return nsRowGen("actors", k.MeshName+"/"+k.ActorID) }
+func actorNS(k location.ActorKey) string { return NSRowGeneration("actors", k.MeshName+"/"+k.ActorID) }
 
 // peerSpec is a symbolic peer row.
 type peerSpec struct {

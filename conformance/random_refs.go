@@ -132,16 +132,16 @@ func (l leaseRef) resolve(k *knowledge) int64 {
 		if len(gens) > 0 {
 			return gens[len(gens)-1]
 		}
-		return hugeNumber + 1
+		return NeverIssued + 1
 	case pickOlder:
 		if len(gens) > 1 {
 			return gens[len(gens)-2]
 		}
-		return hugeNumber + 2
+		return NeverIssued + 2
 	case pickZero:
 		return 0
 	case pickHuge:
-		return hugeNumber + 3
+		return NeverIssued + 3
 	default:
 		return -1
 	}
@@ -191,16 +191,16 @@ func (r rowGenRef) resolve(k *knowledge, ns string) int64 {
 		if len(gens) > 0 {
 			return gens[len(gens)-1]
 		}
-		return hugeNumber + 4
+		return NeverIssued + 4
 	case pickOlder:
 		if len(gens) > 0 {
 			return gens[0]
 		}
-		return hugeNumber + 5
+		return NeverIssued + 5
 	case pickZero:
 		return 0
 	default:
-		return hugeNumber + 6
+		return NeverIssued + 6
 	}
 }
 

@@ -24,11 +24,11 @@ const (
 	ruleField = "field"
 	// ruleNumber: a number compared exactly differs (exact stores; 0,
 	// negative and never-issued values everywhere).
-	ruleNumber = "number"
+	ruleNumber = RenameRuleNumber
 	// ruleBijection: a renamed number broke the renaming.
-	ruleBijection = "bijection"
+	ruleBijection = RenameRuleBijection
 	// ruleOrder: a renamed number broke the order of its namespace.
-	ruleOrder = "order"
+	ruleOrder = RenameRuleOrder
 	// ruleToken: a continuation token is present on one store only (or,
 	// on an exact store, differs).
 	ruleToken = "token"
@@ -84,7 +84,7 @@ type runState struct {
 	caps  Capabilities
 	model Fixture
 	sut   Fixture
-	names *renamer
+	names *Renamer
 	know  *knowledge
 	// stamps are the last readings per stamp scope.
 	stamps map[string]stampPair
@@ -106,6 +106,8 @@ type seqResult struct {
 	mismatch *randomMismatch
 	// outcomes counts the model's outcomes per method ("Reserve reserved").
 	outcomes map[string]int
+	// harness is set when no fixture could be built: nothing ran.
+	harness error
 }
 
 // randomRun is what the sequences of one run share.
@@ -127,15 +129,17 @@ func (r *randomRun) runSequence(seed int64, seq []randomOp) seqResult {
 	t, h := r.t, r.h
 	t.Helper()
 	model := newModelFixture(seed)
-	sut := h.NewFixture(t)
+	sut, err := newFixture(t, h)
+	if err != nil {
+		return seqResult{harness: err}
+	}
 	model.Clock.Set(T0())
-	sut.Clock.Set(T0())
 	x := &runState{
 		ctx:    t.Context(),
 		caps:   h.Capabilities,
 		model:  model,
 		sut:    sut,
-		names:  newRenamer(h.Capabilities.ExactNumbers),
+		names:  NewRenamer(h.Capabilities.denseCounters()),
 		know:   newKnowledge(),
 		stamps: map[string]stampPair{},
 		big:    r.big,
@@ -250,7 +254,7 @@ func (sd side) lease(m int64) int64 {
 	if !sd.isStore {
 		return m
 	}
-	s := sd.x.names.toStoreNum(nsLease, m)
+	s := sd.x.names.ToStoreNumber(NSLease, m)
 	sd.note("lease generation", m, s)
 	return s
 }
@@ -275,7 +279,7 @@ func (sd side) rowGen(ns string, m int64) int64 {
 	if !sd.isStore {
 		return m
 	}
-	s := sd.x.names.toStoreNum(ns, m)
+	s := sd.x.names.ToStoreNumber(ns, m)
 	sd.note("row generation", m, s)
 	return s
 }
@@ -285,7 +289,7 @@ func (sd side) version(key location.AuthorityKey, m location.StoreVersion) locat
 	if !sd.isStore {
 		return m
 	}
-	s := location.StoreVersion(sd.x.names.toStoreStr(nsVersion(string(key)), false, string(m)))
+	s := location.StoreVersion(sd.x.names.ToStoreText(NSVersion(string(key)), string(m)))
 	sd.note("store version", fmt.Sprintf("%q", m), fmt.Sprintf("%q", s))
 	return s
 }
@@ -295,7 +299,7 @@ func (sd side) reservation(m string) string {
 	if !sd.isStore {
 		return m
 	}
-	s := sd.x.names.toStoreStr(nsReservation, true, m)
+	s := sd.x.names.ToStoreText(NSReservation, m)
 	sd.note("reservation id", m, s)
 	return s
 }

@@ -13,16 +13,19 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/clock"
 	"github.com/zlink-systems/zlink-etcd/conformance"
+	"github.com/zlink-systems/zlink-etcd/memstore"
 )
 
-// fakeHarness is a harness without a store: enough for scenarios that only
-// use the TB and the clock.
+// fakeHarness is a harness for scenarios that only use the TB and the
+// clock; it counts the cleanups of its fixtures.
 func fakeHarness(caps conformance.Capabilities, fixtureCleanups *atomic.Int32) conformance.Harness {
 	return conformance.Harness{
 		Name: "fake",
 		NewFixture: func(t conformance.TB) conformance.Fixture {
 			t.Cleanup(func() { fixtureCleanups.Add(1) })
-			return conformance.Fixture{Clock: clock.NewManual(time.Time{})}
+			clk := clock.NewManual(time.Time{})
+			s := memstore.New(memstore.Options{Clock: clk.Now})
+			return conformance.Fixture{Store: s, Clock: clk, ExpireOwnerLease: s.ExpireOwnerLease}
 		},
 		Capabilities: caps,
 	}

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/zlink-systems/zlink-etcd/location"
 )
@@ -17,6 +18,8 @@ type Case struct {
 	F    Fixture
 	S    location.Store
 	Caps Capabilities
+	// NotifyTimeout is the harness's wait for a change notification.
+	NotifyTimeout time.Duration
 }
 
 // Run runs every scenario against the harness's store, each as a subtest
@@ -54,8 +57,14 @@ func runScenario(t TB, h Harness, sc Scenario) {
 		t.Skipf("%s: %s", sc.ID, reason)
 		return
 	}
-	f := h.NewFixture(t)
-	f.Clock.Set(T0())
-	c := &Case{TB: t, Ctx: t.Context(), F: f, S: f.Store, Caps: h.Capabilities}
+	f, err := newFixture(t, h)
+	if err != nil {
+		t.Fatalf("%s: %v", sc.ID, err)
+		return
+	}
+	c := &Case{TB: t, Ctx: t.Context(), F: f, S: f.Store, Caps: h.Capabilities, NotifyTimeout: h.NotifyTimeout}
+	if c.NotifyTimeout <= 0 {
+		c.NotifyTimeout = DefaultNotifyTimeout
+	}
 	sc.Run(c)
 }

@@ -5,9 +5,10 @@ import (
 	"unicode"
 )
 
-// Scenario is one catalogue scenario.
+// Scenario is one scenario of the suite: a catalogue scenario, or one the
+// suite adds (IDs LSX-… and CW-…, see docs/decisions.md).
 type Scenario struct {
-	// ID is the catalogue id, e.g. "LS-001" or "AUTH-012".
+	// ID is the scenario id, e.g. "LS-001", "AUTH-012" or "CW-001".
 	ID string
 	// Title is the catalogue title; the subtest is named ID + "_" + a slug of it.
 	Title string
@@ -33,6 +34,9 @@ const (
 	HookOwnerLeaseCounter   Hook = "SetOwnerLeaseCounter"
 	HookAuthorityCounters   Hook = "SetAuthorityCounters"
 	HookMeshNodeChangeStamp Hook = "MeshNodeChangeStamp"
+	// HookLeaseExpiryByClock: the scenario ends leases by moving the clock
+	// (Capabilities.LeaseExpiryByClock).
+	HookLeaseExpiryByClock Hook = "LeaseExpiryByClock"
 )
 
 // declared reports whether caps declare the hook.
@@ -44,6 +48,8 @@ func (h Hook) declared(caps Capabilities) bool {
 		return caps.AuthorityCounterHook
 	case HookMeshNodeChangeStamp:
 		return caps.MeshNodeChangeStamp
+	case HookLeaseExpiryByClock:
+		return caps.leaseExpiryByClock()
 	default:
 		return false
 	}
@@ -80,10 +86,14 @@ func (s Scenario) skipReason(caps Capabilities) string {
 	return ""
 }
 
-// Scenarios returns every scenario of the suite in catalogue order.
+// Scenarios returns every scenario of the suite: the location and authority
+// catalogues in catalogue order, then the scenarios the suite adds
+// (LSX-…, CW-…).
 func Scenarios() []Scenario {
 	var all []Scenario
 	all = append(all, locationScenarios()...)
 	all = append(all, authorityScenarios()...)
+	all = append(all, lsxScenarios()...)
+	all = append(all, cwScenarios()...)
 	return all
 }

@@ -13,7 +13,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
@@ -36,17 +36,17 @@ func benchCallers() []int { return []int{1, 16, 64} }
 
 // benchClient returns the client a benchmark runs on: the shared member's,
 // or a private member's with fsync on when envBenchFsync is 1.
-func benchClient(tb embedetcd.TB) *clientv3.Client {
+func benchClient(tb etcdtest.TB) *clientv3.Client {
 	tb.Helper()
 	if os.Getenv(envBenchFsync) != "1" {
-		return embedetcd.Connect(tb)
+		return etcdtest.Connect(tb)
 	}
-	m, err := embedetcd.StartMember(tb.Context(), embedetcd.Config{Fsync: true})
+	m, err := etcdtest.StartMember(tb.Context(), etcdtest.Config{Fsync: true})
 	if err != nil {
 		tb.Fatalf("bench: fsync member: %v", err)
 	}
 	tb.Cleanup(func() { _ = m.Close() })
-	c, err := embedetcd.NewClient(m.Endpoints())
+	c, err := etcdtest.NewClient(m.Endpoints())
 	if err != nil {
 		tb.Fatalf("bench: fsync member client: %v", err)
 	}

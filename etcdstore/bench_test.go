@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
@@ -44,7 +44,7 @@ const benchPayloadBytes = 256
 
 // fixtureTB is what the benchmark fixtures need of a test or benchmark.
 type fixtureTB interface {
-	embedetcd.TB
+	etcdtest.TB
 	Errorf(format string, args ...any)
 	FailNow()
 }
@@ -84,12 +84,12 @@ func newBenchWorld(tb fixtureTB, client *clientv3.Client) *benchWorld {
 	tb.Helper()
 	rec := txn.NewRecorder(client.KV)
 	capture := &txnCapture{KV: rec}
-	s, err := New(client, Options{Root: embedetcd.UniquePrefix(tb), MinLeaseSeconds: benchLeaseSeconds,
+	s, err := New(client, Options{Root: etcdtest.UniquePrefix(tb), MinLeaseSeconds: benchLeaseSeconds,
 		KV: capture, Lease: rec.Lease(client.Lease)})
 	require.NoError(tb, err)
 	raw := txn.NewRecorder(client.KV)
 	return &benchWorld{client: client, s: s, rec: rec, capture: capture, raw: raw,
-		rawLease: raw.Lease(client.Lease), rawRoot: embedetcd.UniquePrefix(tb)}
+		rawLease: raw.Lease(client.Lease), rawRoot: etcdtest.UniquePrefix(tb)}
 }
 
 // storeCall is one caller's call of a single-transaction benchmark.
@@ -577,7 +577,7 @@ type removeAll struct {
 }
 
 func removeAllPair(w *benchWorld, callers, rows int) (benchSide, benchSide) {
-	rawLayout, _ := keys.NewLayout(w.rawRoot) // a prefix from embedetcd.UniquePrefix is a valid root
+	rawLayout, _ := keys.NewLayout(w.rawRoot) // a prefix from etcdtest.UniquePrefix is a valid root
 	r := &removeAll{w: w, rows: rows, rawLayout: rawLayout, store: make([][]removeTarget, callers), raw: make([][]removeTarget, callers)}
 	store := benchSide{rec: w.rec, cleanup: w.compact,
 		prepare: func(ctx context.Context, callers, perCaller int) error {
@@ -774,7 +774,7 @@ func TestBenchmarkPairs(t *testing.T) {
 	}
 	for _, tc := range small {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newBenchWorld(t, embedetcd.Connect(t))
+			w := newBenchWorld(t, etcdtest.Connect(t))
 			store, raw := tc.build(t, w, callers)
 			trips := map[string]int{}
 			for name, side := range map[string]benchSide{"store": store, "raw": raw} {

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zlink-systems/zlink-etcd/clock"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
@@ -22,7 +22,7 @@ func TestClusterLeaderLoss(t *testing.T) {
 		t.Skip("starts a three-member cluster")
 	}
 	ctx := t.Context()
-	cl, err := embedetcd.StartCluster(ctx, 3, embedetcd.Config{})
+	cl, err := etcdtest.StartCluster(ctx, 3, etcdtest.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cl.Close() })
 	client, err := cl.Client()

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zlink-systems/zlink-etcd/conformance"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/internal/etcdharness"
 )
 
@@ -23,7 +23,7 @@ func TestConformanceCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-member cluster")
 	}
-	cl, err := embedetcd.StartCluster(t.Context(), 3, embedetcd.Config{})
+	cl, err := etcdtest.StartCluster(t.Context(), 3, etcdtest.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cl.Close() })
 	client, err := cl.Client()

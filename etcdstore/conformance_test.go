@@ -7,7 +7,7 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/conformance"
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/internal/etcdharness"
 )
 
@@ -20,7 +20,7 @@ import (
 // sequences run in parallel.
 func etcdHarness(t *testing.T) conformance.Harness {
 	t.Helper()
-	h, err := etcdharness.New(embedetcd.Connect(t), etcdharness.Options{Prefix: embedetcd.UniquePrefix(t), Parallel: true})
+	h, err := etcdharness.New(etcdtest.Connect(t), etcdharness.Options{Prefix: etcdtest.UniquePrefix(t), Parallel: true})
 	require.NoError(t, err)
 	return h.Conformance()
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
-// Location lists (decision E-10; 03b E-11, E-12): rows in byte order of
+// Location lists (decision E-10; 03b E-11, 03b E-12): rows in byte order of
 // their canonical key, read at one revision. The first page reads at the
 // latest revision; its continuation token pins that revision and carries the
 // last returned key, so later pages continue the same snapshot. Filters that

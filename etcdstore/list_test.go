@@ -120,7 +120,7 @@ func TestListFilters(t *testing.T) {
 	require.Len(t, routes.Items, 1)
 	require.Equal(t, "r2", routes.Items[0].RouteKey)
 
-	// Fanout publishers of owners without a live lease are hidden (E-13).
+	// Fanout publishers of owners without a live lease are hidden (03b E-13).
 	fp := location.FanoutPublisherDescriptor{ChannelName: "events", PublisherRID: "pub-a", LifecycleGeneration: 1, DescriptorRevision: 1,
 		Endpoint: "tcp://10.0.0.1:9501", State: location.StateServing, SecurityIdentity: "c", OwnerID: "a", LeaseGeneration: a.LeaseGeneration}
 	storedIn(t)(f.s.UpdateFanoutPublisher(ctx, fp, location.IntentNewClaim))

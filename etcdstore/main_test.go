@@ -8,12 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zlink-systems/zlink-etcd/clock"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
-func TestMain(m *testing.M) { os.Exit(embedetcd.RunShared(m)) }
+func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m)) }
 
 // t0 is the catalogue's start time, 2026-07-03T00:00:00Z.
 func t0() time.Time { return time.Date(2026, 7, 3, 0, 0, 0, 0, time.UTC) }
@@ -38,12 +38,12 @@ type fixture struct {
 }
 
 // newFixture returns a fixture; opts may adjust the options.
-func newFixture(t embedetcd.TB, adjust ...func(*Options)) *fixture {
+func newFixture(t etcdtest.TB, adjust ...func(*Options)) *fixture {
 	t.Helper()
-	c := embedetcd.Connect(t)
+	c := etcdtest.Connect(t)
 	clk := clock.NewManual(t0())
 	rec := txn.NewRecorder(c.KV)
-	opts := Options{Root: embedetcd.UniquePrefix(t), Clock: clk.Now, MinLeaseSeconds: 600, KV: rec, Lease: rec.Lease(c.Lease)}
+	opts := Options{Root: etcdtest.UniquePrefix(t), Clock: clk.Now, MinLeaseSeconds: 600, KV: rec, Lease: rec.Lease(c.Lease)}
 	for _, a := range adjust {
 		a(&opts)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/internal/testpki"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
@@ -19,7 +19,7 @@ func TestDialTLS(t *testing.T) {
 	serverCert, serverKey := ca.Issue(t, "server", x509.ExtKeyUsageServerAuth)
 	clientCert, clientKey := ca.Issue(t, "client", x509.ExtKeyUsageClientAuth)
 	caFile := ca.CAFile()
-	m, err := embedetcd.StartMember(t.Context(), embedetcd.Config{TLS: &embedetcd.TLSFiles{
+	m, err := etcdtest.StartMember(t.Context(), etcdtest.Config{TLS: &etcdtest.TLSFiles{
 		CertFile: serverCert, KeyFile: serverKey, TrustedCAFile: caFile, ClientCertAuth: true}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -59,9 +59,9 @@ func TestWatchChanges(t *testing.T) {
 }
 
 func TestDial(t *testing.T) {
-	eps := strings.Split(os.Getenv(embedetcd.EnvSharedEndpoints), ",")
+	eps := strings.Split(os.Getenv(etcdtest.EnvSharedEndpoints), ",")
 	require.NotEmpty(t, eps[0], "the shared member runs")
-	s, err := Dial(t.Context(), Config{Endpoints: eps, Options: Options{Root: embedetcd.UniquePrefix(t)}})
+	s, err := Dial(t.Context(), Config{Endpoints: eps, Options: Options{Root: etcdtest.UniquePrefix(t)}})
 	require.NoError(t, err)
 	res, err := s.ClaimOwnerLease(t.Context(), "a", time.Minute)
 	require.NoError(t, err)
@@ -89,7 +89,7 @@ func TestConfigHidesThePassword(t *testing.T) {
 // A user allowed only the store's prefix can run the store (least
 // privilege): the store touches no key outside its root.
 func TestDialWithAuthentication(t *testing.T) {
-	m, err := embedetcd.StartMember(t.Context(), embedetcd.Config{})
+	m, err := etcdtest.StartMember(t.Context(), etcdtest.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
 	admin, err := m.Client()

@@ -12,21 +12,21 @@ import (
 	"go.etcd.io/etcd/pkg/v3/proxy"
 	"go.uber.org/zap"
 
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 )
 
 // testCluster is an embedded three-member cluster whose clients reach each
 // member through a TCP bridge (etcd's proxy), so that a member's clients
 // can be blackholed.
 type testCluster struct {
-	cl      *embedetcd.Cluster
+	cl      *etcdtest.Cluster
 	bridges []proxy.Server
 	down    []bool
 }
 
 // startCluster starts the members and their bridges.
 func startCluster(ctx context.Context) (*testCluster, error) {
-	cl, err := embedetcd.StartCluster(ctx, 3, embedetcd.Config{})
+	cl, err := etcdtest.StartCluster(ctx, 3, etcdtest.Config{})
 	if err != nil {
 		return nil, err
 	}

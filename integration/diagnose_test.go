@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/anishathalye/porcupine"
@@ -117,11 +116,6 @@ func describeModel(s *modelState) string {
 				e.Snapshot.Owner.OwnerID, e.Snapshot.Owner.LeaseGeneration, e.Snapshot.Allocation.Descriptor.RID, res)
 		}
 	}
-	var names []string
-	for ns, sp := range s.ren.ints {
-		names = append(names, fmt.Sprintf("%s %v", ns, sp.sorted))
-	}
-	sort.Strings(names)
-	fmt.Fprintf(&b, "  renaming (model, store): %s\n", strings.Join(names, "; "))
+	fmt.Fprintf(&b, "  renaming (model → store): %s\n", s.ren)
 	return b.String()
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/clock"
 	"github.com/zlink-systems/zlink-etcd/conformance"
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/internal/testpki"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
@@ -70,7 +70,7 @@ func (l *logBuffer) logger() *slog.Logger {
 // read/write on rootA) and zlink-b (password, role zlink-b: read/write on
 // rootB).
 type securedMember struct {
-	m                 *embedetcd.Member
+	m                 *etcdtest.Member
 	ca                *testpki.Authority
 	rootCert, rootKey string
 	aCert, aKey       string
@@ -87,7 +87,7 @@ func startSecuredMember(t *testing.T) *securedMember {
 	s.aCert, s.aKey = ca.Issue(t, "zlink-a", x509.ExtKeyUsageClientAuth)
 	// B's certificate names no etcd user: B authenticates with its password.
 	s.bCert, s.bKey = ca.Issue(t, "zlink-b-client", x509.ExtKeyUsageClientAuth)
-	m, err := embedetcd.StartMember(t.Context(), embedetcd.Config{TLS: &embedetcd.TLSFiles{
+	m, err := etcdtest.StartMember(t.Context(), etcdtest.Config{TLS: &etcdtest.TLSFiles{
 		CertFile: serverCert, KeyFile: serverKey, TrustedCAFile: ca.CAFile(), ClientCertAuth: true}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })

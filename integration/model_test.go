@@ -15,6 +15,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/zlink-systems/zlink-etcd/conformance"
 	"github.com/zlink-systems/zlink-etcd/memstore"
 )
 
@@ -64,7 +65,7 @@ type opOutput struct {
 // modelState is one state of the model.
 type modelState struct {
 	store *memstore.Store
-	ren   *renaming
+	ren   *conformance.Renamer
 	once  sync.Once
 	dump  string
 	hash  uint64
@@ -133,7 +134,7 @@ type modelStats struct {
 // newModel returns the porcupine model.
 func newModel(mc modelConfig, stats *modelStats) porcupine.Model {
 	init := func() any {
-		return &modelState{store: memstore.New(mc.options(seededRandom(0))), ren: newRenaming()}
+		return &modelState{store: memstore.New(mc.options(seededRandom(0))), ren: conformance.NewRenamer(false)}
 	}
 	step := func(state, input, output any) (bool, any) {
 		s, in, out := state.(*modelState), input.(opInput), output.(opOutput)
@@ -149,7 +150,7 @@ func newModel(mc modelConfig, stats *modelStats) porcupine.Model {
 				stats.note(fmt.Sprintf("%v: model error %v", in.c, err))
 				return false, nil
 			}
-			ren = s.ren.clone()
+			ren = s.ren.Clone()
 			if d := agree(mcall, res, out.res, ren); d != "" {
 				stats.note(fmt.Sprintf("%v: %s", in.c, d))
 				return false, nil
@@ -191,7 +192,7 @@ func describeOutput(o opOutput) string {
 // field, by reflection, except its lock, clock, id source, watchers and the
 // embedded storecore.Store, which holds no state) and of the renaming, and
 // its hash.
-func dumpState(st *memstore.Store, r *renaming) (string, uint64) {
+func dumpState(st *memstore.Store, r *conformance.Renamer) (string, uint64) {
 	var b strings.Builder
 	v := reflect.ValueOf(st).Elem()
 	for i := range v.NumField() {
@@ -204,7 +205,7 @@ func dumpState(st *memstore.Store, r *renaming) (string, uint64) {
 		dumpValue(&b, v.Field(i))
 		b.WriteByte(';')
 	}
-	b.WriteString(r.key())
+	b.WriteString(r.Key())
 	s := b.String()
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(s))

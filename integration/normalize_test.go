@@ -4,12 +4,41 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/zlink-systems/zlink-etcd/conformance"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
 // Normalising a result: the renamed numbers are taken out (in a fixed
 // order) and replaced by zero, so that two results agree when their shapes
 // are deeply equal and their numbers bind pairwise.
+
+// number is one renamed value found in an output (or input): an integer or,
+// with str set, a text, of namespace ns (a conformance.Renamer namespace).
+type number struct {
+	ns      string
+	ordered bool
+	str     bool
+	i       int64
+	s       string
+}
+
+// bind records or checks one pair of numbers in r; it returns a
+// description of the inconsistency, or "".
+func bind(r *conformance.Renamer, m, s number) string {
+	if m.ns != s.ns || m.str != s.str {
+		return fmt.Sprintf("namespaces differ: %s / %s", m.ns, s.ns)
+	}
+	var err error
+	if m.str {
+		err = r.BindText(m.ns, m.s, s.s)
+	} else {
+		err = r.BindNumber(m.ns, m.ordered, m.i, s.i)
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return ""
+}
 
 // shaper collects the numbers of one result.
 type shaper struct{ nums []number }
@@ -27,7 +56,7 @@ func (s *shaper) str(ns string, p *string) {
 }
 
 // token takes out a token's lease generation.
-func (s *shaper) token(t *location.OwnerToken) { s.int(nsLease, true, &t.LeaseGeneration) }
+func (s *shaper) token(t *location.OwnerToken) { s.int(conformance.NSLease, true, &t.LeaseGeneration) }
 
 // snapshot takes the numbers out of an authority snapshot (a copy).
 func (s *shaper) snapshot(key string, in *location.AuthoritySnapshot) *location.AuthoritySnapshot {
@@ -36,14 +65,14 @@ func (s *shaper) snapshot(key string, in *location.AuthoritySnapshot) *location.
 	}
 	c := *in
 	v := string(c.StoreVersion)
-	s.str(nsVersion(key), &v)
+	s.str(conformance.NSVersion(key), &v)
 	c.StoreVersion = location.StoreVersion(v)
-	s.int(nsObjectGen(key), true, &c.ObjectGeneration)
-	s.int(nsOwnerGen(key), true, &c.AuthorityOwnerGeneration)
+	s.int(conformance.NSObjectGeneration(key), true, &c.ObjectGeneration)
+	s.int(conformance.NSOwnerGeneration(key), true, &c.AuthorityOwnerGeneration)
 	s.token(&c.Owner)
 	if c.PendingCreation != nil {
 		p := *c.PendingCreation
-		s.str(nsReservation, &p.ReservationID)
+		s.str(conformance.NSReservation, &p.ReservationID)
 		c.PendingCreation = &p
 	}
 	return &c
@@ -86,16 +115,16 @@ func shape(c call, res any) (any, []number) {
 	case location.WriteResult:
 		switch c.kind {
 		case opUpdateMeshNode:
-			s.int(nsRowGen("meshNodes", string(c.desc.MeshName)+"/"+string(c.desc.RID)), true, &r.Generation)
+			s.int(conformance.NSRowGeneration("meshNodes", string(c.desc.MeshName)+"/"+string(c.desc.RID)), true, &r.Generation)
 		case opUpdateSpot:
-			s.int(nsRowGen("spots", c.spot.MeshName+"/"+c.spot.SpotID), true, &r.Generation)
+			s.int(conformance.NSRowGeneration("spots", c.spot.MeshName+"/"+c.spot.SpotID), true, &r.Generation)
 		}
 		return r, s.nums
 	case location.Page[location.MeshNodeDescriptor]:
 		items := make([]location.MeshNodeDescriptor, len(r.Items))
 		for i, d := range r.Items {
 			d := d.Clone()
-			s.int(nsLease, true, &d.LeaseGeneration)
+			s.int(conformance.NSLease, true, &d.LeaseGeneration)
 			items[i] = d
 		}
 		r.Items = nilIfEmpty(items)
@@ -103,7 +132,7 @@ func shape(c call, res any) (any, []number) {
 	case location.Page[location.SpotLocation]:
 		items := make([]location.SpotLocation, len(r.Items))
 		for i, sp := range r.Items {
-			s.int(nsLease, true, &sp.LeaseGeneration)
+			s.int(conformance.NSLease, true, &sp.LeaseGeneration)
 			items[i] = sp
 		}
 		r.Items = nilIfEmpty(items)
@@ -113,11 +142,11 @@ func shape(c call, res any) (any, []number) {
 			return r, nil
 		}
 		sp := *r
-		s.int(nsLease, true, &sp.LeaseGeneration)
+		s.int(conformance.NSLease, true, &sp.LeaseGeneration)
 		return &sp, s.nums
 	case location.ReserveResult:
 		key := authKeyOf(c.reserve.Key)
-		s.str(nsReservation, &r.ReservationID)
+		s.str(conformance.NSReservation, &r.ReservationID)
 		r.Creating = s.snapshot(key, r.Creating)
 		r.Current = s.read(key, r.Current)
 		return r, s.nums
@@ -128,7 +157,7 @@ func shape(c call, res any) (any, []number) {
 		key := string(c.authKey)
 		r.Stored = s.snapshot(key, r.Stored)
 		v := string(r.DeletedVersion)
-		s.str(nsVersion(key), &v)
+		s.str(conformance.NSVersion(key), &v)
 		r.DeletedVersion = location.StoreVersion(v)
 		r.Current = s.read(key, r.Current)
 		return r, s.nums
@@ -148,7 +177,7 @@ func shape(c call, res any) (any, []number) {
 
 // agree compares the model's result with the store's under r (which it
 // extends); it returns "" or what differs.
-func agree(c call, model, store any, r *renaming) string {
+func agree(c call, model, store any, r *conformance.Renamer) string {
 	ms, mn := shape(c, model)
 	ss, sn := shape(c, store)
 	if !reflect.DeepEqual(ms, ss) {
@@ -158,7 +187,7 @@ func agree(c call, model, store any, r *renaming) string {
 		return fmt.Sprintf("model has %d numbers, store %d", len(mn), len(sn))
 	}
 	for i := range mn {
-		if d := r.bind(mn[i], sn[i]); d != "" {
+		if d := bind(r, mn[i], sn[i]); d != "" {
 			return d
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zlink-systems/zlink-etcd/conformance"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -175,9 +176,9 @@ func (c call) run(ctx context.Context, st location.Store, h leaseHooks) (any, er
 }
 
 // toModel translates the store's numbers in the call into the model's.
-func (c call) toModel(r *renaming) call {
+func (c call) toModel(r *conformance.Renamer) call {
 	tok := func(t location.OwnerToken) location.OwnerToken {
-		t.LeaseGeneration = r.modelInt(nsLease, t.LeaseGeneration)
+		t.LeaseGeneration = r.ToModelNumber(conformance.NSLease, t.LeaseGeneration)
 		return t
 	}
 	key := func(k location.ObjectCreationKey) string {
@@ -189,16 +190,16 @@ func (c call) toModel(r *renaming) call {
 	}
 	m := c
 	m.token = tok(c.token)
-	m.desc.LeaseGeneration = r.modelInt(nsLease, c.desc.LeaseGeneration)
-	m.spot.LeaseGeneration = r.modelInt(nsLease, c.spot.LeaseGeneration)
+	m.desc.LeaseGeneration = r.ToModelNumber(conformance.NSLease, c.desc.LeaseGeneration)
+	m.spot.LeaseGeneration = r.ToModelNumber(conformance.NSLease, c.spot.LeaseGeneration)
 	m.reserve.Target.Owner = tok(c.reserve.Target.Owner)
 	m.commit.Target.Owner = tok(c.commit.Target.Owner)
-	m.commit.ReservationID = r.modelStr(nsReservation, c.commit.ReservationID)
-	m.commit.ExpectedStoreVersion = location.StoreVersion(r.modelStr(nsVersion(key(c.commit.Key)), string(c.commit.ExpectedStoreVersion)))
+	m.commit.ReservationID = r.ToModelText(conformance.NSReservation, c.commit.ReservationID)
+	m.commit.ExpectedStoreVersion = location.StoreVersion(r.ToModelText(conformance.NSVersion(key(c.commit.Key)), string(c.commit.ExpectedStoreVersion)))
 	m.abort.Target.Owner = tok(c.abort.Target.Owner)
-	m.abort.ReservationID = r.modelStr(nsReservation, c.abort.ReservationID)
-	m.abort.ExpectedStoreVersion = location.StoreVersion(r.modelStr(nsVersion(key(c.abort.Key)), string(c.abort.ExpectedStoreVersion)))
-	m.version = location.StoreVersion(r.modelStr(nsVersion(string(c.authKey)), string(c.version)))
+	m.abort.ReservationID = r.ToModelText(conformance.NSReservation, c.abort.ReservationID)
+	m.abort.ExpectedStoreVersion = location.StoreVersion(r.ToModelText(conformance.NSVersion(key(c.abort.Key)), string(c.abort.ExpectedStoreVersion)))
+	m.version = location.StoreVersion(r.ToModelText(conformance.NSVersion(string(c.authKey)), string(c.version)))
 	if c.mut.TargetOwner != nil {
 		t := tok(*c.mut.TargetOwner)
 		m.mut.TargetOwner = &t

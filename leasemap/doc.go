@@ -1,5 +1,5 @@
 // Package leasemap keeps owner leases as etcd leases (decisions E-1, E-2,
-// E-5, E-6; 03b E-01, E-02, E-04, E-05, E-19).
+// E-6; 03b E-01, 03b E-02, 03b E-04, 03b E-05, 03b E-19).
 //
 // An owner lease is one key, <root>owner/<seg(ownerId)>, attached to an etcd
 // lease; it is the only lease-attached key of the store. The key exists

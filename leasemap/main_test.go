@@ -13,12 +13,12 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/zlink-systems/zlink-etcd/clock"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
-func TestMain(m *testing.M) { os.Exit(embedetcd.RunShared(m)) }
+func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m)) }
 
 // t0 is the catalogue's start time.
 func t0() time.Time { return time.Date(2026, 7, 3, 0, 0, 0, 0, time.UTC) }
@@ -35,8 +35,8 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	c := embedetcd.Connect(t)
-	layout, err := keys.NewLayout(embedetcd.UniquePrefix(t))
+	c := etcdtest.Connect(t)
+	layout, err := keys.NewLayout(etcdtest.UniquePrefix(t))
 	require.NoError(t, err)
 	f := &fixture{client: c, clock: clock.NewManual(t0()), layout: layout}
 	f.flaky = &flakyKV{KV: c.KV}

@@ -14,7 +14,7 @@ import (
 // last claim or renewal; missing (with no other field, as the reference)
 // otherwise. Liveness is the key's existence
 // (decision E-2): etcd deletes it when the lease ends, so there is no
-// "expired but present" state to clean up (E-19).
+// "expired but present" state to clean up (03b E-19).
 func (m *Map) Read(ctx context.Context, ownerID string) (location.OwnerLeaseReadResult, error) {
 	const op = "read owner lease"
 	if err := ctxError(op, ctx); err != nil {

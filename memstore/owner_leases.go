@@ -78,8 +78,8 @@ func (l leases) Renew(_ context.Context, t location.OwnerToken, ttl time.Duratio
 }
 
 // Release deletes t's lease entry when its generation matches — expired or
-// not — and answers released; otherwise stale. The owner's rows
-// stay.
+// not — and answers released (watchers of location tables are
+// notified); otherwise stale. The owner's rows stay.
 func (l leases) Release(_ context.Context, t location.OwnerToken) (location.ResultKind, error) {
 	s := l.s
 	s.mu.Lock()
@@ -89,20 +89,27 @@ func (l leases) Release(_ context.Context, t location.OwnerToken) (location.Resu
 		return location.KindStale, nil
 	}
 	delete(s.leases, t.OwnerID)
+	s.notifyLeaseEnded()
 	return location.KindReleased, nil
 }
 
 // Expire makes ownerID's lease expire now (expiresAt := now) as if its TTL
 // had elapsed; the entry stays in the lease map, as an expired reference
-// entry does until read. No rows change. An owner without an entry is left
+// entry does until read. No rows change; watchers of location tables are
+// notified when a live lease ended. An owner without an entry is left
 // alone.
 func (l leases) Expire(_ context.Context, ownerID string) error {
 	s := l.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cur, ok := s.leases[ownerID]; ok {
-		cur.expiresAt = s.now()
+		now := s.now()
+		live := cur.expiresAt.After(now)
+		cur.expiresAt = now
 		s.leases[ownerID] = cur
+		if live {
+			s.notifyLeaseEnded()
+		}
 	}
 	return nil
 }

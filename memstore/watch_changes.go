@@ -18,11 +18,11 @@ type changeWatcher struct {
 
 // Watch implements location.ChangeWatcher for storecore.Backend: after
 // every applied decision that wrote or deleted a row of one of the given
-// tables (every table when none is given), a notification is sent on the
-// returned channel; notifications the receiver has not taken yet coalesce
-// into one. Leases end only when a call notices, so their ending notifies
-// nothing. The channel is closed when ctx is done. No goroutine runs while
-// ctx is live.
+// tables (every table when none is given), and after an owner lease was
+// released or expired through ExpireOwnerLease, a notification is sent on
+// the returned channel; notifications the receiver has not taken yet
+// coalesce into one. The channel is closed when ctx is done. No goroutine
+// runs while ctx is live.
 func (b backend) Watch(ctx context.Context, tables []location.Table) (<-chan struct{}, error) {
 	s := b.s
 	w := &changeWatcher{ch: make(chan struct{}, 1)}
@@ -58,6 +58,23 @@ func (s *Store) notifyWatchers(p *rules.Plan) {
 	for _, w := range p.Writes {
 		touched[w.Table] = true
 	}
+	s.signalWatchers(touched)
+}
+
+// notifyLeaseEnded signals every watcher of a location table: an owner lease
+// ended (released, or expired through the test hook), so the liveness of the
+// owner's rows changed. Called with s.mu held.
+func (s *Store) notifyLeaseEnded() {
+	touched := make(map[location.Table]bool)
+	for _, t := range rules.LocationTables() {
+		touched[t] = true
+	}
+	s.signalWatchers(touched)
+}
+
+// signalWatchers signals every watcher of a touched table. Called with s.mu
+// held.
+func (s *Store) signalWatchers(touched map[location.Table]bool) {
 	for w := range s.watchers {
 		if !w.watches(touched) {
 			continue

@@ -177,9 +177,10 @@ func (s *Store) GetMeshNodeChangeStamp(ctx context.Context, meshName string) (in
 // WatchChanges implements location.ChangeWatcher: a value is sent on the
 // returned channel soon after a row of one of the given tables (every table
 // when none is given) changes, and, when one of them is a location table
-// (rules.LocationTables) or none is given, after an owner lease ends on a
-// backend whose leases end by themselves; notifications the receiver has
-// not taken yet coalesce into one. The channel is closed when ctx is done.
+// (rules.LocationTables) or none is given, after an owner lease ends as the
+// backend learns of it (etcd: its owner key is deleted; memory: a release
+// or ExpireOwnerLease); notifications the receiver has not taken yet
+// coalesce into one. The channel is closed when ctx is done.
 func (s *Store) WatchChanges(ctx context.Context, tables ...location.Table) (<-chan struct{}, error) {
 	return Do(ctx, s, Op{Name: "WatchChanges"}, nil,
 		func(ctx context.Context) (<-chan struct{}, error) { return s.b.Watch(ctx, tables) })

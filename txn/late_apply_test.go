@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -71,10 +71,10 @@ func (t *lateTxn) Commit() (*clientv3.TxnResponse, error) {
 // and whose second commit was refused, must not promise that nothing was
 // applied: the first commit may still land, and here it does.
 func TestRunLateApplyIsNotUnavailable(t *testing.T) {
-	c := embedetcd.Connect(t)
+	c := etcdtest.Connect(t)
 	kv := &lateKV{KV: c.KV}
 	e := New(kv, c.Watcher, Options{})
-	k := embedetcd.UniquePrefix(t) + "k"
+	k := etcdtest.UniquePrefix(t) + "k"
 	_, _, err := Run(t.Context(), e, "set", []string{k}, setData(t, k, "one", nil))
 	require.ErrorIs(t, err, ErrOutcomeUnknown)
 	require.NotErrorIs(t, err, location.ErrUnavailable, "ErrUnavailable promises that nothing was applied")

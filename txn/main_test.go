@@ -12,10 +12,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(embedetcd.RunShared(m)) }
+func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m)) }
 
 // fixture is an engine over a fresh prefix of the shared member, with a
 // recorder and a fault injector between them.
@@ -29,8 +29,8 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts Options) *fixture {
 	t.Helper()
-	c := embedetcd.Connect(t)
-	f := &fixture{client: c, prefix: embedetcd.UniquePrefix(t)}
+	c := etcdtest.Connect(t)
+	f := &fixture{client: c, prefix: etcdtest.UniquePrefix(t)}
 	f.flaky = &flakyKV{KV: c.KV}
 	f.rec = NewRecorder(f.flaky)
 	f.e = New(f.rec, c.Watcher, opts)

@@ -13,7 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 )
 
 // auth setup on a TLS cluster as root by certificate: it creates the
@@ -102,7 +102,7 @@ func TestAuthSetupCertificates(t *testing.T) {
 // Kubernetes Job passes a Secret): root is created with it, and neither
 // the output nor the debug logs ever show it.
 func TestAuthSetupPassword(t *testing.T) {
-	m, err := embedetcd.StartMember(t.Context(), embedetcd.Config{})
+	m, err := etcdtest.StartMember(t.Context(), etcdtest.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
 	ep := m.Endpoints()[0]

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/internal/scratch"
 )
 
@@ -56,9 +56,9 @@ func (b *background) wait(t *testing.T) result {
 }
 
 // startCluster starts a three-member cluster for one test.
-func startCluster(t *testing.T) *embedetcd.Cluster {
+func startCluster(t *testing.T) *etcdtest.Cluster {
 	t.Helper()
-	cl, err := embedetcd.StartCluster(t.Context(), 3, embedetcd.Config{})
+	cl, err := etcdtest.StartCluster(t.Context(), 3, etcdtest.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cl.Close() })
 	return cl
@@ -66,9 +66,9 @@ func startCluster(t *testing.T) *embedetcd.Cluster {
 
 // loseQuorum stops two of the three members (hard: no leadership
 // hand-over) and returns them.
-func loseQuorum(t *testing.T, cl *embedetcd.Cluster) []*embedetcd.Member {
+func loseQuorum(t *testing.T, cl *etcdtest.Cluster) []*etcdtest.Member {
 	t.Helper()
-	stopped := []*embedetcd.Member{cl.Members[0], cl.Members[1]}
+	stopped := []*etcdtest.Member{cl.Members[0], cl.Members[1]}
 	for _, m := range stopped {
 		m.Stop(true)
 	}
@@ -76,7 +76,7 @@ func loseQuorum(t *testing.T, cl *embedetcd.Cluster) []*embedetcd.Member {
 }
 
 // regainQuorum restarts the members and waits until a write goes through.
-func regainQuorum(t *testing.T, cl *embedetcd.Cluster, stopped []*embedetcd.Member) *clientv3.Client {
+func regainQuorum(t *testing.T, cl *etcdtest.Cluster, stopped []*etcdtest.Member) *clientv3.Client {
 	t.Helper()
 	for _, m := range stopped {
 		require.NoError(t, m.Restart(t.Context()))

@@ -9,8 +9,13 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"go.etcd.io/etcd/api/v3/version"
+	etcdversion "go.etcd.io/etcd/api/v3/version"
 )
+
+// version is the release version stamped at link time by the image build
+// (scripts/build-static.sh: -ldflags "-X main.version=…"); empty in a plain
+// go build, where the module version from the build information is used.
+var version string
 
 // etcdClientModule is the module of the etcd client the command is built
 // with.
@@ -35,16 +40,20 @@ Talks to no cluster.`,
 				if !ok {
 					return fmt.Errorf("the binary holds no build information")
 				}
-				writeVersion(e.stdout, bi)
+				writeVersion(e.stdout, bi, version)
 				return nil
 			}
 		},
 	}
 }
 
-// writeVersion prints the versions of bi.
-func writeVersion(w io.Writer, bi *debug.BuildInfo) {
+// writeVersion prints the versions of bi; stamped, when not empty, is the
+// release version stamped at link time and replaces the module version.
+func writeVersion(w io.Writer, bi *debug.BuildInfo, stamped string) {
 	module := bi.Main.Version
+	if stamped != "" {
+		module = stamped
+	}
 	if module == "" {
 		module = "(unknown)"
 	}
@@ -79,5 +88,5 @@ func writeVersion(w io.Writer, bi *debug.BuildInfo) {
 	}
 	fmt.Fprintf(w, "zlinketcd version: %s %s\n", bi.Main.Path, module)
 	fmt.Fprintf(w, "Go version: %s\n", goVersion)
-	fmt.Fprintf(w, "etcd client version: %s (API %s)\n", client, version.APIVersion)
+	fmt.Fprintf(w, "etcd client version: %s (API %s)\n", client, etcdversion.APIVersion)
 }

@@ -18,7 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/keys"
 )
 
@@ -53,7 +53,7 @@ type session struct {
 	// clean-up after the run ended.
 	raw       rawEtcd
 	store     *etcdstore.Store
-	member    *embedetcd.Member
+	member    *etcdtest.Member
 	log       *slog.Logger
 	guard     *guard
 	endpoints []string
@@ -73,7 +73,7 @@ func (e *env) open(ctx context.Context, opts sessionOptions) (*session, error) {
 	}
 	s := &session{cfg: cfg, opts: opts, log: e.log, guard: e.guard, endpoints: cfg.Endpoints}
 	if cfg.Embedded {
-		m, err := embedetcd.StartMember(ctx, embedetcd.Config{})
+		m, err := etcdtest.StartMember(ctx, etcdtest.Config{})
 		if err != nil {
 			return nil, fmt.Errorf("start the embedded etcd: %w", err)
 		}

@@ -16,7 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/internal/testpki"
 )
 
@@ -73,9 +73,9 @@ func newTestPKI(t *testing.T) testPKI {
 
 // startTLSMember starts a member that serves TLS and requires client
 // certificates signed by p's CA.
-func startTLSMember(t *testing.T, p testPKI) *embedetcd.Member {
+func startTLSMember(t *testing.T, p testPKI) *etcdtest.Member {
 	t.Helper()
-	m, err := embedetcd.StartMember(t.Context(), embedetcd.Config{TLS: &embedetcd.TLSFiles{
+	m, err := etcdtest.StartMember(t.Context(), etcdtest.Config{TLS: &etcdtest.TLSFiles{
 		CertFile: p.serverCert, KeyFile: p.serverKey, TrustedCAFile: p.caFile, ClientCertAuth: true}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
@@ -204,7 +204,7 @@ func TestServerNameIsSNI(t *testing.T) {
 // read on /zlink/ and the user bob with that.
 func authMember(t *testing.T) string {
 	t.Helper()
-	m, err := embedetcd.StartMember(t.Context(), embedetcd.Config{})
+	m, err := etcdtest.StartMember(t.Context(), etcdtest.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
 	root, err := clientv3.New(clientv3.Config{Endpoints: m.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})

@@ -12,7 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -49,8 +49,8 @@ func (refusingTxn) Commit() (*clientv3.TxnResponse, error) {
 // (txn names it too), and the command does not repeat its name when a
 // package of the same name said it.
 func TestNoDoubledPrefixes(t *testing.T) {
-	c := embedetcd.Connect(t)
-	s, err := etcdstore.New(c, etcdstore.Options{Root: embedetcd.UniquePrefix(t), KV: refusingKV{KV: c.KV}})
+	c := etcdtest.Connect(t)
+	s, err := etcdstore.New(c, etcdstore.Options{Root: etcdtest.UniquePrefix(t), KV: refusingKV{KV: c.KV}})
 	require.NoError(t, err)
 	ctx := t.Context()
 	key, err := location.EncodeAuthorityKey(location.ObjectActor, "a")

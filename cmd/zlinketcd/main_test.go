@@ -13,13 +13,13 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/keys"
 )
 
 // Every test of the binary shares one embedded member (see RunShared) and
 // keeps to its own prefix.
-func TestMain(m *testing.M) { os.Exit(embedetcd.RunShared(m)) }
+func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m)) }
 
 // result is one run of the command.
 type result struct {
@@ -86,8 +86,8 @@ func (s *syncBuffer) String() string {
 // sharedEndpoints returns the shared member's endpoints flag value.
 func sharedEndpoints(t *testing.T) string {
 	t.Helper()
-	embedetcd.Connect(t) // starts a private member when there is no shared one
-	eps := os.Getenv(embedetcd.EnvSharedEndpoints)
+	etcdtest.Connect(t) // starts a private member when there is no shared one
+	eps := os.Getenv(etcdtest.EnvSharedEndpoints)
 	require.NotEmpty(t, eps)
 	return eps
 }
@@ -96,11 +96,11 @@ func sharedEndpoints(t *testing.T) string {
 // prefix, with that prefix and the endpoints.
 func sharedStore(t *testing.T) (*etcdstore.Store, *clientv3.Client, string, string) {
 	t.Helper()
-	c := embedetcd.Connect(t)
-	prefix := embedetcd.UniquePrefix(t)
+	c := etcdtest.Connect(t)
+	prefix := etcdtest.UniquePrefix(t)
 	s, err := etcdstore.New(c, etcdstore.Options{Root: prefix})
 	require.NoError(t, err)
-	return s, c, prefix, os.Getenv(embedetcd.EnvSharedEndpoints)
+	return s, c, prefix, os.Getenv(etcdtest.EnvSharedEndpoints)
 }
 
 // keyCount counts the keys under prefix.

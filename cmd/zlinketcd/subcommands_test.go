@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.etcd.io/etcd/api/v3/version"
+	etcdversion "go.etcd.io/etcd/api/v3/version"
 
 	"github.com/zlink-systems/zlink-etcd/internal/scratch"
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -225,9 +225,14 @@ func TestVersion(t *testing.T) {
 		Deps:     []*debug.Module{{Path: etcdClientModule, Version: "v3.7.3"}},
 		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "true"}}}
 	var b strings.Builder
-	writeVersion(&b, bi)
+	writeVersion(&b, bi, "")
 	require.Equal(t, "zlinketcd version: example.com/m v1.2.3 (commit abc123, modified)\nGo version: go1.26.8\netcd client version: v3.7.3 (API "+
-		version.APIVersion+")\n", b.String())
+		etcdversion.APIVersion+")\n", b.String())
+
+	b.Reset()
+	writeVersion(&b, bi, "v0.1.0-dev")
+	require.Equal(t, "zlinketcd version: example.com/m v0.1.0-dev (commit abc123, modified)\nGo version: go1.26.8\netcd client version: v3.7.3 (API "+
+		etcdversion.APIVersion+")\n", b.String())
 }
 
 // gc lists the scratch prefixes under --prefix and removes the abandoned

@@ -12,20 +12,20 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(embedetcd.RunShared(m)) }
+func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m)) }
 
 // newStore returns a store over the shared member under a fresh prefix.
 func newStore(t *testing.T) *etcdstore.Store {
 	t.Helper()
-	c := embedetcd.Connect(t)
+	c := etcdtest.Connect(t)
 	// The first request opens the connection, so that its goroutines
 	// exist before a leak check starts.
 	_, err := c.Get(t.Context(), "warm-up")
 	require.NoError(t, err)
-	s, err := etcdstore.New(c, etcdstore.Options{Root: embedetcd.UniquePrefix(t)})
+	s, err := etcdstore.New(c, etcdstore.Options{Root: etcdtest.UniquePrefix(t)})
 	require.NoError(t, err)
 	return s
 }

@@ -9,15 +9,15 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/conformance"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(embedetcd.RunShared(m)) }
+func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m)) }
 
 func TestNewRejects(t *testing.T) {
 	_, err := New(nil, Options{Prefix: "/x/"})
 	require.ErrorContains(t, err, "nil client")
-	c := embedetcd.Connect(t)
+	c := etcdtest.Connect(t)
 	for _, p := range []string{"", "/x"} {
 		_, err := New(c, Options{Prefix: p})
 		require.ErrorContains(t, err, "must be non-empty and end with '/'")
@@ -27,8 +27,8 @@ func TestNewRejects(t *testing.T) {
 // A slice of the catalogue passes through RunSuite, each scenario on its
 // own sub-prefix, and nothing is left behind.
 func TestRunSuite(t *testing.T) {
-	c := embedetcd.Connect(t)
-	prefix := embedetcd.UniquePrefix(t)
+	c := etcdtest.Connect(t)
+	prefix := etcdtest.UniquePrefix(t)
 	h, err := New(c, Options{Prefix: prefix})
 	require.NoError(t, err)
 	rep := conformance.RunSuite(t.Context(), h.Conformance(), conformance.SuiteOptions{

@@ -11,11 +11,11 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
-	"github.com/zlink-systems/zlink-etcd/internal/embedetcd"
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
-func TestMain(m *testing.M) { os.Exit(embedetcd.RunShared(m)) }
+func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m)) }
 
 func TestNew(t *testing.T) {
 	tests := []struct {
@@ -75,8 +75,8 @@ func TestParse(t *testing.T) {
 }
 
 func TestClean(t *testing.T) {
-	c := embedetcd.Connect(t)
-	prefix, err := New(embedetcd.UniquePrefix(t), "test")
+	c := etcdtest.Connect(t)
+	prefix, err := New(etcdtest.UniquePrefix(t), "test")
 	require.NoError(t, err)
 	s, err := etcdstore.New(c, etcdstore.Options{Root: Sub(prefix, 1), MinLeaseSeconds: 600})
 	require.NoError(t, err)
@@ -113,8 +113,8 @@ func TestClean(t *testing.T) {
 // A claimed prefix is in use while its marker is renewed; Stop lets it run
 // out, KeepFor moves it to a lease nobody renews, and Release ends it.
 func TestMarker(t *testing.T) {
-	c := embedetcd.Connect(t)
-	base := embedetcd.UniquePrefix(t)
+	c := etcdtest.Connect(t)
+	base := etcdtest.UniquePrefix(t)
 	prefix, err := New(base, "check")
 	require.NoError(t, err)
 	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -176,8 +176,8 @@ func markerLease(t *testing.T, c *clientv3.Client, prefix string) clientv3.Lease
 // Find lists the scratch prefixes below a base, in use or abandoned, and
 // RemoveAbandoned removes an abandoned one whole and refuses one in use.
 func TestFindAndRemoveAbandoned(t *testing.T) {
-	c := embedetcd.Connect(t)
-	base := embedetcd.UniquePrefix(t)
+	c := etcdtest.Connect(t)
+	base := etcdtest.UniquePrefix(t)
 	inUse, err := New(base, "check")
 	require.NoError(t, err)
 	m, err := Claim(t.Context(), c, inUse, MarkerOptions{TTL: time.Minute, Value: MarkerValue{Command: "check"}})
