@@ -169,7 +169,7 @@ type Options struct {
 //
 //  1. the Observer's Start;
 //  2. the context: a done context returns its error, wrapped, before
-//     anything;
+//     anything (anomaly A-29 fixed);
 //  3. validation of the input (location.Validate*): an error wrapping
 //     location.ErrInvalidArgument, before anything is read or written;
 //  4. the backend: a decision of package rules through Backend.Decide, or
