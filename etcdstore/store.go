@@ -1,7 +1,6 @@
 package etcdstore
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -11,6 +10,8 @@ import (
 	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/leasemap"
 	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/rules"
+	"github.com/zlink-systems/zlink-etcd/storecore"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
@@ -51,6 +52,9 @@ type Options struct {
 	// and an OnRetry hook for metrics (Store.ReadRetries has the counts).
 	// Its Logger defaults to Logger.
 	Retry txn.RetryOptions
+	// Observer sees every operation (storecore.Observer), CollectGarbage
+	// included; nil observes nothing.
+	Observer storecore.Observer
 
 	// KV and Lease, when set, replace the client's for every request (for
 	// example a txn.Recorder that counts round trips, or a fault injector).
@@ -58,8 +62,14 @@ type Options struct {
 	Lease clientv3.Lease
 }
 
-// Store is location.Store on etcd. Safe for concurrent use.
+// Store is location.Store on etcd: every method of location.Store,
+// location.ChangeWatcher and location.MeshNodeChangeStamper, and the
+// ExpireOwnerLease hook (which revokes the owner's etcd lease), comes from
+// the embedded storecore.Store over this store's backend. Safe for
+// concurrent use.
 type Store struct {
+	storecore.Store
+
 	client  *clientv3.Client
 	kv      clientv3.KV
 	watcher clientv3.Watcher
@@ -83,9 +93,9 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: root prefix: %w", err)
 	}
-	for _, t := range storedTables() {
-		if err := keys.ValidTable(string(t)); err != nil {
-			return nil, fmt.Errorf("etcdstore: %w: table %q: %w", location.ErrInternal, t, err)
+	for _, spec := range rules.Tables() {
+		if err := keys.ValidTable(string(spec.Name())); err != nil {
+			return nil, fmt.Errorf("etcdstore: %w: table %q: %w", location.ErrInternal, spec.Name(), err)
 		}
 	}
 	s := &Store{client: client, kv: client.KV, watcher: client.Watcher, layout: layout, clock: opts.Clock, log: opts.Logger}
@@ -131,6 +141,7 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 		Watcher:          s.watcher,
 		KeepAliveStreams: streams,
 	})
+	s.Store = storecore.New(backend{s}, storecore.Options{Observer: opts.Observer})
 	return s, nil
 }
 
@@ -152,11 +163,3 @@ func (s *Store) Leases() *leasemap.Map { return s.leases }
 
 // now reads the clock once, at millisecond precision.
 func (s *Store) now() time.Time { return location.Millis(s.clock()) }
-
-// checkContext returns the wrapped error of a context that already ended.
-func checkContext(ctx context.Context, op string) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("etcdstore: %s: %w", op, err)
-	}
-	return nil
-}
