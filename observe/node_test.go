@@ -138,11 +138,15 @@ func TestEndCause(t *testing.T) {
 // fakeReconciler reports targets; withDesired also tells its desired set.
 type fakeReconciler struct{ active, desired int }
 
-func (f fakeReconciler) ActiveTargets() []autoconnect.Target { return make([]autoconnect.Target, f.active) }
+func (f fakeReconciler) ActiveTargets() []autoconnect.Target {
+	return make([]autoconnect.Target, f.active)
+}
 
 type withDesired struct{ fakeReconciler }
 
-func (f withDesired) DesiredTargets() []autoconnect.Target { return make([]autoconnect.Target, f.desired) }
+func (f withDesired) DesiredTargets() []autoconnect.Target {
+	return make([]autoconnect.Target, f.desired)
+}
 
 func TestAutoConnect(t *testing.T) {
 	m, reg, _ := newNodeMetrics(t)
