@@ -37,8 +37,9 @@ type Check struct {
 	// Run returns nil when healthy, else why not, in words an operator can
 	// act on. It must return soon after ctx ends.
 	Run func(ctx context.Context) error
-	// Timeout bounds Run; 0 means DefaultTimeout. A check still running
-	// when it passes fails as timed out.
+	// Timeout bounds Run (its context ends then); 0 means DefaultTimeout.
+	// A check still running a quarter of the timeout later fails as not
+	// answering.
 	Timeout time.Duration
 	// Liveness makes the check count for /livez too. Set it only for a
 	// condition that restarting the process fixes (see the package
@@ -123,13 +124,16 @@ func (h *Handler) Run(ctx context.Context, probe Probe, only string, exclude ...
 	return rep, nil
 }
 
-// runCheck runs one check within its timeout; a panic is its error.
+// runCheck runs one check within its timeout; a panic is its error. The
+// check's context ends at the timeout; a check that honours it answers
+// with its own reason, and one still running a quarter of the timeout
+// later is reported as not answering (its goroutine ends when it returns).
 func runCheck(ctx context.Context, c Check) Result {
 	timeout := c.Timeout
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
 	done := make(chan error, 1)
@@ -139,13 +143,15 @@ func runCheck(ctx context.Context, c Check) Result {
 				done <- fmt.Errorf("the check panicked: %v", p)
 			}
 		}()
-		done <- c.Run(ctx)
+		done <- c.Run(cctx)
 	}()
+	wait, stop := context.WithTimeout(ctx, timeout+timeout/4)
+	defer stop()
 	var err error
 	select {
 	case err = <-done:
-	case <-ctx.Done():
-		err = fmt.Errorf("no answer within %v: %w", timeout, context.Cause(ctx))
+	case <-wait.Done():
+		err = fmt.Errorf("no answer within %v: %w", timeout, context.Cause(cctx))
 	}
 	return Result{Name: c.Name, Err: err, Took: time.Since(start)}
 }
