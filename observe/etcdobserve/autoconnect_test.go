@@ -17,7 +17,7 @@ import (
 type connectAll struct{}
 
 func (connectAll) Connect(context.Context, autoconnect.Target) bool { return true }
-func (connectAll) Disconnect(autoconnect.Target)                   {}
+func (connectAll) Disconnect(autoconnect.Target)                    {}
 
 // A node's auto-connect loop, wired to NodeMetrics with its hooks, reports
 // its ticks, what they connected and how many targets are connected: the
