@@ -2,6 +2,7 @@ package etcdobserve
 
 import (
 	"context"
+	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/observe"
+	"github.com/zlink-systems/zlink-etcd/storecore"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
@@ -42,6 +44,7 @@ type Options struct {
 //   - zlink_etcd_request_duration_seconds{request}
 //   - zlink_etcd_txn_attempts_total{operation, result}
 //   - zlink_etcd_txn_outcome_unknown_total{operation, resolution}
+//   - zlink_etcd_txn_contention_give_ups_total{operation}
 //
 // operation is the store operation that sent the request (observe.LabelNone
 // for requests outside one), request its type (get, range, put, delete,
@@ -50,15 +53,16 @@ type Options struct {
 // for a lost answer first resolved as not applied that turned out applied.
 // Safe for concurrent use.
 type Instrumentation struct {
-	observer  *observe.StoreObserver
+	observer  *observer
 	tracer    trace.Tracer // nil: no spans
 	tp        trace.TracerProvider
 	traceGRPC bool
 
-	requests        *prometheus.CounterVec
-	requestDuration *prometheus.HistogramVec
-	attempts        *prometheus.CounterVec
-	outcomeUnknown  *prometheus.CounterVec
+	requests         *prometheus.CounterVec
+	requestDuration  *prometheus.HistogramVec
+	attempts         *prometheus.CounterVec
+	outcomeUnknown   *prometheus.CounterVec
+	contentionGaveUp *prometheus.CounterVec
 }
 
 // New returns an Instrumentation whose metrics (the store observer's
@@ -88,28 +92,49 @@ func New(opts Options) (*Instrumentation, error) {
 			Name: "zlink_etcd_txn_outcome_unknown_total",
 			Help: "Transactions whose answer was lost, by operation and what re-reading found: applied, not_applied, gave_up (the operation failed with an unknown outcome), applied_late.",
 		}, []string{"operation", "resolution"}),
+		contentionGaveUp: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "zlink_etcd_txn_contention_give_ups_total",
+			Help: "Store operations that gave up because what they read kept changing for their whole attempt budget (txn.ErrContention; nothing written).",
+		}, []string{"operation"}),
 	}
 	if opts.TracerProvider != nil {
 		i.tracer = opts.TracerProvider.Tracer(observe.InstrumentationName)
 	}
-	if err := observe.Register(opts.Registerer, i.requests, i.requestDuration, i.attempts, i.outcomeUnknown); err != nil {
+	own := []prometheus.Collector{i.requests, i.requestDuration, i.attempts, i.outcomeUnknown, i.contentionGaveUp}
+	if err := observe.Register(opts.Registerer, own...); err != nil {
 		return nil, err
 	}
 	obs, err := observe.NewStoreObserver(observe.Options{Registerer: opts.Registerer, TracerProvider: opts.TracerProvider, Buckets: opts.Buckets})
 	if err != nil && opts.Registerer != nil {
-		for _, c := range []prometheus.Collector{i.requests, i.requestDuration, i.attempts, i.outcomeUnknown} {
+		for _, c := range own {
 			opts.Registerer.Unregister(c)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	i.observer = obs
+	i.observer = &observer{StoreObserver: obs, i: i}
 	return i, nil
 }
 
-// Observer returns the store observer (etcdstore.Options.Observer).
-func (i *Instrumentation) Observer() *observe.StoreObserver { return i.observer }
+// Observer returns the store observer (etcdstore.Options.Observer): an
+// observe.StoreObserver that also counts the operations that gave up on
+// contention.
+func (i *Instrumentation) Observer() storecore.Observer { return i.observer }
+
+// observer is the StoreObserver with what only etcd's errors tell.
+type observer struct {
+	*observe.StoreObserver
+	i *Instrumentation
+}
+
+// End implements storecore.Observer.
+func (o *observer) End(ctx context.Context, op storecore.Op, out storecore.Outcome) {
+	if errors.Is(out.Err, txn.ErrContention) {
+		o.i.contentionGaveUp.WithLabelValues(op.Name).Inc()
+	}
+	o.StoreObserver.End(ctx, op, out)
+}
 
 // StoreOptions returns o instrumented: Observer set to the store observer
 // (replacing o's), WrapKV and OnTxnAttempt set to the Instrumentation's

@@ -25,6 +25,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/observe/etcdobserve"
 	"github.com/zlink-systems/zlink-etcd/observe/internal/promtest"
 	"github.com/zlink-systems/zlink-etcd/session"
+	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
 // instrumented is a store on the shared member with every metric on one
@@ -37,14 +38,18 @@ type instrumented struct {
 	store  *etcdstore.Store
 }
 
-func newInstrumented(t *testing.T) *instrumented {
+func newInstrumented(t *testing.T, configure ...func(*etcdstore.Options)) *instrumented {
 	t.Helper()
 	in := &instrumented{reg: prometheus.NewRegistry(), spans: tracetest.NewSpanRecorder(), client: etcdtest.Connect(t)}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(in.spans))
 	inst, err := etcdobserve.New(etcdobserve.Options{Registerer: in.reg, TracerProvider: tp})
 	require.NoError(t, err)
 	in.faults = &faultKV{KV: in.client.KV}
-	in.store, err = etcdstore.New(in.client, inst.StoreOptions(etcdstore.Options{Root: etcdtest.UniquePrefix(t), KV: in.faults}))
+	opts := etcdstore.Options{Root: etcdtest.UniquePrefix(t), KV: in.faults}
+	for _, c := range configure {
+		c(&opts)
+	}
+	in.store, err = etcdstore.New(in.client, inst.StoreOptions(opts))
 	require.NoError(t, err)
 	require.NoError(t, in.reg.Register(etcdobserve.NewStatsCollector(in.store)))
 	return in
@@ -214,6 +219,25 @@ func TestWorkload(t *testing.T) {
 	require.Equal(t, []string{"guard_failed", "committed"}, results)
 	require.NotNil(t, retried, "the failed read is a child span with its code")
 	require.Equal(t, "ResolveSpot", retried.Name())
+}
+
+// An operation that runs out of attempts on contention is counted as a
+// give-up, with its failed attempts.
+func TestContentionGiveUp(t *testing.T) {
+	in := newInstrumented(t, func(o *etcdstore.Options) { o.MaxAttempts = 1 })
+	ctx := t.Context()
+	claim, err := in.store.ClaimOwnerLease(ctx, "x", time.Minute)
+	require.NoError(t, err)
+	spot := fixture.SPOT("x", claim.Token.LeaseGeneration)
+	_, err = in.store.UpdateSpot(ctx, spot, location.IntentNewClaim)
+	require.NoError(t, err)
+
+	in.faults.armBeforeWrite(func() { in.touchSpots(t) })
+	_, err = in.store.UpdateSpot(ctx, spot, location.IntentRenew)
+	require.ErrorIs(t, err, txn.ErrContention)
+	require.Equal(t, 1.0, in.value(t, "zlink_etcd_txn_contention_give_ups_total", "operation", "UpdateSpot"))
+	require.Equal(t, 1.0, in.value(t, "zlink_etcd_txn_attempts_total", "operation", "UpdateSpot", "result", "guard_failed"))
+	require.Equal(t, 1.0, in.value(t, "zlink_store_operations_total", "operation", "UpdateSpot", "error_class", "unavailable"))
 }
 
 // requestCodes lists the code labels of the requests counted.
