@@ -2,6 +2,7 @@ package etcdobserve_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,36 +20,43 @@ import (
 // checks of etcd and of its session. (Pass a TracerProvider in Options to
 // trace too.)
 func Example() {
-	ctx := context.Background()
+	if err := serveNode(context.Background(), []string{"https://etcd:2379"}); err != nil {
+		fmt.Println(err)
+	}
+}
+
+func serveNode(ctx context.Context, endpoints []string) error {
 	reg := prometheus.NewRegistry()
 	inst, err := etcdobserve.New(etcdobserve.Options{Registerer: reg})
 	if err != nil {
-		panic(err)
+		return err
 	}
-	store, err := etcdstore.Dial(ctx, inst.Config(etcdstore.Config{Endpoints: []string{"https://etcd:2379"}}))
+	store, err := etcdstore.Dial(ctx, inst.Config(etcdstore.Config{Endpoints: endpoints}))
 	if err != nil {
-		panic(err)
+		return err
 	}
 	defer store.Close()
-	reg.MustRegister(etcdobserve.NewStatsCollector(store))
+	if err := reg.Register(etcdobserve.NewStatsCollector(store)); err != nil {
+		return err
+	}
 
 	node, err := observe.NewNodeMetrics(reg, observe.NodeOptions{})
 	if err != nil {
-		panic(err)
+		return err
 	}
 	s, err := session.New(ctx, store, "node-7", session.Options{OnRenewal: node.OnRenewal})
 	if err != nil {
-		panic(err)
+		return err
 	}
 	defer s.Close(ctx)
 	node.TrackSession(s)
 
 	probes, err := health.NewHandler(etcdobserve.StoreCheck(store), health.SessionCheck(s))
 	if err != nil {
-		panic(err)
+		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	probes.Install(mux)
-	_ = http.ListenAndServe(":9090", mux)
+	return http.ListenAndServe(":9090", mux)
 }
