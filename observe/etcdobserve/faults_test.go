@@ -7,6 +7,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
 // faultKV is the store's KV (etcdstore.Options.KV) with faults the test
@@ -59,35 +61,19 @@ func (f *faultKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption
 	return f.KV.Get(ctx, key, opts...)
 }
 
-func (f *faultKV) Txn(ctx context.Context) clientv3.Txn { return &faultTxn{Txn: f.KV.Txn(ctx), f: f} }
-
-type faultTxn struct {
-	clientv3.Txn
-	f      *faultKV
-	writes bool
-}
-
-func (t *faultTxn) If(cs ...clientv3.Cmp) clientv3.Txn { t.Txn = t.Txn.If(cs...); return t }
-func (t *faultTxn) Else(ops ...clientv3.Op) clientv3.Txn {
-	t.Txn = t.Txn.Else(ops...)
-	return t
-}
-func (t *faultTxn) Then(ops ...clientv3.Op) clientv3.Txn {
-	for _, op := range ops {
-		t.writes = t.writes || op.IsPut() || op.IsDelete()
-	}
-	t.Txn = t.Txn.Then(ops...)
-	return t
-}
-
-func (t *faultTxn) Commit() (*clientv3.TxnResponse, error) {
-	if !t.writes && t.f.takeRead() {
-		return nil, errLeaderChanged()
-	}
-	if t.writes {
-		if fn := t.f.takeWrite(); fn != nil {
-			fn()
+// Txn implements clientv3.KV.
+func (f *faultKV) Txn(ctx context.Context) clientv3.Txn {
+	return txn.DeferredTxn(func(ops txn.TxnOps) (*clientv3.TxnResponse, error) {
+		switch {
+		case ops.OnlyReads():
+			if f.takeRead() {
+				return nil, errLeaderChanged()
+			}
+		default:
+			if fn := f.takeWrite(); fn != nil {
+				fn()
+			}
 		}
-	}
-	return t.Txn.Commit()
+		return ops.Send(ctx, f.KV)
+	})
 }

@@ -102,51 +102,18 @@ func (k *observedKV) Do(ctx context.Context, op clientv3.Op) (resp clientv3.OpRe
 
 // Txn implements clientv3.KV: the transaction is built on the wrapped KV
 // when committed, with the context of the request's span.
-func (k *observedKV) Txn(ctx context.Context) clientv3.Txn { return &observedTxn{ctx: ctx, k: k} }
-
-// observedTxn records a transaction and sends it on Commit.
-type observedTxn struct {
-	ctx         context.Context
-	k           *observedKV
-	cmps        []clientv3.Cmp
-	then, other []clientv3.Op
-}
-
-func (t *observedTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
-	t.cmps = append(t.cmps, cs...)
-	return t
-}
-
-func (t *observedTxn) Then(ops ...clientv3.Op) clientv3.Txn {
-	t.then = append(t.then, ops...)
-	return t
-}
-
-func (t *observedTxn) Else(ops ...clientv3.Op) clientv3.Txn {
-	t.other = append(t.other, ops...)
-	return t
-}
-
-func (t *observedTxn) Commit() (resp *clientv3.TxnResponse, err error) {
-	kind := RequestTxnRead
-	if writes(t.then) || writes(t.other) {
-		kind = RequestTxn
-	}
-	err = t.k.i.send(t.ctx, kind, func(ctx context.Context) error {
-		resp, err = t.k.KV.Txn(ctx).If(t.cmps...).Then(t.then...).Else(t.other...).Commit()
-		return err
-	})
-	return resp, err
-}
-
-// writes reports whether ops may write (a nested transaction counts).
-func writes(ops []clientv3.Op) bool {
-	for _, op := range ops {
-		if op.IsPut() || op.IsDelete() || op.IsTxn() {
-			return true
+func (k *observedKV) Txn(ctx context.Context) clientv3.Txn {
+	return txn.DeferredTxn(func(ops txn.TxnOps) (resp *clientv3.TxnResponse, err error) {
+		kind := RequestTxn
+		if ops.OnlyReads() {
+			kind = RequestTxnRead
 		}
-	}
-	return false
+		err = k.i.send(ctx, kind, func(ctx context.Context) error {
+			resp, err = ops.Send(ctx, k.KV)
+			return err
+		})
+		return resp, err
+	})
 }
 
 // getKind tells a Get of one key from a range read.
