@@ -31,6 +31,23 @@ const (
 	TickError        = "error"
 )
 
+// NodeHooks are the calls a node type that owns owner-lease sessions and
+// an auto-connect loop makes, so that one option of its wires its metrics:
+// OnRenewal from each session's session.Options.OnRenewal, TrackSession
+// after each claim, OnTick from autoconnect.LoopOptions.OnTick,
+// DesiredSetChanged from its reconciler's autoconnect.EventSink, and
+// SetAutoConnect with the current loop's status. *NodeMetrics implements
+// it.
+type NodeHooks interface {
+	OnRenewal(r session.Renewal)
+	TrackSession(s TrackedSession)
+	OnTick(r autoconnect.TickReport)
+	DesiredSetChanged(c autoconnect.DesiredSetChange)
+	SetAutoConnect(status func() AutoConnectStatus)
+}
+
+var _ NodeHooks = (*NodeMetrics)(nil)
+
 // NodeOptions configure NodeMetrics.
 type NodeOptions struct {
 	// Clock is the sessions' clock (session.Options.Clock), read at scrape
@@ -160,9 +177,14 @@ func (m *NodeMetrics) OnRenewal(r session.Renewal) {
 
 // TrackSession makes the scrape read s (running, trusted, the age of its
 // last confirmed renewal, the trust left) until it ends, and counts its end
-// by cause. A goroutine waits for the end: it lives as long as s.
+// by cause. A goroutine waits for the end: it lives as long as s. Tracking
+// a session that is tracked already does nothing.
 func (m *NodeMetrics) TrackSession(s TrackedSession) {
 	m.mu.Lock()
+	if _, ok := m.sessions[s]; ok {
+		m.mu.Unlock()
+		return
+	}
 	m.sessions[s] = struct{}{}
 	m.mu.Unlock()
 	go func() {

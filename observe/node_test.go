@@ -97,6 +97,7 @@ func TestTrackedSessions(t *testing.T) {
 	b := newFakeSession(t0.Add(-3*time.Second), t0.Add(7*time.Second))
 	m.TrackSession(a)
 	m.TrackSession(b)
+	m.TrackSession(a) // tracked once
 	clk.Advance(2 * time.Second)
 	require.Equal(t, 2.0, promtest.Value(t, reg, "zlink_sessions_running"))
 	require.Equal(t, 0.0, promtest.Value(t, reg, "zlink_sessions_untrusted"))
