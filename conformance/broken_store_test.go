@@ -16,6 +16,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/conformance"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/memstore"
+	"github.com/zlink-systems/zlink-etcd/rules"
 )
 
 // Deliberately broken stores that only the suite's own scenarios (LSX-…,
@@ -172,7 +173,7 @@ func newNotifyingStore(bugs watchBugs) func(*memstore.Store, *clock.Manual) (loc
 				return err
 			}
 			if live.Kind == location.KindFound && !bugs.expiry {
-				n.signal(location.LocationTables()...)
+				n.signal(rules.LocationTables()...)
 			}
 			return nil
 		}
@@ -296,7 +297,7 @@ func (n *notifyingStore) RemoveRoute(ctx context.Context, k location.RouteKey, o
 func (n *notifyingStore) RemoveAllByOwner(ctx context.Context, t location.OwnerToken) (int64, error) {
 	removed, err := n.Store.RemoveAllByOwner(ctx, t)
 	if err == nil && removed > 0 && !n.bugs.removeAll {
-		n.signal(location.LocationTables()...)
+		n.signal(rules.LocationTables()...)
 	}
 	return removed, err
 }
@@ -304,7 +305,7 @@ func (n *notifyingStore) RemoveAllByOwner(ctx context.Context, t location.OwnerT
 func (n *notifyingStore) ReleaseOwnerLease(ctx context.Context, t location.OwnerToken) (location.ResultKind, error) {
 	k, err := n.Store.ReleaseOwnerLease(ctx, t)
 	if err == nil && k == location.KindReleased && !n.bugs.release {
-		n.signal(location.LocationTables()...)
+		n.signal(rules.LocationTables()...)
 	}
 	return k, err
 }
@@ -381,8 +382,8 @@ func TestSuiteCatchesBrokenWatchers(t *testing.T) {
 		{"the channel never closes", watchBugs{neverClose: true}, []string{"CW-012"}},
 		{"a done context is no error", watchBugs{doneContext: true}, []string{"CW-013"}},
 	}
-	// CW-001 … CW-007 follow location.LocationTables().
-	for i, table := range location.LocationTables() {
+	// CW-001 … CW-007 follow rules.LocationTables().
+	for i, table := range rules.LocationTables() {
 		tests = append(tests, struct {
 			name   string
 			bugs   watchBugs

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/rules"
 )
 
 // Change watchers (CW-…, a suite-only namespace defined in
@@ -36,7 +37,7 @@ type cwTable struct {
 }
 
 // cwTables lists the seven location tables in the order of
-// location.LocationTables(), which is the order of their scenarios.
+// rules.LocationTables(), which is the order of their scenarios.
 func cwTables() []cwTable {
 	stored := func(l *lsCase, res location.WriteResult, what string) int64 {
 		l.Helper()
@@ -102,7 +103,7 @@ func cwTables() []cwTable {
 			}},
 	}
 	var out []cwTable
-	for _, t := range location.LocationTables() {
+	for _, t := range rules.LocationTables() {
 		i := slices.IndexFunc(ops, func(o cwTable) bool { return o.table == t })
 		out = append(out, ops[i])
 	}

@@ -20,55 +20,6 @@ import (
 // the authority key raw and last, so that a listing prefix is a key range.
 // A record's store version is its key's ModRevision (decision E-4).
 
-// authKey returns the etcd key of an authority record.
-func (s *Store) authKey(key location.AuthorityKey) string {
-	return s.tableKey(rules.TableAuthority, string(key))
-}
-
-// authPrefetch is what an exchange of key reads first: the record and, when
-// the record is cached, the owner's descriptor and owner key that its
-// liveness check reads (so that a steady-state preserve is one
-// transaction).
-func (s *Store) authPrefetch(key location.AuthorityKey) []string {
-	etcdKey := s.authKey(key)
-	out := []string{etcdKey}
-	o, ok := s.engine.Cached(etcdKey)
-	if !ok {
-		return out
-	}
-	rec, _, err := sharedRecord(rules.TableAuthority, o)
-	if err != nil {
-		return out
-	}
-	if row, ok := rec.Value.(rules.AuthorityRow); ok {
-		out = append(out, s.tableKey(location.TableMeshNodes, rules.MeshNodeKey(row.Allocation.Descriptor)),
-			s.layout.OwnerKey(row.Owner.OwnerID))
-	}
-	return out
-}
-
-// ReadAuthority returns the record under key, or missing. It implements
-// location.AuthorityStore.
-func (s *Store) ReadAuthority(ctx context.Context, key location.AuthorityKey) (location.AuthorityReadResult, error) {
-	return decide(ctx, s, "ReadAuthority", func() error { return location.ValidateCanonicalAuthorityKey(key) },
-		[]string{s.authKey(key)},
-		func(tx *rules.Tx) (location.AuthorityReadResult, error) { return rules.ReadAuthority(tx, key), nil })
-}
-
-// CompareExchangeAuthority applies m to the record under key when its
-// version is expected (rules.CompareExchangeAuthority), in one guarded
-// transaction. It implements location.AuthorityStore.
-func (s *Store) CompareExchangeAuthority(ctx context.Context, key location.AuthorityKey, expected location.StoreVersion, m location.AuthorityMutation) (location.CompareExchangeResult, error) {
-	prefetch := s.authPrefetch(key)
-	if m.RelocationFence != nil {
-		prefetch = append(prefetch, s.tableKey(rules.TableRelocations, string(*m.RelocationFence)))
-	}
-	return decide(ctx, s, "CompareExchangeAuthority", func() error { return location.ValidateCompareExchange(key, m) }, prefetch,
-		func(tx *rules.Tx) (location.CompareExchangeResult, error) {
-			return rules.CompareExchangeAuthority(tx, key, expected, m)
-		})
-}
-
 // Authority scan pages (decision E-10): byte order of the key, read at the
 // first page's revision. A cursor carries that revision, a digest of the
 // prefix and the last returned key; a cursor that cannot be decoded, belongs
@@ -122,16 +73,11 @@ func decodeScanCursor(text string) (scanCursor, bool) {
 	return c, true
 }
 
-// ListAuthorities lists the records whose key starts with prefix, in byte
-// order, limit per page. It implements location.AuthorityStore.
-func (s *Store) ListAuthorities(ctx context.Context, prefix, cursor string, limit int) (location.AuthorityScanResult, error) {
-	const op = "ListAuthorities"
-	if err := checkContext(ctx, op); err != nil {
-		return location.AuthorityScanResult{}, err
-	}
-	if err := location.ValidateListAuthorities(prefix, cursor, limit); err != nil {
-		return location.AuthorityScanResult{}, fmt.Errorf("etcdstore: %s: %w", op, err)
-	}
+// ScanAuthorities lists the records whose key starts with prefix, in byte
+// order, limit per page (storecore.Store.ListAuthorities). It implements
+// storecore.Backend.
+func (b backend) ScanAuthorities(ctx context.Context, prefix, cursor string, limit int) (location.AuthorityScanResult, error) {
+	s := b.s
 	now := s.now()
 	expired := location.AuthorityScanResult{Kind: location.KindScanExpired}
 	table := s.layout.TablePrefix(string(rules.TableAuthority))
@@ -156,7 +102,7 @@ func (s *Store) ListAuthorities(ctx context.Context, prefix, cursor string, limi
 			if rev > 0 && (txn.IsCompacted(err) || isFutureRevision(err)) {
 				return expired, nil
 			}
-			return location.AuthorityScanResult{}, txn.Unavailable("etcdstore: "+op, err)
+			return location.AuthorityScanResult{}, txn.Unavailable("read", err)
 		}
 		s.engine.NoteRevision(resp.Header.Revision)
 		if rev == 0 {
@@ -172,11 +118,11 @@ func (s *Store) ListAuthorities(ctx context.Context, prefix, cursor string, limi
 			o := txn.Observation{Key: string(kv.Key), Present: true, Value: kv.Value, ModRevision: kv.ModRevision, Revision: rev}
 			rec, err := decodeRecord(rules.TableAuthority, o)
 			if err != nil {
-				return location.AuthorityScanResult{}, fmt.Errorf("etcdstore: %s: %w", op, err)
+				return location.AuthorityScanResult{}, err
 			}
 			row, ok := rec.Value.(rules.AuthorityRow)
 			if !ok {
-				return location.AuthorityScanResult{}, fmt.Errorf("etcdstore: %s: %w: %s holds %T", op, location.ErrInternal, o.Key, rec.Value)
+				return location.AuthorityScanResult{}, fmt.Errorf("%w: %s holds %T", location.ErrInternal, o.Key, rec.Value)
 			}
 			page.Items = append(page.Items, location.AuthorityEntry{
 				Key:      location.AuthorityKey(strings.TrimPrefix(o.Key, table)),

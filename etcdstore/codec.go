@@ -37,18 +37,6 @@ type envelope struct {
 // formatOf returns the format tag of a table's values.
 func formatOf(t rules.Table) string { return "zlink." + string(t) + formatVersion }
 
-// storedTables lists every table the store keeps, with the Go type of its
-// values (the type rules.Record.Value holds).
-func storedTables() []rules.Table {
-	return []rules.Table{
-		location.TableMeshNodes, location.TableClientServers, location.TableFanoutPublishers,
-		location.TablePeers, location.TableSpots, location.TableActors, location.TableRoutes,
-		rules.TableEntryClaims, rules.TableTransferRecords, rules.TableTransferActive,
-		rules.TableAuthority, rules.TableLedger, rules.TableRelocations, rules.TableAggregates,
-		rules.TableReservationTerminals, rules.TableOperationTerminals,
-	}
-}
-
 // encodeValue encodes one table value. The authority row's StoreVersion is
 // not stored: it is the key's ModRevision (decision E-4).
 func encodeValue(t rules.Table, value any, generation int64, nonce string, now time.Time) ([]byte, error) {
@@ -69,13 +57,16 @@ func encodeValue(t rules.Table, value any, generation int64, nonce string, now t
 
 // decodeRecord decodes an observed value of table t into the record the
 // rules expect. The record is the caller's own: values memoized on the
-// observation (sharedRecord) are copied out.
+// observation (sharedRecord) are copied out with the table's deep copy
+// (rules.TableSpec.Clone), which costs a few allocations where decoding the
+// JSON again costs microseconds.
 func decodeRecord(t rules.Table, o txn.Observation) (rules.Record, error) {
 	rec, shared, err := sharedRecord(t, o)
 	if err != nil || !shared {
 		return rec, err
 	}
-	rec.Value = copyValue(rec.Value)
+	spec, _ := rules.Lookup(t) // sharedRecord only shares values of known tables
+	rec.Value = spec.Clone(rec.Value)
 	return rec, nil
 }
 
@@ -87,10 +78,9 @@ type decodedRecord struct {
 }
 
 // sharedRecord returns the decoded record of an observed value. When the
-// value's type can be copied (copyable) and the observation came from the
-// engine (a read or a write of it), the record is decoded once per observed
-// value and shared by every later call on a copy of the same observation:
-// shared is then true, and the caller must not modify the record
+// observation came from the engine (a read or a write of it), the record is
+// decoded once per observed value and shared by every later call on a copy
+// of the same observation: shared is then true, and the caller must not modify the record
 // (decodeRecord copies it; readers that only look, such as the owner index,
 // use it directly). Otherwise the record is the caller's own.
 func sharedRecord(t rules.Table, o txn.Observation) (rec rules.Record, shared bool, err error) {
@@ -103,7 +93,7 @@ func sharedRecord(t rules.Table, o txn.Observation) (rec rules.Record, shared bo
 	if err != nil {
 		return rules.Record{}, false, err
 	}
-	if copyable(rec.Value) && o.SetDerived(decodedRecord{table: t, rec: rec}) {
+	if o.SetDerived(decodedRecord{table: t, rec: rec}) {
 		return rec, true, nil
 	}
 	return rec, false, nil
@@ -113,11 +103,11 @@ func sharedRecord(t rules.Table, o txn.Observation) (rec rules.Record, shared bo
 // value in one pass, or, when that fails or the format does not match, in
 // two (which names the problem precisely).
 func decodeFresh(t rules.Table, o txn.Observation) (rules.Record, error) {
-	c, ok := codecOf(t)
+	spec, ok := rules.Lookup(t)
 	if !ok {
 		return rules.Record{}, fmt.Errorf("%w: value at %q: unknown table %q", location.ErrInternal, o.Key, t)
 	}
-	v, format, generation, ok := c.envelope(o.Value)
+	v, format, generation, ok := decodeEnvelope(spec, o.Value)
 	if !ok || format != formatOf(t) {
 		var env envelope
 		if err := json.Unmarshal(o.Value, &env); err != nil {
@@ -127,7 +117,7 @@ func decodeFresh(t rules.Table, o txn.Observation) (rules.Record, error) {
 			return rules.Record{}, fmt.Errorf("%w: value at %q has format %q, want %q", location.ErrInternal, o.Key, env.Format, formatOf(t))
 		}
 		var err error
-		if v, err = c.value(env.Value); err != nil {
+		if v, err = spec.DecodeJSON(env.Value); err != nil {
 			return rules.Record{}, fmt.Errorf("%w: value at %q: %w", location.ErrInternal, o.Key, err)
 		}
 		generation = env.Generation
@@ -155,81 +145,24 @@ func versionOf(rev int64) location.StoreVersion {
 	return location.StoreVersion(strconv.FormatInt(rev, 10))
 }
 
-// valueCodec decodes the values of one table.
-type valueCodec struct {
-	// value decodes the JSON of a value alone.
-	value func(raw json.RawMessage) (any, error)
-	// envelope decodes a whole stored value in one pass; ok is false when
-	// it cannot (the two-pass decoding then reports why).
-	envelope func(data []byte) (v any, format string, generation int64, ok bool)
-}
-
-// codecOf returns the codec of table t's values.
-func codecOf(t rules.Table) (valueCodec, bool) {
-	switch t {
-	case location.TableMeshNodes:
-		return codecFor[location.MeshNodeDescriptor](), true
-	case location.TableClientServers:
-		return codecFor[location.ClientServerDescriptor](), true
-	case location.TableFanoutPublishers:
-		return codecFor[location.FanoutPublisherDescriptor](), true
-	case location.TablePeers:
-		return codecFor[location.PeerLocation](), true
-	case location.TableSpots:
-		return codecFor[location.SpotLocation](), true
-	case location.TableActors:
-		return codecFor[location.ActorLocation](), true
-	case location.TableRoutes:
-		return codecFor[location.RouteLocation](), true
-	case rules.TableEntryClaims:
-		return codecFor[rules.EntryClaim](), true
-	case rules.TableTransferRecords:
-		return codecFor[location.ActorTransferRecord](), true
-	case rules.TableTransferActive:
-		return codecFor[rules.TransferPointer](), true
-	case rules.TableAuthority:
-		return codecFor[rules.AuthorityRow](), true
-	case rules.TableLedger:
-		return codecFor[rules.LedgerEntry](), true
-	case rules.TableRelocations:
-		return codecFor[rules.RelocationRecord](), true
-	case rules.TableAggregates:
-		return codecFor[rules.AggregateRecord](), true
-	case rules.TableReservationTerminals:
-		return codecFor[rules.ReservationTerminal](), true
-	case rules.TableOperationTerminals:
-		return codecFor[location.TerminalRecord](), true
-	}
-	return valueCodec{}, false
-}
-
-func codecFor[T any]() valueCodec {
-	return valueCodec{value: decodeAs[T], envelope: decodeEnvelopeAs[T]}
-}
-
-func decodeAs[T any](raw json.RawMessage) (any, error) {
-	var v T
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// typedEnvelope is envelope with the value's Go type.
-type typedEnvelope[T any] struct {
-	Format     string `json:"format"`
-	Generation int64  `json:"generation,omitempty"`
-	Value      *T     `json:"value"`
-}
-
-// decodeEnvelopeAs decodes a stored value whose value is a T in one pass.
-// A missing or null value is left to the two-pass decoding.
-func decodeEnvelopeAs[T any](data []byte) (any, string, int64, bool) {
-	var env typedEnvelope[T]
-	if err := json.Unmarshal(data, &env); err != nil || env.Value == nil {
+// decodeEnvelope decodes a whole stored value of the table in one pass, the
+// value straight into its Go type (rules.ValueSlot); ok is false when it
+// cannot, or when the value is missing or null (the two-pass decoding then
+// reports why).
+func decodeEnvelope(spec *rules.TableSpec, data []byte) (v any, format string, generation int64, ok bool) {
+	slot := spec.NewValueSlot()
+	env := struct {
+		Format     string `json:"format"`
+		Generation int64  `json:"generation,omitempty"`
+		Value      any    `json:"value"`
+	}{Value: slot.Target()}
+	if err := json.Unmarshal(data, &env); err != nil {
 		return nil, "", 0, false
 	}
-	return *env.Value, env.Format, env.Generation, true
+	if v, ok = slot.Value(); !ok {
+		return nil, "", 0, false
+	}
+	return v, env.Format, env.Generation, true
 }
 
 // indexValue is the value of an owner-index entry: the nonce alone.

@@ -2,61 +2,64 @@ package etcdstore
 
 import (
 	"context"
-	"fmt"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
+	"github.com/zlink-systems/zlink-etcd/storecore"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
-// decide runs one operation (architecture.md, "How a write flows"):
-//
-//  1. the context: an ended context is returned, wrapped, before anything;
-//  2. validate (may be nil): bad input, before anything is read;
-//  3. the rules decision over a source built on the engine's View, run as
-//     often as the engine needs (misses, failed guards), always with the
-//     same time and reservation ids;
-//  4. its plan as one guarded transaction (txn.Run); a decision that plans
-//     nothing answers from its read (or after verifying a cached view).
-//
-// prefetch names the keys the decision is expected to read. After a commit,
-// the store versions the decision issued become the commit's revision.
-func decide[R any](ctx context.Context, s *Store, op string, validate func() error, prefetch []string, run func(tx *rules.Tx) (R, error)) (R, error) {
-	var v func(time.Time) error
-	if validate != nil {
-		v = func(time.Time) error { return validate() }
-	}
-	return decideAt(ctx, s, op, v, txn.Prefetch{Keys: prefetch}, run)
-}
+// backend is the store's side of storecore.Backend: decisions as guarded
+// transactions (package txn), lists as range reads at one revision, owner
+// leases as etcd leases (package leasemap).
+type backend struct{ s *Store }
 
-// decideAt is decide for inputs whose validation depends on the operation's
-// time, and for prefetches with keys expected to be absent.
-func decideAt[R any](ctx context.Context, s *Store, op string, validate func(now time.Time) error, prefetch txn.Prefetch, run func(tx *rules.Tx) (R, error)) (R, error) {
-	var zero R
-	if err := checkContext(ctx, op); err != nil {
-		return zero, err
+// Name implements storecore.Backend.
+func (backend) Name() string { return "etcdstore" }
+
+// Now implements storecore.Backend.
+func (b backend) Now() time.Time { return b.s.now() }
+
+// Leases implements storecore.Backend: the owner-lease map.
+func (b backend) Leases() storecore.Leases { return b.s.leases }
+
+// Decide runs one decision (architecture.md, "How a write flows"): the
+// rules decision over a source built on the engine's View, run as often as
+// the engine needs (misses, failed guards), always with the same time and
+// reservation ids; its plan as one guarded transaction (txn.RunWith); a
+// decision that plans nothing answers from its read (or after verifying a
+// cached view). The call's read set is read first, in one round trip,
+// unless the cache holds all of it. After a commit, the store versions the
+// decision issued become the commit's revision. It implements
+// storecore.Backend.
+func (b backend) Decide(ctx context.Context, c *storecore.Call) error {
+	s := b.s
+	var prefetch txn.Prefetch
+	if c.Reads != nil {
+		prefetch = s.prefetch(c.Reads(s.peek))
 	}
-	now := s.now()
-	if validate != nil {
-		if err := validate(now); err != nil {
-			return zero, fmt.Errorf("etcdstore: %s: %w", op, err)
-		}
-	}
-	return decideWith(ctx, s, op, now, prefetch, func(tx *rules.Tx, _ *txn.View) (R, []txn.Write, error) {
-		r, err := run(tx)
-		return r, nil, err
+	_, out, err := decide(ctx, s, c.Op.Name, s.now(), prefetch, func(tx *rules.Tx, _ *txn.View) (struct{}, []txn.Write, error) {
+		return struct{}{}, nil, c.Run(tx)
 	})
+	if err != nil {
+		return err
+	}
+	if out.Written && c.Result != nil {
+		replaceVersions(c.Result, versionOf(out.Revision))
+	}
+	return nil
 }
 
-// decideWith is the core of decide: run may also return unguarded writes of
-// keys outside the tables (owner-index clean-up), added to the commit.
-func decideWith[R any](ctx context.Context, s *Store, op string, now time.Time, prefetch txn.Prefetch, run func(tx *rules.Tx, v *txn.View) (R, []txn.Write, error)) (R, error) {
-	var zero R
+// decide runs a decision whose run may also return unguarded writes of
+// keys outside the tables (owner-index clean-up), added to the commit. It
+// returns the result of the run that was applied (or wrote nothing) and
+// the engine's outcome. Errors are not prefixed (storecore.Store does it).
+func decide[R any](ctx context.Context, s *Store, op string, now time.Time, prefetch txn.Prefetch, run func(tx *rules.Tx, v *txn.View) (R, []txn.Write, error)) (R, txn.Outcome, error) {
 	c := &call{now: now}
-	res, out, err := txn.RunWith(ctx, s.engine, op, prefetch, func(v *txn.View) (R, txn.Commit, error) {
+	return txn.RunWith(ctx, s.engine, op, prefetch, func(v *txn.View) (R, txn.Commit, error) {
+		var zero R
 		src := s.newSource(v, c)
 		tx := rules.NewTx(src)
 		r, extra, err := run(tx, v)
@@ -70,28 +73,46 @@ func decideWith[R any](ctx context.Context, s *Store, op string, now time.Time, 
 		commit.Unguarded = append(commit.Unguarded, extra...)
 		return r, commit, err
 	})
+}
+
+// prefetch returns the etcd keys of a read set.
+func (s *Store) prefetch(rs storecore.ReadSet) txn.Prefetch {
+	p := txn.Prefetch{Keys: make([]string, 0, len(rs.Refs))}
+	for _, r := range rs.Refs {
+		p.Keys = append(p.Keys, s.refKey(r))
+	}
+	for _, r := range rs.Absent {
+		p.Absent = append(p.Absent, s.refKey(r))
+	}
+	return p
+}
+
+// refKey returns the etcd key of what a storecore.Ref names: a table row,
+// or an owner key.
+func (s *Store) refKey(r storecore.Ref) string {
+	if r.IsLease() {
+		return s.layout.OwnerKey(r.Key)
+	}
+	return s.tableKey(r.Table, r.Key)
+}
+
+// peek answers a read-set hint from the engine's cache (storecore.Peek): the
+// decoded row when the cache holds it present, shared with the cache.
+func (s *Store) peek(t rules.Table, key string) (rules.Record, bool) {
+	o, ok := s.engine.Cached(s.tableKey(t, key))
+	if !ok || !o.Present {
+		return rules.Record{}, false
+	}
+	rec, _, err := sharedRecord(t, o)
 	if err != nil {
-		return zero, opError(op, err)
+		return rules.Record{}, false
 	}
-	if out.Written {
-		replaceVersions(&res, versionOf(out.Revision))
-	}
-	return res, nil
+	return rec, true
 }
 
-// opError prefixes an error of txn.Run with the package and op; txn names
-// op itself in the errors of etcd requests, which then get only the
-// package.
-func opError(op string, err error) error {
-	if strings.HasPrefix(err.Error(), op+": ") {
-		return fmt.Errorf("etcdstore: %w", err)
-	}
-	return fmt.Errorf("etcdstore: %s: %w", op, err)
-}
-
-// replaceVersions replaces every pendingVersion inside *res (through
-// structs, pointers, slices and interfaces) by v.
-func replaceVersions[R any](res *R, v location.StoreVersion) {
+// replaceVersions replaces every pendingVersion inside *res (res is a
+// pointer; through structs, pointers, slices and interfaces) by v.
+func replaceVersions(res any, v location.StoreVersion) {
 	walkVersions(reflect.ValueOf(res).Elem(), v)
 }
 
@@ -117,15 +138,6 @@ func walkVersions(val reflect.Value, v location.StoreVersion) {
 			val.SetString(string(v))
 		}
 	}
-}
-
-// ownerKeys returns the owner keys of the given owner ids, for prefetching.
-func (s *Store) ownerKeys(ownerIDs ...string) []string {
-	out := make([]string, 0, len(ownerIDs))
-	for _, id := range ownerIDs {
-		out = append(out, s.layout.OwnerKey(id))
-	}
-	return out
 }
 
 // tableKey returns the etcd key of a row.

@@ -1,12 +1,13 @@
 // Package etcdstore is location.Store on etcd v3.
 //
-// Every write runs the shared decision of package rules (the same code as
-// memstore) over a view of the keys it needs, read at one revision or taken
-// from a cache of recently seen keys, and commits the decision's plan as
-// one guarded transaction (package txn): its If re-asserts every
-// observation (each row's ModRevision or absence, each owner key's
-// CreateRevision), its Else returns the current values, so a lost race costs
-// no extra read. A steady-state write (a renewal, a revision update, a
+// The store methods are package storecore's (the same code as memstore's:
+// context check, validation, decision); this package is the backend they
+// run on. Every write runs the shared decision of package rules over a view
+// of the keys it needs, read at one revision or taken from a cache of
+// recently seen keys, and commits the decision's plan as one guarded
+// transaction (package txn): its If re-asserts every observation (each
+// row's ModRevision or absence, each owner key's CreateRevision), its Else
+// returns the current values, so a lost race costs no extra read. A steady-state write (a renewal, a revision update, a
 // preserving exchange) is one transaction.
 //
 // How the reference's numbers map onto etcd (00-decisions E-1..E-12):

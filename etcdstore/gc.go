@@ -2,7 +2,6 @@ package etcdstore
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
+	"github.com/zlink-systems/zlink-etcd/storecore"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
@@ -60,16 +60,25 @@ type GCReport struct {
 // re-assert that the owner key is still absent (an owner that claims its
 // lease again keeps the rest), and each row, terminal or entry is removed
 // only if unchanged since it was judged.
+//
+// It runs as one operation of the store (storecore.Do): observed, its
+// context checked first, its errors prefixed like every other operation's.
 func (s *Store) CollectGarbage(ctx context.Context, opts GCOptions) (GCReport, error) {
+	rep, err := storecore.Do(ctx, &s.Store, storecore.Op{Name: "CollectGarbage"}, nil,
+		func(ctx context.Context) (GCReport, error) { return s.collectGarbage(ctx, opts) })
+	rep.DryRun = opts.DryRun
+	return rep, err
+}
+
+// collectGarbage is CollectGarbage's work; on an error, the report says what
+// was done before it.
+func (s *Store) collectGarbage(ctx context.Context, opts GCOptions) (GCReport, error) {
 	const op = "CollectGarbage"
 	rep := GCReport{DryRun: opts.DryRun}
-	if err := checkContext(ctx, op); err != nil {
-		return rep, err
-	}
 	now := s.now()
 	entries, err := s.indexEntries(ctx, s.layout.ByOwnerPrefix())
 	if err != nil {
-		return rep, txn.Unavailable("etcdstore: "+op, err)
+		return rep, txn.Unavailable("read the owner index", err)
 	}
 	byOwner := map[string][]indexEntry{}
 	var owners []string
@@ -79,10 +88,13 @@ func (s *Store) CollectGarbage(ctx context.Context, opts GCOptions) (GCReport, e
 		}
 		byOwner[e.ownerID] = append(byOwner[e.ownerID], e)
 	}
-	ownerKeys := s.ownerKeys(owners...)
+	ownerKeys := make([]string, len(owners))
+	for i, owner := range owners {
+		ownerKeys[i] = s.layout.OwnerKey(owner)
+	}
 	got, err := s.engine.ReadKeys(ctx, ownerKeys, 0)
 	if err != nil {
-		return rep, txn.Unavailable("etcdstore: "+op, err)
+		return rep, txn.Unavailable("read the owner keys", err)
 	}
 	for i, owner := range owners {
 		if got.Keys[ownerKeys[i]].Present {
@@ -150,7 +162,7 @@ func (s *Store) countOwner(ctx context.Context, op, owner string, entries []inde
 	}
 	got, err := s.engine.ReadKeys(ctx, rowKeys, 0)
 	if err != nil {
-		return txn.Unavailable("etcdstore: "+op, err)
+		return txn.Unavailable("read the owners' rows", err)
 	}
 	for i, e := range entries {
 		o := got.Keys[rowKeys[i]]
@@ -160,9 +172,9 @@ func (s *Store) countOwner(ctx context.Context, op, owner string, entries []inde
 		}
 		rec, _, err := sharedRecord(e.table, o)
 		if err != nil {
-			return fmt.Errorf("etcdstore: %s: %w", op, err)
+			return err
 		}
-		if id, ok := ownerOf(rec.Value); !ok || id != owner {
+		if id, ok := ownerOf(e.table, rec.Value); !ok || id != owner {
 			rep.StaleIndexEntries++
 		} else if e.table != rules.TableAuthority {
 			rep.Rows++
@@ -181,13 +193,13 @@ func (s *Store) purge(ctx context.Context, op string, table rules.Table, dry boo
 	for {
 		resp, err := s.kv.Get(ctx, start, clientv3.WithRange(end), clientv3.WithLimit(listBatch))
 		if err != nil {
-			return 0, txn.Unavailable("etcdstore: "+op, err)
+			return 0, txn.Unavailable("read "+string(table), err)
 		}
 		for _, kv := range resp.Kvs {
 			o := txn.Observation{Key: string(kv.Key), Present: true, Value: kv.Value, ModRevision: kv.ModRevision}
 			ok, err := doomed(o)
 			if err != nil {
-				return 0, fmt.Errorf("etcdstore: %s: %w", op, err)
+				return 0, err
 			}
 			if ok {
 				candidates = append(candidates, o.Key)
@@ -222,7 +234,7 @@ func (s *Store) purge(ctx context.Context, op string, table rules.Table, dry boo
 			return int64(len(c.Writes)), c, nil
 		})
 		if err != nil {
-			return removed, opError(op, err)
+			return removed, err
 		}
 		removed += n
 	}

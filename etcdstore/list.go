@@ -7,15 +7,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/keys"
-	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
+	"github.com/zlink-systems/zlink-etcd/storecore"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
@@ -49,37 +49,70 @@ type pageToken struct {
 	LastKey  []byte `json:"k"`
 }
 
-// listQuery describes one list.
-type listQuery[T any] struct {
-	op    string
-	table rules.Table
-	// narrow is the key prefix within the table that the filter fixes.
-	narrow string
-	// filter identifies the filter in tokens (any JSON-encodable value).
-	filter any
-	match  func(*T) bool
-	// ownerLive, when set, keeps only rows whose owner id (as returned) has
-	// an owner key at the list's revision (ListFanoutPublishers, 03b E-13).
-	ownerLive func(*T) string
+// List implements storecore.Backend: one page of q's rows read at one
+// revision (list), each then projected, when q asks for it, over the store
+// at that same revision: the rows' projection reads (the capacity ledger
+// buckets of a page of mesh-node descriptors, 03b E-14) are read with one
+// range read per table (observeAt), anything else the projection meets on
+// demand (readAt).
+func (b backend) List(ctx context.Context, q *storecore.ListQuery) (storecore.ListPage, error) {
+	s := b.s
+	var now time.Time
+	if q.Project != nil {
+		now = s.now()
+	}
+	page, err := list(ctx, s, q)
+	if err != nil {
+		return storecore.ListPage{}, err
+	}
+	rows := make([]any, 0, len(page.rows))
+	for _, r := range page.rows {
+		rows = append(rows, r.row)
+	}
+	if q.Project == nil {
+		return storecore.ListPage{Rows: rows, Token: page.token}, nil
+	}
+	var reads []storecore.Ref
+	if q.ProjectReads != nil {
+		for _, r := range rows {
+			reads = append(reads, q.ProjectReads(r)...)
+		}
+	}
+	known, err := s.observeAt(ctx, reads, page.revision)
+	if err != nil {
+		return storecore.ListPage{}, readError(err)
+	}
+	projected, err := readAt(ctx, s, page.revision, now, known, func(tx *rules.Tx) ([]any, error) {
+		out := make([]any, 0, len(rows))
+		for _, r := range rows {
+			out = append(out, q.Project(tx, r))
+		}
+		return out, nil
+	})
+	if err != nil {
+		return storecore.ListPage{}, err
+	}
+	return storecore.ListPage{Rows: projected, Token: page.token}, nil
 }
 
 // listedRow is one match with its etcd key.
-type listedRow[T any] struct {
+type listedRow struct {
 	key string
-	row T
+	row any
 }
 
 // listPage is one page of a list and the revision it was read at.
-type listPage[T any] struct {
-	rows     []listedRow[T]
+type listPage struct {
+	rows     []listedRow
 	token    string
 	revision int64
 }
 
-// digest identifies the list a token belongs to.
-func (q *listQuery[T]) digest() string {
-	f, _ := json.Marshal(q.filter) // filters are plain data; an error leaves them out
-	h := sha256.Sum256([]byte(q.op + "\x00" + q.narrow + "\x00" + string(f)))
+// digest identifies the list a token belongs to: the operation, the narrowed
+// prefix and the filter.
+func digest(q *storecore.ListQuery) string {
+	f, _ := json.Marshal(q.Filter) // filters are plain data; an error leaves them out
+	h := sha256.Sum256([]byte(q.Op.Name + "\x00" + q.Narrow + "\x00" + string(f)))
 	return hex.EncodeToString(h[:8])
 }
 
@@ -106,10 +139,11 @@ func decodeToken(text, digest, prefix string) (pageToken, bool) {
 	return t, true
 }
 
-// list reads one page of q (pageSize <= 0: every match).
-func list[T any](ctx context.Context, s *Store, q listQuery[T], p location.PageRequest) (listPage[T], error) {
-	prefix := s.layout.TablePrefix(string(q.table)) + q.narrow
-	digest := q.digest()
+// list reads one page of q (page size <= 0: every match).
+func list(ctx context.Context, s *Store, q *storecore.ListQuery) (listPage, error) {
+	p := q.Page
+	prefix := s.layout.TablePrefix(string(q.Table)) + q.Narrow
+	digest := digest(q)
 	start, rev := prefix, int64(0)
 	if p.ContinuationToken != "" {
 		if t, ok := decodeToken(p.ContinuationToken, digest, prefix); ok {
@@ -122,7 +156,7 @@ func list[T any](ctx context.Context, s *Store, q listQuery[T], p location.PageR
 		page, err = scan(ctx, s, q, prefix, prefix, 0, p.PageSize)
 	}
 	if err != nil {
-		return listPage[T]{}, readError(q.op, err)
+		return listPage{}, readError(err)
 	}
 	page.token = ""
 	if p.PageSize > 0 && len(page.rows) > p.PageSize {
@@ -136,9 +170,9 @@ func list[T any](ctx context.Context, s *Store, q listQuery[T], p location.PageR
 // scan collects matches from start to the end of prefix at rev (0: the
 // latest, which then pins the rest of the scan), stopping after
 // pageSize + 1 matches when pageSize > 0.
-func scan[T any](ctx context.Context, s *Store, q listQuery[T], prefix, start string, rev int64, pageSize int) (listPage[T], error) {
+func scan(ctx context.Context, s *Store, q *storecore.ListQuery, prefix, start string, rev int64, pageSize int) (listPage, error) {
 	end := keys.PrefixEnd(prefix)
-	var out listPage[T]
+	var out listPage
 	live := map[string]bool{}
 	for {
 		limit := int64(listBatch)
@@ -151,37 +185,33 @@ func scan[T any](ctx context.Context, s *Store, q listQuery[T], prefix, start st
 		}
 		resp, err := s.kv.Get(ctx, start, opts...)
 		if err != nil {
-			return listPage[T]{}, err
+			return listPage{}, err
 		}
 		s.engine.NoteRevision(resp.Header.Revision)
 		if rev == 0 {
 			rev = resp.Header.Revision
 		}
-		var batch []listedRow[T]
+		var batch []listedRow
 		// Without a liveness filter, the rows after the look-ahead match are
 		// not decoded.
-		enough := func() bool { return pageSize > 0 && q.ownerLive == nil && len(out.rows)+len(batch) > pageSize }
+		enough := func() bool { return pageSize > 0 && q.LiveOwner == nil && len(out.rows)+len(batch) > pageSize }
 		for _, kv := range resp.Kvs {
 			if enough() {
 				break
 			}
 			o := txn.Observation{Key: string(kv.Key), Present: true, Value: kv.Value, ModRevision: kv.ModRevision,
 				CreateRevision: kv.CreateRevision, Version: kv.Version, Revision: rev}
-			rec, err := decodeRecord(q.table, o)
+			rec, err := decodeRecord(q.Table, o)
 			if err != nil {
-				return listPage[T]{}, err
+				return listPage{}, err
 			}
-			row, ok := rec.Value.(T)
-			if !ok {
-				return listPage[T]{}, fmt.Errorf("%w: %s holds %T", location.ErrInternal, o.Key, rec.Value)
-			}
-			if q.match == nil || q.match(&row) {
-				batch = append(batch, listedRow[T]{key: o.Key, row: row})
+			if q.Match == nil || q.Match(rec.Value) {
+				batch = append(batch, listedRow{key: o.Key, row: rec.Value})
 			}
 		}
-		if q.ownerLive != nil {
-			if batch, err = keepLiveOwners(ctx, s, rev, batch, q.ownerLive, live); err != nil {
-				return listPage[T]{}, err
+		if q.LiveOwner != nil {
+			if batch, err = keepLiveOwners(ctx, s, rev, batch, q.LiveOwner, live); err != nil {
+				return listPage{}, err
 			}
 		}
 		out.rows = append(out.rows, batch...)
@@ -195,10 +225,10 @@ func scan[T any](ctx context.Context, s *Store, q listQuery[T], prefix, start st
 
 // keepLiveOwners keeps the rows whose owner id has an owner key at rev
 // (any generation, anomaly A-16). live caches the answers of this scan.
-func keepLiveOwners[T any](ctx context.Context, s *Store, rev int64, rows []listedRow[T], owner func(*T) string, live map[string]bool) ([]listedRow[T], error) {
+func keepLiveOwners(ctx context.Context, s *Store, rev int64, rows []listedRow, owner func(any) string, live map[string]bool) ([]listedRow, error) {
 	var ask []string
 	for i := range rows {
-		id := owner(&rows[i].row)
+		id := owner(rows[i].row)
 		if _, known := live[id]; !known {
 			ask = append(ask, s.layout.OwnerKey(id))
 			live[id] = false
@@ -217,7 +247,7 @@ func keepLiveOwners[T any](ctx context.Context, s *Store, rev int64, rows []list
 	}
 	kept := rows[:0]
 	for _, r := range rows {
-		if live[owner(&r.row)] {
+		if live[owner(r.row)] {
 			kept = append(kept, r)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/keys"
-	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
@@ -28,19 +27,17 @@ type indexEntry struct {
 	indexKey string // the entry's etcd key
 }
 
-// sweepOrder ranks tables in the order an owner's rows are removed:
-// authority records first, then the location tables in the reference's
-// order (03 §2).
+// sweepOrder ranks tables in the order an owner's rows are removed
+// (rules.OwnedTables): authority records first, then the location tables in
+// the reference's order (03 §2).
 func sweepOrder(t rules.Table) int {
-	if t == rules.TableAuthority {
-		return 0
-	}
-	for i, lt := range location.LocationTables() {
-		if t == lt {
-			return i + 1
+	owned := rules.OwnedTables()
+	for i, ot := range owned {
+		if t == ot {
+			return i
 		}
 	}
-	return len(location.LocationTables()) + 1
+	return len(owned)
 }
 
 // indexBatch is how many owner-index keys one keys-only range request reads
@@ -94,6 +91,6 @@ func (s *Store) staleEntry(v *txn.View, e indexEntry) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	owner, ok := ownerOf(rec.Value)
+	owner, ok := ownerOf(e.table, rec.Value)
 	return !ok || owner != e.ownerID, nil
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/storecore"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
@@ -14,12 +15,25 @@ import (
 // owner key is watched so that the kept lease learns at once when the lease
 // ends. ReadOwnerLease then derives the expiry from the etcd lease's
 // remaining TTL (leasemap.Map.Keep). It implements location.OwnerLeaseKeeper.
+// It runs as one operation of the store (storecore.Do): observed, its
+// context checked first, its errors prefixed like every other operation's.
 func (s *Store) KeepOwnerLease(ctx context.Context, t location.OwnerToken, ttl time.Duration) (location.OwnerLeaseRenewResult, location.KeptOwnerLease, error) {
-	res, kept, err := s.leases.Keep(ctx, t, ttl)
-	if err != nil || kept == nil {
-		return res, nil, wrap("KeepOwnerLease", err)
+	out, err := storecore.Do(ctx, &s.Store, storecore.Op{Name: "KeepOwnerLease"}, nil,
+		func(ctx context.Context) (keptLease, error) {
+			res, kept, err := s.leases.Keep(ctx, t, ttl)
+			return keptLease{res, kept}, err
+		})
+	if err != nil || out.Kept == nil {
+		return out.OwnerLeaseRenewResult, nil, err
 	}
-	return res, kept, nil
+	return out.OwnerLeaseRenewResult, out.Kept, nil
+}
+
+// keptLease is KeepOwnerLease's result as one value (its Kind is the
+// renewal's, for the Observer).
+type keptLease struct {
+	location.OwnerLeaseRenewResult
+	Kept location.KeptOwnerLease
 }
 
 // ReadRetries returns the counts of reads the store sent again while etcd

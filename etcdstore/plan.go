@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
@@ -57,7 +56,7 @@ func (s *Store) commitOf(v *txn.View, p *rules.Plan, now time.Time) (txn.Commit,
 		if err != nil {
 			return txn.Commit{}, err
 		}
-		newOwner, hasOwner := ownerOf(w.Value)
+		newOwner, hasOwner := ownerOf(w.Table, w.Value)
 		if hadOwner && (!hasOwner || oldOwner != newOwner) {
 			c.Unguarded = append(c.Unguarded, txn.Delete(s.layout.OwnerIndexKey(oldOwner, string(w.Table), w.Key)))
 		}
@@ -81,26 +80,21 @@ func (s *Store) commitOf(v *txn.View, p *rules.Plan, now time.Time) (txn.Commit,
 	return c, nil
 }
 
-// indexed reports whether rows of t are in the owner index: the location
-// tables and the authority table.
+// indexed reports whether rows of t are in the owner index: the owned
+// tables (rules.TableSpec.Owned), that is the location tables and the
+// authority table.
 func indexed(t rules.Table) bool {
-	if t == rules.TableAuthority {
-		return true
-	}
-	for _, lt := range location.LocationTables() {
-		if t == lt {
-			return true
-		}
-	}
-	return false
+	spec, ok := rules.Lookup(t)
+	return ok && spec.Owned()
 }
 
-// ownerOf returns the owner id of a row value of an indexed table.
-func ownerOf(value any) (string, bool) {
-	if row, ok := value.(rules.AuthorityRow); ok {
-		return row.Owner.OwnerID, true
+// ownerOf returns the owner id of a value of an owned table t.
+func ownerOf(t rules.Table, value any) (string, bool) {
+	spec, ok := rules.Lookup(t)
+	if !ok {
+		return "", false
 	}
-	return rules.RowOwnerID(value)
+	return spec.OwnerID(value)
 }
 
 // observedOwner returns the owner id of the value the decision observed at
@@ -116,6 +110,6 @@ func (s *Store) observedOwner(v *txn.View, t rules.Table, etcdKey string) (strin
 	if err != nil {
 		return "", false, fmt.Errorf("owner index: %w", err)
 	}
-	owner, ok := ownerOf(rec.Value)
+	owner, ok := ownerOf(t, rec.Value)
 	return owner, ok, nil
 }

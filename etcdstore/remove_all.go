@@ -32,25 +32,24 @@ type batchOutcome struct {
 	stop bool
 }
 
-// RemoveAllByOwner removes the token's authority records (exact owner token;
+// RemoveOwned removes the token's authority records (exact owner token;
 // capacity released) and every location row of its owner id (any lease
 // generation, with entry-spot claims and stamps), if the token's lease is
-// live (03 §2). The owner index lists the rows. This is the store's one
-// batched operation (decision E-8): rows go in transactions as large as the
-// cluster's limits allow (nextBatch), authority records first, then the
-// location tables in the reference's order; each transaction re-asserts the
-// token's lease (CreateRevision of the owner key) and every row it removes.
-// The answer counts what was removed; it stops when the lease is lost midway
-// (0 when it is not live at the start). On an error, the count removed so
-// far is returned with it. It implements location.OwnerCleanup.
-func (s *Store) RemoveAllByOwner(ctx context.Context, t location.OwnerToken) (int64, error) {
+// live (03 §2, storecore.Store.RemoveAllByOwner). The owner index lists the
+// rows. This is the store's one batched operation (decision E-8): rows go
+// in transactions as large as the cluster's limits allow (nextBatch),
+// authority records first, then the location tables in the reference's
+// order (sweepOrder); each transaction re-asserts the token's lease
+// (CreateRevision of the owner key) and every row it removes. The answer
+// counts what was removed; it stops when the lease is lost midway (0 when
+// it is not live at the start). On an error, the count removed so far is
+// returned with it. It implements storecore.Backend.
+func (b backend) RemoveOwned(ctx context.Context, t location.OwnerToken) (int64, error) {
 	const op = "RemoveAllByOwner"
-	if err := checkContext(ctx, op); err != nil {
-		return 0, err
-	}
+	s := b.s
 	entries, err := s.indexEntries(ctx, s.layout.OwnerIndexPrefix(t.OwnerID))
 	if err != nil {
-		return 0, txn.Unavailable("etcdstore: "+op, err)
+		return 0, txn.Unavailable("read the owner index", err)
 	}
 	owned := func(tx *rules.Tx, e indexEntry) (bool, error) {
 		rec, ok := tx.Get(e.table, e.key)
@@ -97,7 +96,7 @@ func (s *Store) removeInBatches(ctx context.Context, op, ownerID string, entries
 		for _, e := range part {
 			prefetch = append(prefetch, s.tableKey(e.table, e.key))
 		}
-		res, err := decideWith(ctx, s, op, s.now(), txn.Prefetch{Keys: prefetch}, func(tx *rules.Tx, v *txn.View) (batchOutcome, []txn.Write, error) {
+		res, _, err := decide(ctx, s, op, s.now(), txn.Prefetch{Keys: prefetch}, func(tx *rules.Tx, v *txn.View) (batchOutcome, []txn.Write, error) {
 			if !guard(tx) {
 				return batchOutcome{stop: true}, nil, nil
 			}

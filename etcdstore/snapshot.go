@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
+	"github.com/zlink-systems/zlink-etcd/storecore"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
@@ -67,7 +70,7 @@ const maxSnapshotRounds = 16
 // known holds observations made at rev already (present or absent); any
 // other key the computation asks for is read at rev. The computation must
 // not plan writes.
-func readAt[R any](ctx context.Context, s *Store, op string, rev int64, now time.Time, known map[string]txn.Observation, run func(tx *rules.Tx) (R, error)) (R, error) {
+func readAt[R any](ctx context.Context, s *Store, rev int64, now time.Time, known map[string]txn.Observation, run func(tx *rules.Tx) (R, error)) (R, error) {
 	var zero R
 	sn := &snapshot{s: s, now: now, rev: rev, obs: known}
 	if sn.obs == nil {
@@ -78,7 +81,7 @@ func readAt[R any](ctx context.Context, s *Store, op string, rev int64, now time
 		if len(fetch) > 0 {
 			got, err := s.engine.ReadKeys(ctx, fetch, rev)
 			if err != nil {
-				return zero, readError(op, err)
+				return zero, readError(err)
 			}
 			for k, o := range got.Keys {
 				sn.obs[k] = o
@@ -91,24 +94,76 @@ func readAt[R any](ctx context.Context, s *Store, op string, rev int64, now time
 			err = sn.err
 		}
 		if err != nil && len(sn.misses) == 0 {
-			return zero, fmt.Errorf("etcdstore: %s: %w", op, err)
+			return zero, err
 		}
 		if len(sn.misses) == 0 {
 			if !tx.Plan().Empty() {
-				return zero, fmt.Errorf("etcdstore: %s: %w: a read planned writes", op, location.ErrInternal)
+				return zero, fmt.Errorf("%w: a read planned writes", location.ErrInternal)
 			}
 			return res, nil
 		}
 		fetch = sn.misses
 	}
-	return zero, fmt.Errorf("etcdstore: %s: %w: the read kept asking for keys it had not read", op, location.ErrInternal)
+	return zero, fmt.Errorf("%w: the read kept asking for keys it had not read", location.ErrInternal)
 }
 
 // readError wraps an etcd read error: a compacted revision becomes
 // location.ErrScanExpired, anything else location.ErrUnavailable.
-func readError(op string, err error) error {
+func readError(err error) error {
 	if txn.IsCompacted(err) {
-		return fmt.Errorf("etcdstore: %s: %w: %w", op, location.ErrScanExpired, err)
+		return fmt.Errorf("%w: %w", location.ErrScanExpired, err)
 	}
-	return txn.Unavailable("etcdstore: "+op, err)
+	return txn.Unavailable("read", err)
+}
+
+// ledgerBatch is how many keys one range request of observeAt reads (the
+// capacity ledger buckets of a page of mesh-node descriptors).
+const ledgerBatch = 4096
+
+// observeAt reads the rows and owner keys refs name at revision rev, with
+// one range read per table (from its smallest named key to its largest)
+// instead of one read per key: cheap when the keys lie close together, as
+// the capacity ledger buckets of a page of mesh-node descriptors do (a
+// bucket's key starts with its descriptor's key, rules.Bucket.Key). Every
+// named key is in the answer, present or absent; the other keys of the
+// ranges (buckets of other node incarnations, of descriptors removed since)
+// are left out.
+func (s *Store) observeAt(ctx context.Context, refs []storecore.Ref, rev int64) (map[string]txn.Observation, error) {
+	out := make(map[string]txn.Observation, len(refs))
+	type span struct{ first, last string }
+	var tables []rules.Table
+	spans := map[rules.Table]*span{}
+	for _, r := range refs {
+		k := s.refKey(r)
+		out[k] = txn.Observation{Key: k, Revision: rev}
+		sp, ok := spans[r.Table]
+		if !ok {
+			tables = append(tables, r.Table)
+			spans[r.Table] = &span{first: k, last: k}
+			continue
+		}
+		sp.first, sp.last = min(sp.first, k), max(sp.last, k)
+	}
+	for _, t := range tables {
+		start, end := spans[t].first, spans[t].last+"\x00"
+		for {
+			resp, err := s.kv.Get(ctx, start, clientv3.WithRange(end), clientv3.WithRev(rev), clientv3.WithLimit(ledgerBatch))
+			if err != nil {
+				return nil, err
+			}
+			s.engine.NoteRevision(resp.Header.Revision)
+			for _, kv := range resp.Kvs {
+				k := string(kv.Key)
+				if _, wanted := out[k]; wanted {
+					out[k] = txn.Observation{Key: k, Present: true, Value: kv.Value, ModRevision: kv.ModRevision,
+						CreateRevision: kv.CreateRevision, Version: kv.Version, Revision: rev}
+				}
+			}
+			if !resp.More || len(resp.Kvs) == 0 {
+				break
+			}
+			start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		}
+	}
+	return out, nil
 }

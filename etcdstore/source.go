@@ -11,7 +11,7 @@ import (
 )
 
 // pendingVersion is the store version a decision issues before its commit
-// has a revision; writeDecision replaces it in the result by the commit's
+// has a revision; backend.Decide replaces it in the result by the commit's
 // revision (decision E-4: a record's version is its ModRevision). It cannot
 // be a real version (those are decimal).
 const pendingVersion location.StoreVersion = "pending-version"

@@ -11,6 +11,8 @@ import (
 	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/leasemap"
 	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/rules"
+	"github.com/zlink-systems/zlink-etcd/storecore"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
@@ -51,6 +53,19 @@ type Options struct {
 	// and an OnRetry hook for metrics (Store.ReadRetries has the counts).
 	// Its Logger defaults to Logger.
 	Retry txn.RetryOptions
+	// Observer sees every operation (storecore.Observer), CollectGarbage
+	// included; nil observes nothing.
+	Observer storecore.Observer
+	// WrapKV, when set, wraps the KV every request of the store goes
+	// through (the client's, or KV below), innermost: it sees each request
+	// as it is sent to etcd, every retry of a read included, with the
+	// operation's context. Instrumentation attaches here (package
+	// observe/etcdobserve counts and traces the requests).
+	WrapKV func(clientv3.KV) clientv3.KV
+	// OnTxnAttempt, when set, is called after every transaction an
+	// operation sends (txn.Options.OnAttempt): contention, lost answers and
+	// how they were resolved.
+	OnTxnAttempt func(ctx context.Context, a txn.Attempt)
 
 	// KV and Lease, when set, replace the client's for every request (for
 	// example a txn.Recorder that counts round trips, or a fault injector).
@@ -58,8 +73,14 @@ type Options struct {
 	Lease clientv3.Lease
 }
 
-// Store is location.Store on etcd. Safe for concurrent use.
+// Store is location.Store on etcd: every method of location.Store,
+// location.ChangeWatcher and location.MeshNodeChangeStamper, and the
+// ExpireOwnerLease hook (which revokes the owner's etcd lease), comes from
+// the embedded storecore.Store over this store's backend. Safe for
+// concurrent use.
 type Store struct {
+	storecore.Store
+
 	client  *clientv3.Client
 	kv      clientv3.KV
 	watcher clientv3.Watcher
@@ -83,9 +104,9 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: root prefix: %w", err)
 	}
-	for _, t := range storedTables() {
-		if err := keys.ValidTable(string(t)); err != nil {
-			return nil, fmt.Errorf("etcdstore: %w: table %q: %w", location.ErrInternal, t, err)
+	for _, spec := range rules.Tables() {
+		if err := keys.ValidTable(string(spec.Name())); err != nil {
+			return nil, fmt.Errorf("etcdstore: %w: table %q: %w", location.ErrInternal, spec.Name(), err)
 		}
 	}
 	s := &Store{client: client, kv: client.KV, watcher: client.Watcher, layout: layout, clock: opts.Clock, log: opts.Logger}
@@ -98,6 +119,9 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 	}
 	if opts.Lease != nil {
 		lease, streams = opts.Lease, nil
+	}
+	if opts.WrapKV != nil {
+		s.kv = opts.WrapKV(s.kv)
 	}
 	if s.clock == nil {
 		s.clock = location.SystemClock
@@ -119,6 +143,7 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 		DeleteFence:    layout.DeleteFenceKey,
 		Logger:         s.log,
 		Retry:          s.retry,
+		OnAttempt:      opts.OnTxnAttempt,
 	})
 	s.leases = leasemap.New(s.kv, lease, layout, leasemap.Options{
 		Clock:            s.clock,
@@ -131,6 +156,7 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 		Watcher:          s.watcher,
 		KeepAliveStreams: streams,
 	})
+	s.Store = storecore.New(backend{s}, storecore.Options{Observer: opts.Observer})
 	return s, nil
 }
 
@@ -144,6 +170,11 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// Client returns the etcd client the store was made with (Dial's own
+// client for a dialed store; Close closes it then). Requests sent on it
+// directly bypass the store's KV and Options.WrapKV: health checks use it.
+func (s *Store) Client() *clientv3.Client { return s.client }
+
 // Layout returns the store's key layout.
 func (s *Store) Layout() keys.Layout { return s.layout }
 
@@ -152,11 +183,3 @@ func (s *Store) Leases() *leasemap.Map { return s.leases }
 
 // now reads the clock once, at millisecond precision.
 func (s *Store) now() time.Time { return location.Millis(s.clock()) }
-
-// checkContext returns the wrapped error of a context that already ended.
-func checkContext(ctx context.Context, op string) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("etcdstore: %s: %w", op, err)
-	}
-	return nil
-}

@@ -7,6 +7,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/rules"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
@@ -16,22 +17,13 @@ const (
 	watchBackoffMax = 2 * time.Second
 )
 
-// ownerBoundTables are the tables whose rows carry an owner id: a row of
-// them counts as live only while its owner holds a lease, so the end of a
-// lease changes what their readers see.
-func ownerBoundTables() []location.Table {
-	return []location.Table{
-		location.TableMeshNodes, location.TableClientServers, location.TableFanoutPublishers,
-		location.TablePeers, location.TableSpots, location.TableActors, location.TableRoutes,
-	}
-}
-
-// WatchChanges implements location.ChangeWatcher with an etcd watch on the
-// store's root prefix, started just after the current revision: a value is
+// Watch implements location.ChangeWatcher (storecore.Backend) with an etcd
+// watch on the store's root prefix, started just after the current revision: a value is
 // sent soon after a row of one of the given tables (every table when none is
 // given) changes, and soon after an owner lease ends (its owner key is
-// deleted: revoke, release or expiry) when one of the tables is owner-bound
-// (ownerBoundTables), since the liveness of their rows changed;
+// deleted: revoke, release or expiry) when one of the tables is a location
+// table (rules.LocationTables: its rows count as live only while their owner
+// holds a lease), since the liveness of their rows changed;
 // notifications the receiver has not taken yet coalesce into one.
 //
 // When the watch breaks (lost leader, closed stream), it resumes after a
@@ -42,15 +34,12 @@ func ownerBoundTables() []location.Table {
 // receiver's cue to read everything again) and continues from the current
 // revision. The channel is closed when ctx is done; the goroutine serving it
 // ends with it.
-func (s *Store) WatchChanges(ctx context.Context, tables ...location.Table) (<-chan struct{}, error) {
-	const op = "WatchChanges"
-	if err := checkContext(ctx, op); err != nil {
-		return nil, err
-	}
+func (b backend) Watch(ctx context.Context, tables []location.Table) (<-chan struct{}, error) {
+	s := b.s
 	relevant := s.watchRelevance(tables)
 	rev, err := s.currentRevision(ctx)
 	if err != nil {
-		return nil, txn.Unavailable("etcdstore: "+op, err)
+		return nil, txn.Unavailable("read the current revision", err)
 	}
 	out := make(chan struct{}, 1)
 	notify := func() {
@@ -126,15 +115,15 @@ func (s *Store) watchFrom(ctx context.Context, rev int64, relevant func(*clientv
 
 // watchRelevance returns the test WatchChanges applies to each event: a
 // change of a row of one of tables (of any table when tables is empty), or
-// the deletion of an owner key when one of tables is owner-bound (or tables
-// is empty). Other keys (stamps, the owner index, markers) never count.
+// the deletion of an owner key when one of tables is a location table (or
+// tables is empty). Other keys (stamps, the owner index, markers) never count.
 func (s *Store) watchRelevance(tables []location.Table) func(ev *clientv3.Event) bool {
 	watched := map[string]bool{}
 	for _, t := range tables {
 		watched[string(t)] = true
 	}
 	ownerEnds := len(watched) == 0
-	for _, t := range ownerBoundTables() {
+	for _, t := range rules.LocationTables() {
 		ownerEnds = ownerEnds || watched[string(t)]
 	}
 	return func(ev *clientv3.Event) bool {

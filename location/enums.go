@@ -306,7 +306,8 @@ const (
 )
 
 // Table names one keyed table of the store. Stores use it for keys, change
-// notifications and plans.
+// notifications and plans. The tables are declared, with the Go type of
+// their values, in package rules' table registry (rules.Tables).
 type Table string
 
 // Location tables.
@@ -319,12 +320,6 @@ const (
 	TableActors           Table = "actors"
 	TableRoutes           Table = "routes"
 )
-
-// LocationTables lists the seven location tables in the order
-// RemoveAllByOwner sweeps them.
-func LocationTables() []Table {
-	return []Table{TableMeshNodes, TablePeers, TableSpots, TableActors, TableRoutes, TableClientServers, TableFanoutPublishers}
-}
 
 // GoString helps test failure output.
 func (t Table) GoString() string { return fmt.Sprintf("location.Table(%q)", string(t)) }

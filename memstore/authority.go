@@ -12,64 +12,46 @@ import (
 	"github.com/zlink-systems/zlink-etcd/rules"
 )
 
-// ReadAuthority returns the authority record under key, or missing. It
-// implements location.AuthorityStore.
-func (s *Store) ReadAuthority(ctx context.Context, key location.AuthorityKey) (location.AuthorityReadResult, error) {
-	return decide(ctx, s, "ReadAuthority",
-		func() error { return location.ValidateCanonicalAuthorityKey(key) },
-		func(tx *rules.Tx) (location.AuthorityReadResult, error) { return rules.ReadAuthority(tx, key), nil })
-}
-
-// CompareExchangeAuthority applies m to the record under key if its version
-// is expected. It implements location.AuthorityStore.
-func (s *Store) CompareExchangeAuthority(ctx context.Context, key location.AuthorityKey, expected location.StoreVersion, m location.AuthorityMutation) (location.CompareExchangeResult, error) {
-	return decide(ctx, s, "CompareExchangeAuthority",
-		func() error { return location.ValidateCompareExchange(key, m) },
-		func(tx *rules.Tx) (location.CompareExchangeResult, error) {
-			return rules.CompareExchangeAuthority(tx, key, expected, m)
-		})
-}
-
-// ListAuthorities lists the records whose key starts with prefix, in byte
+// ScanAuthorities lists the records whose key starts with prefix, in byte
 // order of the key, limit per page. A continuation cursor is valid only
 // while no authority record changed since the first page (the reference's
 // scan revision); a cursor that is stale, belongs to another prefix or
 // cannot be decoded answers scanExpired (decision E-10). It implements
-// location.AuthorityStore.
-func (s *Store) ListAuthorities(ctx context.Context, prefix, cursor string, limit int) (location.AuthorityScanResult, error) {
-	return decide(ctx, s, "ListAuthorities",
-		func() error { return location.ValidateListAuthorities(prefix, cursor, limit) },
-		func(tx *rules.Tx) (location.AuthorityScanResult, error) {
-			offset := 0
-			if cursor != "" {
-				c, ok := decodeScanCursor(cursor)
-				if !ok || c.revision != s.scanRevision || c.prefix != prefix {
-					return location.AuthorityScanResult{Kind: location.KindScanExpired}, nil
-				}
-				offset = c.offset
-			}
-			var keys []string
-			for k := range s.tables[rules.TableAuthority] {
-				if strings.HasPrefix(k, prefix) {
-					keys = append(keys, k)
-				}
-			}
-			slices.Sort(keys)
-			page := location.AuthorityScanResult{Kind: location.KindPage, Items: []location.AuthorityEntry{}}
-			start := min(offset, len(keys))
-			end := start + min(limit, len(keys)-start)
-			for _, k := range keys[start:end] {
-				row, ok := s.tables[rules.TableAuthority][k].Value.(rules.AuthorityRow)
-				if !ok {
-					return location.AuthorityScanResult{}, fmt.Errorf("authority key %q holds %T: %w", k, s.tables[rules.TableAuthority][k].Value, location.ErrInternal)
-				}
-				page.Items = append(page.Items, location.AuthorityEntry{Key: location.AuthorityKey(k), Snapshot: rules.AuthoritySnapshotOf(row, tx.Now())})
-			}
-			if end < len(keys) {
-				page.NextCursor = scanCursor{revision: s.scanRevision, offset: end, prefix: prefix}.encode()
-			}
-			return page, nil
-		})
+// storecore.Backend.
+func (b backend) ScanAuthorities(_ context.Context, prefix, cursor string, limit int) (location.AuthorityScanResult, error) {
+	s := b.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	offset := 0
+	if cursor != "" {
+		c, ok := decodeScanCursor(cursor)
+		if !ok || c.revision != s.scanRevision || c.prefix != prefix {
+			return location.AuthorityScanResult{Kind: location.KindScanExpired}, nil
+		}
+		offset = c.offset
+	}
+	var keys []string
+	for k := range s.tables[rules.TableAuthority] {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	page := location.AuthorityScanResult{Kind: location.KindPage, Items: []location.AuthorityEntry{}}
+	start := min(offset, len(keys))
+	end := start + min(limit, len(keys)-start)
+	for _, k := range keys[start:end] {
+		row, ok := s.tables[rules.TableAuthority][k].Value.(rules.AuthorityRow)
+		if !ok {
+			return location.AuthorityScanResult{}, fmt.Errorf("authority key %q holds %T: %w", k, s.tables[rules.TableAuthority][k].Value, location.ErrInternal)
+		}
+		page.Items = append(page.Items, location.AuthorityEntry{Key: location.AuthorityKey(k), Snapshot: rules.AuthoritySnapshotOf(row, now)})
+	}
+	if end < len(keys) {
+		page.NextCursor = scanCursor{revision: s.scanRevision, offset: end, prefix: prefix}.encode()
+	}
+	return page, nil
 }
 
 // scanCursor is the position of a ListAuthorities scan: the scan revision it

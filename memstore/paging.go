@@ -2,6 +2,8 @@ package memstore
 
 import (
 	"cmp"
+	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -9,29 +11,48 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
+	"github.com/zlink-systems/zlink-etcd/storecore"
 )
 
 // Paging of the location lists (02 §1.5): rows are sorted by their canonical
 // table key in byte order (anomaly A-17 fixed) and sliced by an offset that
 // the continuation token carries as decimal text, as the reference does.
 
-// keyedRow is one list candidate with its canonical table key.
-type keyedRow[T any] struct {
-	key string
-	row T
+// List implements storecore.Backend: the rows of the table that the query
+// keeps, sorted by key, one page of them, each copied out (or projected)
+// under the store lock.
+func (b backend) List(_ context.Context, q *storecore.ListQuery) (storecore.ListPage, error) {
+	spec, ok := rules.Lookup(q.Table)
+	if !ok {
+		return storecore.ListPage{}, fmt.Errorf("%w: unknown table %q", location.ErrInternal, q.Table)
+	}
+	s := b.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tx := rules.NewTx(s.newSource())
+	var rows []keyedRow
+	for key, rec := range s.tables[q.Table] {
+		if q.Match != nil && !q.Match(rec.Value) {
+			continue
+		}
+		if q.LiveOwner != nil {
+			if _, live := tx.Source().LiveLease(q.LiveOwner(rec.Value)); !live {
+				continue
+			}
+		}
+		rows = append(rows, keyedRow{key: key, row: rec.Value})
+	}
+	copyOut := spec.Clone
+	if q.Project != nil {
+		copyOut = func(row any) any { return q.Project(tx, row) }
+	}
+	return pageOf(rows, q.Page, copyOut), nil
 }
 
-// rowsOf returns the rows of table t of type T that keep accepts, with
-// their keys, in no particular order. Called with s.mu held.
-func rowsOf[T any](s *Store, t rules.Table, keep func(*T) bool) []keyedRow[T] {
-	var out []keyedRow[T]
-	for key, rec := range s.tables[t] {
-		row, ok := rec.Value.(T)
-		if ok && keep(&row) {
-			out = append(out, keyedRow[T]{key: key, row: row})
-		}
-	}
-	return out
+// keyedRow is one list candidate with its canonical table key.
+type keyedRow struct {
+	key string
+	row any
 }
 
 // pageOf sorts rows by key and returns the page p asks for, every item made
@@ -41,20 +62,20 @@ func rowsOf[T any](s *Store, t rules.Table, keep func(*T) bool) []keyedRow[T] {
 //   - size: p.PageSize when positive, else unlimited;
 //   - the token of the next page is the decimal offset after this page when
 //     rows remain beyond it, else "".
-func pageOf[T any](rows []keyedRow[T], p location.PageRequest, copyOut func(T) T) location.Page[T] {
-	slices.SortFunc(rows, func(a, b keyedRow[T]) int { return cmp.Compare(a.key, b.key) })
+func pageOf(rows []keyedRow, p location.PageRequest, copyOut func(any) any) storecore.ListPage {
+	slices.SortFunc(rows, func(a, b keyedRow) int { return cmp.Compare(a.key, b.key) })
 	offset := min(parseOffset(p.ContinuationToken), len(rows))
 	end := len(rows)
 	if p.PageSize > 0 && p.PageSize < end-offset {
 		end = offset + p.PageSize
 	}
-	items := make([]T, 0, end-offset)
+	items := make([]any, 0, end-offset)
 	for _, r := range rows[offset:end] {
 		items = append(items, copyOut(r.row))
 	}
-	page := location.Page[T]{Items: items}
+	page := storecore.ListPage{Rows: items}
 	if end < len(rows) {
-		page.ContinuationToken = strconv.Itoa(end)
+		page.Token = strconv.Itoa(end)
 	}
 	return page
 }

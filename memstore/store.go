@@ -2,11 +2,12 @@
 // location.Store: the zlink framework's in-memory location and authority
 // stores ported to Go, with the fixes docs/deviations.md lists.
 //
-// The decisions themselves are package rules (shared with etcdstore); this
-// package keeps the state they run on, under one mutex held for the whole of
-// every call, with the reference's dense counters. It is deterministic: the
-// same calls with the same clock and id source give the same results, so it
-// serves as the model when checking histories of other stores.
+// The store methods are package storecore's (shared with etcdstore), and the
+// decisions package rules'; this package is the backend they run on: the
+// state, under one mutex held for the whole of every call, with the
+// reference's dense counters. It is deterministic: the same calls with the
+// same clock and id source give the same results, so it serves as the model
+// when checking histories of other stores.
 package memstore
 
 import (
@@ -19,6 +20,7 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
+	"github.com/zlink-systems/zlink-etcd/storecore"
 )
 
 // Options configure a Store. The zero value is usable.
@@ -28,10 +30,18 @@ type Options struct {
 	// Random supplies the bytes of reservation ids (UUID v4); nil means
 	// crypto/rand. A seeded reader makes the store fully deterministic.
 	Random io.Reader
+	// Observer sees every operation (storecore.Observer); nil observes
+	// nothing.
+	Observer storecore.Observer
 }
 
-// Store is the in-memory location store. Safe for concurrent use.
+// Store is the in-memory location store: every method of location.Store,
+// location.ChangeWatcher and location.MeshNodeChangeStamper, and the
+// ExpireOwnerLease hook, comes from the embedded storecore.Store over this
+// store's state. Safe for concurrent use.
 type Store struct {
+	storecore.Store
+
 	mu     sync.Mutex
 	clock  location.Clock
 	random io.Reader
@@ -78,35 +88,38 @@ func New(opts Options) *Store {
 	if s.random == nil {
 		s.random = rand.Reader
 	}
+	s.Store = storecore.New(backend{s}, storecore.Options{Observer: opts.Observer, PurgeExpiredTerminals: true})
 	return s
 }
 
 // now reads the clock once, at millisecond precision.
 func (s *Store) now() time.Time { return location.Millis(s.clock()) }
 
-// decide runs one decision under the store lock and applies its plan when it
-// succeeds. The context is checked first (anomaly A-29 fixed); validate runs
-// next, before any state is read.
-func decide[R any](ctx context.Context, s *Store, op string, validate func() error, run func(*rules.Tx) (R, error)) (R, error) {
-	var zero R
-	if err := ctx.Err(); err != nil {
-		return zero, fmt.Errorf("memstore: %s: %w", op, err)
-	}
-	if validate != nil {
-		if err := validate(); err != nil {
-			return zero, fmt.Errorf("memstore: %s: %w", op, err)
-		}
-	}
+// backend is the store's side of storecore.Backend: its state under its
+// mutex. Every call holds the mutex from the moment it reads the clock to
+// the moment its effects are applied, so calls are atomic and their times
+// follow their order, exactly like the single-threaded reference.
+type backend struct{ s *Store }
+
+// Name implements storecore.Backend.
+func (backend) Name() string { return "memstore" }
+
+// Now implements storecore.Backend.
+func (b backend) Now() time.Time { return b.s.now() }
+
+// Decide runs the decision under the store lock and applies its plan when
+// it succeeds. It implements storecore.Backend.
+func (b backend) Decide(_ context.Context, c *storecore.Call) error {
+	s := b.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	src := &source{s: s, now: s.now(), version: s.versionCounter, object: s.objectCounter, owner: s.ownerCounter}
+	src := s.newSource()
 	tx := rules.NewTx(src)
-	res, err := run(tx)
-	if err != nil {
-		return zero, fmt.Errorf("memstore: %s: %w", op, err)
+	if err := c.Run(tx); err != nil {
+		return err
 	}
 	s.apply(tx.Plan(), src)
-	return res, nil
+	return nil
 }
 
 // apply makes a plan real. Called with s.mu held.
@@ -149,6 +162,12 @@ type source struct {
 	s                      *Store
 	now                    time.Time
 	version, object, owner int64 // counters including this decision's issues
+}
+
+// newSource reads the clock and starts a decision's source. Called with
+// s.mu held.
+func (s *Store) newSource() *source {
+	return &source{s: s, now: s.now(), version: s.versionCounter, object: s.objectCounter, owner: s.ownerCounter}
 }
 
 func (src *source) Now() time.Time { return src.now }

@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
@@ -17,17 +16,15 @@ type changeWatcher struct {
 	ch chan struct{}
 }
 
-// WatchChanges implements location.ChangeWatcher: after every applied
-// decision that wrote or deleted a row of one of the given tables (every
-// table when none is given), and after an owner lease was released or
-// expired through ExpireOwnerLease, a notification is sent on the returned
-// channel; notifications the receiver has not taken yet coalesce into one.
-// The channel is closed when ctx is done. No goroutine runs while ctx is
-// live.
-func (s *Store) WatchChanges(ctx context.Context, tables ...location.Table) (<-chan struct{}, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("memstore: WatchChanges: %w", err)
-	}
+// Watch implements location.ChangeWatcher for storecore.Backend: after
+// every applied decision that wrote or deleted a row of one of the given
+// tables (every table when none is given), and after an owner lease was
+// released or expired through ExpireOwnerLease, a notification is sent on
+// the returned channel; notifications the receiver has not taken yet
+// coalesce into one. The channel is closed when ctx is done. No goroutine
+// runs while ctx is live.
+func (b backend) Watch(ctx context.Context, tables []location.Table) (<-chan struct{}, error) {
+	s := b.s
 	w := &changeWatcher{ch: make(chan struct{}, 1)}
 	if len(tables) > 0 {
 		w.tables = make(map[location.Table]bool, len(tables))
@@ -69,7 +66,7 @@ func (s *Store) notifyWatchers(p *rules.Plan) {
 // owner's rows changed. Called with s.mu held.
 func (s *Store) notifyLeaseEnded() {
 	touched := make(map[location.Table]bool)
-	for _, t := range location.LocationTables() {
+	for _, t := range rules.LocationTables() {
 		touched[t] = true
 	}
 	s.signalWatchers(touched)

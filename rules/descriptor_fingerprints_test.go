@@ -70,7 +70,7 @@ func TestMeshNodeFingerprints(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			changed := CloneMeshNode(base)
+			changed := base.Clone()
 			c.change(&changed)
 			require.Equal(t, c.sameFull, EqualMeshNode(&base, &changed), "full")
 			require.Equal(t, c.sameImmutable, EqualMeshNodeImmutable(&base, &changed), "immutable")

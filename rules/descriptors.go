@@ -43,7 +43,7 @@ func meshNodeTable() descriptorTable[location.MeshNodeDescriptor] {
 		revision:  func(d *location.MeshNodeDescriptor) int64 { return d.DescriptorRevision },
 		updatedAt: func(d *location.MeshNodeDescriptor) time.Time { return d.UpdatedAt },
 		stamped: func(d *location.MeshNodeDescriptor, now time.Time) location.MeshNodeDescriptor {
-			c := CloneMeshNode(*d)
+			c := d.Clone()
 			c.UpdatedAt = now
 			return c
 		},
@@ -67,7 +67,7 @@ func clientServerTable() descriptorTable[location.ClientServerDescriptor] {
 		revision:  func(d *location.ClientServerDescriptor) int64 { return d.DescriptorRevision },
 		updatedAt: func(d *location.ClientServerDescriptor) time.Time { return d.UpdatedAt },
 		stamped: func(d *location.ClientServerDescriptor, now time.Time) location.ClientServerDescriptor {
-			c := CloneClientServer(*d)
+			c := d.Clone()
 			c.UpdatedAt = now
 			return c
 		},
@@ -92,7 +92,7 @@ func fanoutPublisherTable() descriptorTable[location.FanoutPublisherDescriptor] 
 		revision:  func(d *location.FanoutPublisherDescriptor) int64 { return d.DescriptorRevision },
 		updatedAt: func(d *location.FanoutPublisherDescriptor) time.Time { return d.UpdatedAt },
 		stamped: func(d *location.FanoutPublisherDescriptor, now time.Time) location.FanoutPublisherDescriptor {
-			c := CloneFanoutPublisher(*d)
+			c := d.Clone()
 			c.UpdatedAt = now
 			return c
 		},

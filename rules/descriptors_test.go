@@ -114,7 +114,7 @@ func lsDescTables() []lsDescTable {
 func withUpdatedAt(v any, at time.Time) any {
 	switch d := v.(type) {
 	case location.MeshNodeDescriptor:
-		d = CloneMeshNode(d)
+		d = d.Clone()
 		d.UpdatedAt = at
 		return d
 	case location.ClientServerDescriptor:
@@ -301,7 +301,7 @@ func TestDescriptorWritesCopyInput(t *testing.T) {
 	d := fixture.MNE(fixture.Token("a", 1))
 	d.MaintenanceWave = lsPtr("wave-1")
 	d.UpdatedAt = time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC)
-	want := CloneMeshNode(d)
+	want := d.Clone()
 	want.UpdatedAt = fixture.T0()
 	res, _ := lsRun(t, src, func(tx *Tx) (location.WriteResult, error) { return UpdateMeshNode(tx, d, location.IntentNewClaim) })
 	require.Equal(t, lsStored(1, fixture.T0()), res, "the caller's updatedAt is replaced")

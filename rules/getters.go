@@ -13,7 +13,7 @@ func GetMeshNode(tx *Tx, key string) (location.MeshNodeDescriptor, int64, bool) 
 	if err != nil || !ok {
 		return location.MeshNodeDescriptor{}, 0, false
 	}
-	return CloneMeshNode(d), rec.Generation, true
+	return d.Clone(), rec.Generation, true
 }
 
 // GetClientServer reads a client-server descriptor.
@@ -22,7 +22,7 @@ func GetClientServer(tx *Tx, key string) (location.ClientServerDescriptor, int64
 	if err != nil || !ok {
 		return location.ClientServerDescriptor{}, 0, false
 	}
-	return CloneClientServer(d), rec.Generation, true
+	return d.Clone(), rec.Generation, true
 }
 
 // GetFanoutPublisher reads a fanout publisher descriptor.
@@ -31,7 +31,7 @@ func GetFanoutPublisher(tx *Tx, key string) (location.FanoutPublisherDescriptor,
 	if err != nil || !ok {
 		return location.FanoutPublisherDescriptor{}, 0, false
 	}
-	return CloneFanoutPublisher(d), rec.Generation, true
+	return d.Clone(), rec.Generation, true
 }
 
 // GetPeer reads a peer row.
@@ -40,7 +40,7 @@ func GetPeer(tx *Tx, key string) (location.PeerLocation, int64, bool) {
 	if err != nil || !ok {
 		return location.PeerLocation{}, 0, false
 	}
-	return ClonePeer(p), rec.Generation, true
+	return p.Clone(), rec.Generation, true
 }
 
 // GetSpot reads a spot row.
@@ -49,7 +49,7 @@ func GetSpot(tx *Tx, key string) (location.SpotLocation, int64, bool) {
 	if err != nil || !ok {
 		return location.SpotLocation{}, 0, false
 	}
-	return CloneSpot(s), rec.Generation, true
+	return s.Clone(), rec.Generation, true
 }
 
 // GetActor reads an actor row.
@@ -58,7 +58,7 @@ func GetActor(tx *Tx, key string) (location.ActorLocation, int64, bool) {
 	if err != nil || !ok {
 		return location.ActorLocation{}, 0, false
 	}
-	return CloneActor(a), rec.Generation, true
+	return a.Clone(), rec.Generation, true
 }
 
 // GetRoute reads a route row.
@@ -67,7 +67,7 @@ func GetRoute(tx *Tx, key string) (location.RouteLocation, int64, bool) {
 	if err != nil || !ok {
 		return location.RouteLocation{}, 0, false
 	}
-	return CloneRoute(r), rec.Generation, true
+	return r.Clone(), rec.Generation, true
 }
 
 // ProjectMeshNode returns a copy of a stored mesh-node descriptor as
@@ -77,7 +77,7 @@ func GetRoute(tx *Tx, key string) (location.RouteLocation, int64, bool) {
 // row's lifecycle generation (0 where a ledger bucket is absent). Every other
 // field is as stored.
 func ProjectMeshNode(tx *Tx, d location.MeshNodeDescriptor) location.MeshNodeDescriptor {
-	p := CloneMeshNode(d)
+	p := d.Clone()
 	node := d.Key()
 	usage := func(name, stableType string) LedgerEntry {
 		b := Bucket{Descriptor: node, Lifecycle: d.LifecycleGeneration, Name: name, StableType: stableType}

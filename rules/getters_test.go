@@ -23,7 +23,7 @@ func TestProjectMeshNode(t *testing.T) {
 	t.Run("no allocations", func(t *testing.T) {
 		src := newLSSource()
 		got := ProjectMeshNode(NewTx(src), d)
-		want := CloneMeshNode(d)
+		want := d.Clone()
 		want.PopulationCapacity.Actors = location.PopulationCapacity{Limit: 100}
 		want.PopulationCapacity.Spots = location.PopulationCapacity{Limit: 100}
 		want.PopulationCapacity.SpotTypes[0].PopulationCapacity = location.PopulationCapacity{Limit: 100}

@@ -30,7 +30,7 @@ func spotTable() leaseRowTable[location.SpotLocation] {
 			return location.OwnerToken{OwnerID: s.OwnerID, LeaseGeneration: s.LeaseGeneration}
 		},
 		stamped: func(s *location.SpotLocation, now time.Time) location.SpotLocation {
-			c := CloneSpot(*s)
+			c := s.Clone()
 			c.UpdatedAt = now
 			return c
 		},
@@ -49,7 +49,7 @@ func actorTable() leaseRowTable[location.ActorLocation] {
 			return location.OwnerToken{OwnerID: a.OwnerID, LeaseGeneration: a.LeaseGeneration}
 		},
 		stamped: func(a *location.ActorLocation, now time.Time) location.ActorLocation {
-			c := CloneActor(*a)
+			c := a.Clone()
 			c.UpdatedAt = now
 			return c
 		},

@@ -32,7 +32,7 @@ func peerTable() ownerRowTable[location.PeerLocation] {
 		owner:      func(p *location.PeerLocation) string { return p.OwnerID },
 		generation: func(p *location.PeerLocation) int64 { return p.Generation },
 		finalized: func(p *location.PeerLocation, g int64, now time.Time) location.PeerLocation {
-			c := ClonePeer(*p)
+			c := p.Clone()
 			c.Generation, c.UpdatedAt = g, now
 			return c
 		},
@@ -51,7 +51,7 @@ func routeTable() ownerRowTable[location.RouteLocation] {
 		owner:      func(r *location.RouteLocation) string { return r.OwnerID },
 		generation: func(r *location.RouteLocation) int64 { return r.Generation },
 		finalized: func(r *location.RouteLocation, g int64, now time.Time) location.RouteLocation {
-			c := CloneRoute(*r)
+			c := r.Clone()
 			c.Generation, c.UpdatedAt = g, now
 			return c
 		},

@@ -62,11 +62,11 @@ func lsOwnerRowTables() []lsOwnerRowTable {
 func lsStoredRow(v any, generation int64, at time.Time) any {
 	switch r := v.(type) {
 	case location.PeerLocation:
-		r = ClonePeer(r)
+		r = r.Clone()
 		r.Generation, r.UpdatedAt = generation, at
 		return r
 	case location.RouteLocation:
-		r = CloneRoute(r)
+		r = r.Clone()
 		r.Generation, r.UpdatedAt = generation, at
 		return r
 	}

@@ -13,7 +13,7 @@ import (
 
 // transferStored is a stored result carrying a copy of the record.
 func transferStored(r location.ActorTransferRecord) location.ActorTransferWriteResult {
-	c := CloneTransferRecord(r)
+	c := r.Clone()
 	return location.ActorTransferWriteResult{Status: location.TransferStored, Record: &c}
 }
 
@@ -110,7 +110,7 @@ func transitionTransfer(tx *Tx, ref location.ActorTransferRef, recoveryOwnerID s
 	if rec.RecoveryOwnerID != recoveryOwnerID {
 		return transferOutcome(location.TransferRejectedConflict), nil
 	}
-	updated := CloneTransferRecord(rec)
+	updated := rec.Clone()
 	updated.State, updated.UpdatedAt = next, tx.Now()
 	tx.Put(TableTransferRecords, TransferRecordKey(ref), updated, 0)
 	if clearActive {
@@ -138,7 +138,7 @@ func TakeOverActorTransfer(tx *Tx, ref location.ActorTransferRef, successorOwner
 	if rec.RecoveryLeaseExpiresAt.After(now) {
 		return transferOutcome(location.TransferRejectedConflict), nil
 	}
-	updated := CloneTransferRecord(rec)
+	updated := rec.Clone()
 	updated.RecoveryOwnerID = successorOwnerID
 	updated.RecoveryLeaseExpiresAt = now.Add(wholeMillis(ttl))
 	updated.UpdatedAt = now
@@ -158,7 +158,7 @@ func ActiveActorTransfer(tx *Tx, meshName, actorID string) (location.ActorTransf
 	if err != nil || !ok {
 		return location.ActorTransferRecord{}, false
 	}
-	return CloneTransferRecord(rec), true
+	return rec.Clone(), true
 }
 
 // participantSet copies participants as a set: first occurrences in order.

@@ -58,6 +58,11 @@ type Options struct {
 	// errors; the engine wraps its KV with it (Retrier.KV). nil means a
 	// Retrier of its own with default options and Logger.
 	Retry *Retrier
+	// OnAttempt, when set, is called (synchronously, so it must be quick)
+	// after every transaction an operation sends, with the operation's
+	// context: commits, verifications, contention, lost answers and how
+	// they were resolved. Metrics and tracing attach here.
+	OnAttempt func(ctx context.Context, a Attempt)
 }
 
 // Engine runs decisions against etcd. Safe for concurrent use.
@@ -72,6 +77,7 @@ type Engine struct {
 	cache          *cache
 	log            *slog.Logger
 	retry          *Retrier
+	onAttempt      func(context.Context, Attempt)
 	lastRev        atomic.Int64
 }
 
@@ -94,6 +100,7 @@ func New(kv clientv3.KV, watcher clientv3.Watcher, opts Options) *Engine {
 		deleteFence:    opts.DeleteFence,
 		cache:          newCache(opts.CacheSize),
 		log:            opts.Logger,
+		onAttempt:      opts.OnAttempt,
 	}
 	if e.maxAttempts <= 0 {
 		e.maxAttempts = DefaultMaxAttempts
@@ -308,12 +315,16 @@ func RunWith[R any](ctx context.Context, e *Engine, op string, prefetch Prefetch
 			out.Attempts++
 			ok, fresh, err := e.verify(ctx, v)
 			if err != nil {
+				e.report(ctx, Attempt{Op: op, Number: out.Attempts, Verify: true, Result: AttemptFailed, Err: err})
 				return zero, out, notApplied(op, pending, Unavailable(op, err))
 			}
 			if ok {
+				e.report(ctx, Attempt{Op: op, Number: out.Attempts, Verify: true, Result: AttemptVerified})
 				return res, out, nil
 			}
-			if r, rev, found := pendingApplied(pending, fresh); found {
+			r, rev, found := pendingApplied(pending, fresh)
+			e.report(ctx, Attempt{Op: op, Number: out.Attempts, Verify: true, Result: AttemptGuardFailed, EarlierApplied: found})
+			if found {
 				return r, Outcome{Written: true, Revision: rev, Attempts: out.Attempts}, nil
 			}
 			v = fresh
@@ -328,10 +339,12 @@ func RunWith[R any](ctx context.Context, e *Engine, op string, prefetch Prefetch
 		resp, err := t.commit(ctx, e)
 		if err != nil {
 			if !IsAmbiguous(err) {
+				e.report(ctx, Attempt{Op: op, Number: out.Attempts, Result: AttemptFailed, Err: err})
 				return zero, out, notApplied(op, pending, Unavailable(op, err))
 			}
 			pending = append(pending, pendingAttempt[R]{nonce: v.nonce, res: res})
 			applied, rev, fresh, rerr := e.resolve(ctx, v, &c, sentAfter)
+			e.report(ctx, Attempt{Op: op, Number: out.Attempts, Result: AttemptOutcomeUnknown, Err: err, Resolution: resolution(applied, rerr)})
 			if rerr != nil {
 				return zero, out, fmt.Errorf("%s: %w: %w (while resolving: %w)", op, ErrOutcomeUnknown, err, rerr)
 			}
@@ -348,11 +361,14 @@ func RunWith[R any](ctx context.Context, e *Engine, op string, prefetch Prefetch
 			continue
 		}
 		if resp.Succeeded {
+			e.report(ctx, Attempt{Op: op, Number: out.Attempts, Result: AttemptCommitted})
 			e.applied(v, &c, resp.Header.Revision)
 			return res, Outcome{Written: true, Revision: resp.Header.Revision, Attempts: out.Attempts}, nil
 		}
 		fresh := e.viewFromElse(v, resp)
-		if r, rev, found := pendingApplied(pending, fresh); found {
+		r, rev, found := pendingApplied(pending, fresh)
+		e.report(ctx, Attempt{Op: op, Number: out.Attempts, Result: AttemptGuardFailed, EarlierApplied: found})
+		if found {
 			return r, Outcome{Written: true, Revision: rev, Attempts: out.Attempts}, nil
 		}
 		e.log.Debug("txn: guard failed; deciding again", "op", op, "attempt", out.Attempts, "revision", resp.Header.Revision)

@@ -37,8 +37,10 @@ type RetryOptions struct {
 	// once for every transient failure that is retried, when the read is
 	// about to be sent again. Metrics attach here.
 	OnRetry func(RetryEvent)
-	// Logger receives a Debug record per retry and a Warn record per call
-	// that needed retries; nil discards them.
+	// Logger receives a Debug record per retry, an Info record per call
+	// that succeeded after retries (it rode out an election: nothing to
+	// act on), a Warn record per call that ended with a non-transient error
+	// after retries or gave up; nil discards them.
 	Logger *slog.Logger
 }
 
@@ -135,10 +137,12 @@ func (r *Retrier) Do(ctx context.Context, op string, read func(ctx context.Conte
 // finished logs a call that needed retries and ended (err nil: it
 // succeeded; otherwise with an error that is not transient).
 func (r *Retrier) finished(op string, attempts int, start time.Time, err error) {
+	level := slog.LevelWarn
 	if err == nil {
 		r.recovered.Add(1)
+		level = slog.LevelInfo
 	}
-	r.log.Warn("txn: read needed retries while etcd answered transient errors", "op", op,
+	r.log.Log(context.Background(), level, "txn: read needed retries while etcd answered transient errors", "op", op,
 		"attempts", attempts, "elapsed", time.Since(start), "error", err)
 }
 
