@@ -58,7 +58,12 @@ func (n *Node) newIncarnation() (*incarnation, error) {
 	}
 	rec, err := autoconnect.NewReconciler(autoconnect.ReconcilerOptions{
 		Local: n.o.local, LocalRow: n.o.localRow, Publisher: n.store, Source: src, Executor: n.o.Executor,
-		Events:  autoconnect.EventSinkFunc(func(c autoconnect.DesiredSetChange) { n.desiredSetChanged(inc, c) }),
+		Events: autoconnect.EventSinkFunc(func(c autoconnect.DesiredSetChange) {
+			if n.o.Metrics != nil {
+				n.o.Metrics.DesiredSetChanged(c)
+			}
+			n.desiredSetChanged(inc, c)
+		}),
 		Options: n.o.AutoConnect, Clock: n.loopClk, Logger: n.log,
 	})
 	if err != nil {
@@ -67,7 +72,12 @@ func (n *Node) newIncarnation() (*incarnation, error) {
 	lo := autoconnect.LoopOptions{
 		Reconciler: rec, MeshName: n.o.Descriptor.MeshName, LiveOwners: n.tracker, DisableWatch: n.o.DisableWatch,
 		Options: n.o.AutoConnect, Clock: n.loopClk, Logger: n.log,
-		OnTick: func(t autoconnect.TickReport) { n.ticked(inc, t) },
+		OnTick: func(t autoconnect.TickReport) {
+			if n.o.Metrics != nil {
+				n.o.Metrics.OnTick(t)
+			}
+			n.ticked(inc, t)
+		},
 	}
 	if n.stamps != nil {
 		lo.Stamps = n.stamps
@@ -144,6 +154,9 @@ func (n *Node) start(ctx context.Context, inc *incarnation) error {
 		if r.Token == (location.OwnerToken{}) && r.Err != nil {
 			n.noteAttempt(fmt.Errorf("claim owner lease: %w", r.Err))
 		}
+		if n.o.Metrics != nil {
+			n.o.Metrics.OnRenewal(r)
+		}
 		if userHook != nil {
 			userHook(r)
 		}
@@ -153,6 +166,9 @@ func (n *Node) start(ctx context.Context, inc *incarnation) error {
 	if err != nil {
 		endSession(err)
 		return err
+	}
+	if n.o.Metrics != nil {
+		n.o.Metrics.TrackSession(sess)
 	}
 	n.mu.Lock()
 	n.claimed++

@@ -10,6 +10,8 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/autoconnect"
 	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/observe"
+	"github.com/zlink-systems/zlink-etcd/session"
 )
 
 // Node is one mesh node: it owns one owner-lease session at a time,
@@ -101,6 +103,9 @@ func Join(ctx context.Context, opts Options) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("meshnode: %w", err)
 	}
+	if o.Metrics != nil {
+		o.Metrics.SetAutoConnect(n.autoConnectStatus)
+	}
 	inc, err := n.join(ctx, false, first)
 	if err != nil {
 		n.stop(err)
@@ -171,6 +176,44 @@ func (n *Node) State() State {
 		st.Connected = len(inc.rec.ActiveTargets())
 	}
 	return st
+}
+
+// Valid reports whether the node's current incarnation runs and its lease
+// may be trusted now (session.Session.Valid). With Status it makes the
+// node a health.Session: health.SessionCheck(node) follows the node
+// across rejoins.
+func (n *Node) Valid() bool {
+	inc, fenced := n.current()
+	return inc != nil && !fenced && inc.sess.Valid()
+}
+
+// Status returns the session status of the current incarnation (the last
+// one while the node rejoins, or after it ended).
+func (n *Node) Status() session.Status {
+	inc, _ := n.current()
+	if inc == nil {
+		return session.Status{}
+	}
+	return inc.sess.Status()
+}
+
+// StoreFailed reports whether the current incarnation's last tick ended in
+// a store failure (the loop keeps its connections and retries); it makes
+// the node a health.StoreFailer.
+func (n *Node) StoreFailed() bool {
+	inc, _ := n.current()
+	return inc != nil && inc.rec.StoreFailed()
+}
+
+// autoConnectStatus is the node's auto-connect status for
+// Options.Metrics: the current incarnation's desired and connected counts
+// (0 once it ended).
+func (n *Node) autoConnectStatus() observe.AutoConnectStatus {
+	inc, fenced := n.current()
+	if inc == nil || fenced {
+		return observe.AutoConnectStatus{}
+	}
+	return observe.AutoConnectStatus{Desired: len(inc.rec.DesiredTargets()), Connected: len(inc.rec.ActiveTargets())}
 }
 
 // Leave ends the node gracefully, in this order: no rejoin any more; the

@@ -8,6 +8,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/autoconnect"
 	"github.com/zlink-systems/zlink-etcd/clock"
 	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/observe"
 	"github.com/zlink-systems/zlink-etcd/session"
 )
 
@@ -100,6 +101,15 @@ type Options struct {
 	// from several goroutines at once. It must be quick and must not call
 	// Leave, Close or Orphan (they wait for the goroutine that calls it).
 	OnEvent func(Event)
+	// Metrics, when set, receives what the node's sessions and loops
+	// report (an *observe.NodeMetrics): every incarnation's renewals and
+	// session (TrackSession after each claim), its loop's ticks and
+	// desired-set changes, and, through SetAutoConnect (called once by
+	// Join), the node's desired and connected counts at scrape. For the
+	// health probes the node itself is a health.Session (Valid, Status)
+	// and a health.StoreFailer (StoreFailed) over its current
+	// incarnation.
+	Metrics observe.NodeHooks
 }
 
 // Backoff is a jittered exponential wait: each wait is drawn from [d/2, d],
