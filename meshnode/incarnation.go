@@ -128,11 +128,11 @@ func (n *Node) join(ctx context.Context, rejoin bool, spare *incarnation) (*inca
 		d := jitter(wait)
 		wait = min(2*wait, n.o.RejoinBackoff.Max)
 		n.noteAttempt(err)
-		level := "meshnode: joining failed; retrying"
+		msg := "meshnode: joining failed; retrying"
 		if errors.Is(err, session.ErrLeaseHeld) {
-			level = "meshnode: the owner id still holds a live lease (a previous process of this owner id, or a claim whose answer was lost); waiting for it to end"
+			msg = "meshnode: the owner id still holds a live lease (a previous process of this owner id, or a claim whose answer was lost); waiting for it to end"
 		}
-		n.log.Warn(level, "attempt", attempt, "wait", d, "error", err)
+		n.log.Warn(msg, "attempt", attempt, "wait", d, "error", err)
 		n.emit(Event{Kind: EventJoinFailed, Err: err, Attempt: attempt, Retry: d})
 		if !n.sleep(ctx, d) {
 			return nil, fmt.Errorf("%w (after %d attempts; last error: %w)", context.Cause(ctx), attempt, err)
@@ -331,9 +331,9 @@ func (n *Node) notePending(tok location.OwnerToken) {
 }
 
 // releasePending releases the lease of an ended incarnation that may still
-// live (one attempt, bounded by the trust window): the node stopped acting
-// on it, and a live lease of the owner id would refuse the next claim. A
-// lease already gone is not an error.
+// live (one attempt, bounded by the session's renew timeout): the node
+// stopped acting on it, and a live lease of the owner id would refuse the
+// next claim. A lease already gone is not an error.
 func (n *Node) releasePending(ctx context.Context) error {
 	n.mu.Lock()
 	tok := n.pendingRelease
@@ -341,7 +341,11 @@ func (n *Node) releasePending(ctx context.Context) error {
 	if tok == nil {
 		return nil
 	}
-	rctx, cancel := context.WithTimeout(ctx, n.cleanupTimeout())
+	timeout := n.o.Session.RenewTimeout
+	if timeout == 0 {
+		timeout = session.DefaultRenewTimeout
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	kind, err := n.store.ReleaseOwnerLease(rctx, *tok)
 	if err != nil {

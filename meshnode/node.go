@@ -103,13 +103,13 @@ func Join(ctx context.Context, opts Options) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("meshnode: %w", err)
 	}
-	if o.Metrics != nil {
-		o.Metrics.SetAutoConnect(n.autoConnectStatus)
-	}
 	inc, err := n.join(ctx, false, first)
 	if err != nil {
 		n.stop(err)
 		return nil, fmt.Errorf("meshnode: join mesh %q as %s (owner %q): %w", o.Descriptor.MeshName, o.Descriptor.RID, o.Descriptor.OwnerID, err)
+	}
+	if o.Metrics != nil {
+		o.Metrics.SetAutoConnect(n.autoConnectStatus)
 	}
 	n.wg.Add(1)
 	go n.supervise(inc)

@@ -65,10 +65,11 @@ type Options struct {
 	// Descriptor is the node's mesh-node descriptor. MeshName, RID and
 	// OwnerID (the node's owner id, one per node process) are required.
 	// The node sets LeaseGeneration (its current lease) and UpdatedAt.
-	// LifecycleGeneration is the first incarnation's; 0 draws a random one
-	// in 1..2^53−1, as the framework does (it is compared for equality
-	// only: a restarted process must not reuse its predecessor's). Every
-	// rejoin publishes the next one (+1). DescriptorRevision 0 means 1.
+	// LifecycleGeneration is the first one the node publishes; 0 draws a
+	// random one in 1..2^53−1, as the framework does (it is compared for
+	// equality only: a restarted process must not reuse its
+	// predecessor's). Every lease the node claims after that publishes the
+	// next one (+1), so a rejoin always does. DescriptorRevision 0 means 1.
 	Descriptor location.MeshNodeDescriptor
 	// PublishPeerRow makes the node also publish a peer row about itself
 	// (autoconnect.PeerFromMeshNode of its descriptor), for peers that
