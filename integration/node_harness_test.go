@@ -488,7 +488,8 @@ func (nm *nodeMesh) checkFences(revokedAt map[string]time.Time) {
 			}
 			require.Zero(t, l.connectedAtFence, "%s: incarnation %d still had connections when fenced", m.name, l.inc.Number)
 			require.False(t, l.fencedAt.After(l.trustedUntil.Add(margin)),
-				"%s: incarnation %d fenced at %v, trusted until %v: past the fencing margin", m.name, l.inc.Number, l.fencedAt, l.trustedUntil)
+				"%s: incarnation %d fenced at %v, trusted until %v, its end noticed at %v (%v): past the fencing margin",
+				m.name, l.inc.Number, l.fencedAt, l.trustedUntil, l.endedAt, l.cause)
 			if at, ok := revokedAt[m.name]; ok && errors.Is(l.cause, session.ErrLeaseLost) {
 				require.False(t, l.fencedAt.After(at.Add(margin)),
 					"%s: incarnation %d fenced at %v, its lease revoked at %v: past the fencing margin", m.name, l.inc.Number, l.fencedAt, at)

@@ -25,23 +25,27 @@
 // with the lease's token, starts the loop (which publishes the peer row)
 // and returns after the loop's first tick.
 //
-// When the incarnation's session ends — its lease was revoked, expired or
-// taken over (session.ErrLeaseLost), or no renewal was confirmed before its
-// trust deadline, TTL − fencing margin after the last confirmed one
-// (session.ErrDeadlinePassed) — the node, at once:
+// When the incarnation's lease can no longer be trusted — its lease was
+// revoked, expired or taken over (session.ErrLeaseLost), or no renewal was
+// confirmed before its trust deadline, TTL − fencing margin after the last
+// confirmed one (session.ErrDeadlinePassed; the node watches the deadline
+// itself, as the session's Done closes only once a renewal in flight
+// returned) — the node, at once:
 //
 //  1. hands the application the signal: Options.OnEvent receives
-//     EventLeaseLost with the cause, and the incarnation's Session().Done()
-//     is closed. Anything else the application does under the lease (its
-//     own writes) must stop now;
-//  2. tells the executor to disconnect: Loop.PrepareTransportShutdown
-//     cancels the tick in flight, waits for it, and disconnects every peer,
-//     without a store call (the peer row is not removed: the next
-//     incarnation takes it over). EventFenced follows.
+//     EventLeaseLost with the cause, and the incarnation's session
+//     (Incarnation().Session) is not Valid any more. Anything else the
+//     application does under the lease (its own writes) must stop now;
+//  2. tells the executor to disconnect every peer, then stops the loop
+//     without a store call (Loop.PrepareTransportShutdown: the tick in
+//     flight has its context cancelled and connects nothing more; the peer
+//     row is not removed, the next incarnation takes it over).
+//     EventFenced follows.
 //
-// Both happen when the session ends, so the node stops acting before the
-// lease can have ended in the store (the fencing margin covers the time
-// this takes); the fault tests check it with each node's own timestamps.
+// Both happen when the lease stops being trusted, so the node stops acting
+// before the lease can have ended in the store (the fencing margin covers
+// the time this takes); the fault tests check it with each node's own
+// timestamps.
 // The context an Executor's Connect receives carries the incarnation
 // (IncarnationFrom): an executor can refuse a connection whose lease is no
 // longer trusted, closing the last window.

@@ -29,6 +29,10 @@ type incarnation struct {
 	// session ended by itself or was closed).
 	endSession context.CancelCauseFunc
 
+	// loopStopped is closed once the loop stopped after a fence (fence
+	// stops it in the background).
+	loopStopped chan struct{}
+
 	// Guarded by Node.mu.
 	started  bool
 	joinedAt time.Time
@@ -51,7 +55,7 @@ func (inc *incarnation) endSessionContext() {
 // has not claimed its lease yet. The checks of the auto-connect options
 // run here.
 func (n *Node) newIncarnation() (*incarnation, error) {
-	inc := &incarnation{}
+	inc := &incarnation{loopStopped: make(chan struct{})}
 	src, err := autoconnect.NewMeshNodeSource(n.store, n.tracker, n.o.AutoConnect)
 	if err != nil {
 		return nil, err

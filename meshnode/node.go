@@ -245,7 +245,10 @@ func (n *Node) Orphan() location.OwnerToken {
 		n.halt(ErrOrphaned)
 		if inc, fenced := n.current(); inc != nil {
 			tok = inc.token
-			if !fenced {
+			if fenced {
+				<-inc.loopStopped
+			} else {
+				inc.rec.DisconnectPeers()
 				inc.loop.PrepareTransportShutdown()
 				n.markFenced(inc)
 				inc.sess.Orphan()
@@ -267,7 +270,9 @@ func (n *Node) leave(ctx context.Context) error {
 	inc, fenced := n.current()
 	var errs []error
 	switch {
-	case inc == nil || fenced:
+	case inc == nil:
+	case fenced:
+		<-inc.loopStopped
 		errs = append(errs, n.releasePending(ctx))
 	case inc.sess.Valid():
 		if err := inc.loop.Stop(ctx); err != nil {
@@ -283,6 +288,7 @@ func (n *Node) leave(ctx context.Context) error {
 		inc.endSessionContext()
 		n.log.Info("meshnode: left", "generation", inc.token.LeaseGeneration, "rows_removed", removed)
 	default:
+		inc.rec.DisconnectPeers()
 		inc.loop.PrepareTransportShutdown()
 		n.markFenced(inc)
 		if err := inc.sess.Close(ctx); err != nil {

@@ -58,9 +58,12 @@ type Options struct {
 	// to connect to and to disconnect from. Required. Connect's context
 	// carries the incarnation the call acts for (IncarnationFrom), so that
 	// an executor can refuse to connect for a lease that is no longer
-	// trusted. An executor that is an autoconnect.DisconnectNotifier gets
-	// one handler per incarnation; the handlers of ended incarnations do
-	// nothing and may be dropped.
+	// trusted. When a lease ends while a tick is in flight, Disconnect
+	// may be called twice for one target (by the node, which disconnects
+	// at once, and by the tick): it must be idempotent. An executor that
+	// is an autoconnect.DisconnectNotifier gets one handler per
+	// incarnation; the handlers of ended incarnations do nothing and may
+	// be dropped.
 	Executor autoconnect.Executor
 	// Descriptor is the node's mesh-node descriptor. MeshName, RID and
 	// OwnerID (the node's owner id, one per node process) are required.

@@ -89,15 +89,18 @@ const (
 	// EventJoinFailed: an attempt to join or rejoin failed (Err); the next
 	// one follows after Retry.
 	EventJoinFailed EventKind = "join-failed"
-	// EventLeaseLost: the current incarnation's session ended (Err says
+	// EventLeaseLost: the current incarnation's lease can no longer be
+	// trusted: its session ended, or its trust deadline passed (Err says
 	// why: errors wrapping session.ErrLeaseLost or
 	// session.ErrDeadlinePassed). It is sent before the executor is told to
 	// disconnect: stop every action fenced by the lease at once.
 	// TrustedUntil is the last moment the lease was trusted.
 	EventLeaseLost EventKind = "lease-lost"
-	// EventFenced: the ended incarnation's loop stopped and every one of its
-	// connections was disconnected (Loop.PrepareTransportShutdown
-	// returned). No tick of that incarnation runs any more.
+	// EventFenced: every connection of the ended incarnation was
+	// disconnected, and its loop is stopping without a store call: a tick
+	// in flight has its context cancelled and connects nothing more (it
+	// returns when its store call does, which a store resolving a lost
+	// answer may delay by its resolve timeout).
 	EventFenced EventKind = "fenced"
 	// EventDesiredSetChanged: a tick connected or disconnected peers
 	// (Change).
