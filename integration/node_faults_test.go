@@ -26,7 +26,7 @@ func TestNodeFaults(t *testing.T) {
 		plan = append(plan, round...)
 	}
 	nm.run(t.Context(), plan, func(f nodeFault) time.Duration { return nodeFaultHold(f, nm.rnd.IntN) })
-	reportNodeFigures(t, "TestNodeFaults (in-process members)", nm.figures())
+	reportFigures(t, "TestNodeFaults (in-process members)", nm.figures())
 	nm.close()
 	require.NoError(t, backend.close())
 	require.NoError(t, goleak.Find(append(etcdServerConnections(), leaks)...))

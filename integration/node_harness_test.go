@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/url"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -224,12 +224,7 @@ func (e *fencedExec) Disconnect(t autoconnect.Target) {
 func (e *fencedExec) keys() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make([]string, 0, len(e.active))
-	for k := range e.active {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(e.active))
 }
 
 // nodeMesh is a set of nodes on one cluster, and the faults' figures.
@@ -641,8 +636,14 @@ func (nm *nodeMesh) run(ctx context.Context, plan []nodeFault, hold func(nodeFau
 	}
 }
 
+// nodeFigures is the text of a node-fault run's figures.
+type nodeFigures string
+
+// String implements fmt.Stringer (reportFigures).
+func (f nodeFigures) String() string { return string(f) }
+
 // figures renders the convergence times per fault and the fence checks.
-func (nm *nodeMesh) figures() string {
+func (nm *nodeMesh) figures() nodeFigures {
 	var b strings.Builder
 	faults := make([]string, 0, len(nm.convergence))
 	for f := range nm.convergence {
@@ -663,7 +664,7 @@ func (nm *nodeMesh) figures() string {
 	}
 	fmt.Fprintf(&b, "ended incarnations checked: %d (lease losses %d, rejoins %d); longest session end → all peers disconnected: %v\n",
 		nm.fences, losses, rejoins, nm.maxFenceLag)
-	return b.String()
+	return nodeFigures(b.String())
 }
 
 // percentile returns the p-th percentile of sorted ds (nearest rank).
@@ -673,17 +674,4 @@ func percentile(ds []time.Duration, p int) time.Duration {
 	}
 	i := (p*len(ds) + 99) / 100
 	return ds[max(i-1, 0)].Round(time.Millisecond)
-}
-
-// reportNodeFigures logs the figures and appends them to the file named
-// by ZLINK_RELIABILITY_REPORT.
-func reportNodeFigures(t *testing.T, name, figures string) {
-	t.Logf("%s:\n%s", name, figures)
-	if path := os.Getenv("ZLINK_RELIABILITY_REPORT"); path != "" {
-		fh, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		require.NoError(t, err)
-		_, err = fmt.Fprintf(fh, "== %s (%s)\n%s\n", name, time.Now().UTC().Format(time.RFC3339), figures)
-		require.NoError(t, err)
-		require.NoError(t, fh.Close())
-	}
 }

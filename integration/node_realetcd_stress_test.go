@@ -38,7 +38,7 @@ func TestNodeFaultsRealProcesses(t *testing.T) {
 		plan = append(plan, round...)
 	}
 	nm.run(t.Context(), plan, func(f nodeFault) time.Duration { return nodeFaultHold(f, nm.rnd.IntN) })
-	reportNodeFigures(t, "TestNodeFaultsRealProcesses (etcd processes, kill -9)", nm.figures())
+	reportFigures(t, "TestNodeFaultsRealProcesses (etcd processes, kill -9)", nm.figures())
 	nm.close()
 	require.NoError(t, backend.close())
 	require.NoError(t, goleak.Find(append(etcdServerConnections(), leaks)...))

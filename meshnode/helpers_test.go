@@ -3,6 +3,7 @@ package meshnode_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -101,12 +102,7 @@ func (e *testExec) notify() {
 func (e *testExec) keys() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make([]string, 0, len(e.active))
-	for k := range e.active {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(e.active))
 }
 
 // history returns the recorded calls.

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 )
 
 // Defaults of Config.
@@ -77,7 +79,7 @@ func StartCluster(ctx context.Context, size int, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcdproc: %w", err)
 	}
-	ports, err := pickPorts(2 * size)
+	ports, err := etcdtest.FreePorts(2 * size)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -287,24 +289,4 @@ func (c Config) startTimeout() time.Duration {
 		return DefaultStartTimeout
 	}
 	return c.StartTimeout
-}
-
-// pickPorts chooses n distinct free loopback ports.
-func pickPorts(n int) ([]int, error) {
-	ls := make([]net.Listener, 0, n)
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("etcdproc: pick a free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
