@@ -70,24 +70,43 @@ func (t *afterLossTxn) Commit() (*clientv3.TxnResponse, error) {
 // A claim whose response was lost applied, but before it could look, its
 // lease was released and another claim took the owner id: the key it finds
 // holds someone else's value. That is no proof of a conflict (the claim did
-// take effect): the outcome is unknown, never "conflict".
+// take effect): the key's history since the claim's lease was granted
+// shows its put, and the claim answers with the generation it created
+// (released since); when that history is gone, the outcome is unknown.
+// Never "conflict".
 func TestClaimLostThenClaimedAgain(t *testing.T) {
-	f := newFixture(t)
-	kv := &afterLossKV{KV: f.client.KV}
-	m := New(kv, f.client.Lease, f.layout, Options{Clock: f.clock.Now})
-	other := New(f.client.KV, f.client.Lease, f.layout, Options{Clock: f.clock.Now})
-	kv.after = func() {
-		got := f.ownerKV(t, "a")
-		require.Len(t, got.Kvs, 1, "the lost claim applied")
-		kind, err := other.Release(context.Background(), location.OwnerToken{OwnerID: "a", LeaseGeneration: got.Kvs[0].CreateRevision})
-		require.NoError(t, err)
-		require.Equal(t, location.KindReleased, kind)
-		res, err := other.Claim(context.Background(), "a", time.Minute)
-		require.NoError(t, err)
-		require.Equal(t, location.KindClaimed, res.Kind)
+	for _, compact := range []bool{false, true} {
+		t.Run(map[bool]string{false: "found in the history", true: "history compacted"}[compact], func(t *testing.T) {
+			f := newFixture(t)
+			kv := &afterLossKV{KV: f.client.KV}
+			m := f.newMap(kv, f.client.Lease, Options{Clock: f.clock.Now})
+			other := f.newMap(f.client.KV, f.client.Lease, Options{Clock: f.clock.Now})
+			var lostGeneration int64
+			kv.after = func() {
+				got := f.ownerKV(t, "a")
+				require.Len(t, got.Kvs, 1, "the lost claim applied")
+				lostGeneration = got.Kvs[0].CreateRevision
+				kind, err := other.Release(context.Background(), location.OwnerToken{OwnerID: "a", LeaseGeneration: lostGeneration})
+				require.NoError(t, err)
+				require.Equal(t, location.KindReleased, kind)
+				res, err := other.Claim(context.Background(), "a", time.Minute)
+				require.NoError(t, err)
+				require.Equal(t, location.KindClaimed, res.Kind)
+				if compact {
+					_, err := f.client.Compact(context.Background(), res.Token.LeaseGeneration)
+					require.NoError(t, err)
+				}
+			}
+			res, err := m.Claim(t.Context(), "a", time.Minute)
+			if compact {
+				require.ErrorIs(t, err, txn.ErrOutcomeUnknown, "got %+v", res)
+				require.NotErrorIs(t, err, location.ErrUnavailable)
+			} else {
+				require.NoError(t, err)
+				require.Equal(t, location.KindClaimed, res.Kind)
+				require.Equal(t, lostGeneration, res.Token.LeaseGeneration)
+			}
+			require.Len(t, f.ownerKV(t, "a").Kvs, 1, "the other claim's key is untouched")
+		})
 	}
-	res, err := m.Claim(t.Context(), "a", time.Minute)
-	require.ErrorIs(t, err, txn.ErrOutcomeUnknown, "got %+v", res)
-	require.NotErrorIs(t, err, location.ErrUnavailable)
-	require.Len(t, f.ownerKV(t, "a").Kvs, 1, "the other claim's key is untouched")
 }

@@ -41,8 +41,15 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{client: c, clock: clock.NewManual(t0()), layout: layout}
 	f.flaky = &flakyKV{KV: c.KV}
 	f.rec = txn.NewRecorder(f.flaky)
-	f.m = New(f.rec, f.rec.Lease(c.Lease), layout, Options{Clock: f.clock.Now})
+	f.m = f.newMap(f.rec, f.rec.Lease(c.Lease), Options{Clock: f.clock.Now})
 	return f
+}
+
+// newMap returns a map of the fixture's layout whose requests go through kv
+// and lease, on an engine of its own (which searches the history with the
+// shared member's watcher).
+func (f *fixture) newMap(kv clientv3.KV, lease clientv3.Lease, opts Options) *Map {
+	return New(txn.New(kv, f.client.Watcher, txn.Options{}), lease, f.layout, opts)
 }
 
 // ownerKV reads the owner key directly.
