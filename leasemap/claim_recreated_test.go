@@ -17,12 +17,32 @@ import (
 
 // afterLossKV applies the first write transaction (or, with unsent, loses
 // it on its way), runs after, and then loses the response: the owner's key
-// changes hands before the caller can look.
+// changes hands before the caller can look. With refused set, every read
+// from then on fails with it (a resolution that cannot ride it out).
 type afterLossKV struct {
 	clientv3.KV
-	unsent bool
-	mu     sync.Mutex
-	after  func()
+	unsent  bool
+	refused error
+	mu      sync.Mutex
+	after   func()
+	lost    bool
+}
+
+// refusing returns the error reads fail with now (nil: none).
+func (k *afterLossKV) refusing() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.lost {
+		return k.refused
+	}
+	return nil
+}
+
+func (k *afterLossKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	if err := k.refusing(); err != nil {
+		return nil, err
+	}
+	return k.KV.Get(ctx, key, opts...)
 }
 
 func (k *afterLossKV) Txn(ctx context.Context) clientv3.Txn {
@@ -49,13 +69,17 @@ func (t *afterLossTxn) Then(ops ...clientv3.Op) clientv3.Txn {
 }
 
 func (t *afterLossTxn) Commit() (*clientv3.TxnResponse, error) {
-	t.k.mu.Lock()
-	after := t.k.after
-	if t.writes {
-		t.k.after = nil
+	if err := t.k.refusing(); err != nil {
+		return nil, err
 	}
+	t.k.mu.Lock()
+	lose := t.writes && !t.k.lost
+	if lose {
+		t.k.lost = true
+	}
+	after := t.k.after
 	t.k.mu.Unlock()
-	if !t.writes || after == nil {
+	if !lose {
 		return t.Txn.Commit()
 	}
 	if !t.k.unsent {
@@ -63,7 +87,9 @@ func (t *afterLossTxn) Commit() (*clientv3.TxnResponse, error) {
 			return nil, err
 		}
 	}
-	after()
+	if after != nil {
+		after()
+	}
 	return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
 }
 

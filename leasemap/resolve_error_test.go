@@ -1,81 +1,16 @@
 package leasemap
 
 import (
-	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
-
-// refusedAfterLossKV applies the first write transaction and loses its
-// response; from then on every read is refused with refused (not a
-// transient error: the resolution cannot ride it out).
-type refusedAfterLossKV struct {
-	clientv3.KV
-	refused error
-	mu      sync.Mutex
-	lost    bool
-}
-
-func (k *refusedAfterLossKV) hasLost() bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.lost
-}
-
-func (k *refusedAfterLossKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	if k.hasLost() {
-		return nil, k.refused
-	}
-	return k.KV.Get(ctx, key, opts...)
-}
-
-func (k *refusedAfterLossKV) Txn(ctx context.Context) clientv3.Txn {
-	return &refusedAfterLossTxn{Txn: k.KV.Txn(ctx), k: k}
-}
-
-type refusedAfterLossTxn struct {
-	clientv3.Txn
-	k      *refusedAfterLossKV
-	writes bool
-}
-
-func (t *refusedAfterLossTxn) If(cs ...clientv3.Cmp) clientv3.Txn { t.Txn = t.Txn.If(cs...); return t }
-func (t *refusedAfterLossTxn) Else(ops ...clientv3.Op) clientv3.Txn {
-	t.Txn = t.Txn.Else(ops...)
-	return t
-}
-func (t *refusedAfterLossTxn) Then(ops ...clientv3.Op) clientv3.Txn {
-	for _, op := range ops {
-		t.writes = t.writes || op.IsPut() || op.IsDelete()
-	}
-	t.Txn = t.Txn.Then(ops...)
-	return t
-}
-
-func (t *refusedAfterLossTxn) Commit() (*clientv3.TxnResponse, error) {
-	if t.k.hasLost() {
-		return nil, t.k.refused
-	}
-	if !t.writes {
-		return t.Txn.Commit()
-	}
-	if _, err := t.Txn.Commit(); err != nil {
-		return nil, err
-	}
-	t.k.mu.Lock()
-	t.k.lost = true
-	t.k.mu.Unlock()
-	return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
-}
 
 // A write whose response was lost and whose resolution failed answers
 // "outcome unknown" naming both causes: the lost response and the error
@@ -104,7 +39,7 @@ func TestResolutionErrorIsReported(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			kv := &refusedAfterLossKV{KV: f.client.KV, refused: refused}
+			kv := &afterLossKV{KV: f.client.KV, refused: refused}
 			m := f.newMap(kv, f.client.Lease, Options{Clock: f.clock.Now})
 			err := tc.call(t, f, m)
 			require.ErrorIs(t, err, txn.ErrOutcomeUnknown)

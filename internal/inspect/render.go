@@ -261,8 +261,12 @@ func (t *tableWriter) leases(rows []OwnerLease) {
 		case l.RemainingSeconds >= 0:
 			remaining = (time.Duration(l.RemainingSeconds) * time.Second).String()
 		}
+		expires := "unknown"
+		if !l.ExpiresAt.IsZero() {
+			expires = l.ExpiresAt.Format(time.RFC3339)
+		}
 		out = append(out, []string{l.OwnerID, itoa(l.Generation), l.LeaseID, (time.Duration(l.TTLMs) * time.Millisecond).String(),
-			remaining, l.ExpiresAt.Format(time.RFC3339)})
+			remaining, expires})
 	}
 	t.table("OWNER LEASES", []string{"OWNER", "GENERATION", "ETCD LEASE", "TTL", "REMAINING", "EXPIRES AT (store clock)"}, out)
 }
