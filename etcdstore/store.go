@@ -1,6 +1,7 @@
 package etcdstore
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -55,6 +56,16 @@ type Options struct {
 	// Observer sees every operation (storecore.Observer), CollectGarbage
 	// included; nil observes nothing.
 	Observer storecore.Observer
+	// WrapKV, when set, wraps the KV every request of the store goes
+	// through (the client's, or KV below), innermost: it sees each request
+	// as it is sent to etcd, every retry of a read included, with the
+	// operation's context. Instrumentation attaches here (package
+	// observe/etcdobserve counts and traces the requests).
+	WrapKV func(clientv3.KV) clientv3.KV
+	// OnTxnAttempt, when set, is called after every transaction an
+	// operation sends (txn.Options.OnAttempt): contention, lost answers and
+	// how they were resolved.
+	OnTxnAttempt func(ctx context.Context, a txn.Attempt)
 
 	// KV and Lease, when set, replace the client's for every request (for
 	// example a txn.Recorder that counts round trips, or a fault injector).
@@ -109,6 +120,9 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 	if opts.Lease != nil {
 		lease, streams = opts.Lease, nil
 	}
+	if opts.WrapKV != nil {
+		s.kv = opts.WrapKV(s.kv)
+	}
 	if s.clock == nil {
 		s.clock = location.SystemClock
 	}
@@ -129,6 +143,7 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 		DeleteFence:    layout.DeleteFenceKey,
 		Logger:         s.log,
 		Retry:          s.retry,
+		OnAttempt:      opts.OnTxnAttempt,
 	})
 	s.leases = leasemap.New(s.engine, lease, layout, leasemap.Options{
 		Clock:            s.clock,
@@ -151,6 +166,11 @@ func (s *Store) Close() error {
 	}
 	return nil
 }
+
+// Client returns the etcd client the store was made with (Dial's own
+// client for a dialed store; Close closes it then). Requests sent on it
+// directly bypass the store's KV and Options.WrapKV: health checks use it.
+func (s *Store) Client() *clientv3.Client { return s.client }
 
 // Layout returns the store's key layout.
 func (s *Store) Layout() keys.Layout { return s.layout }

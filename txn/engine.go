@@ -59,6 +59,11 @@ type Options struct {
 	// errors; the engine wraps its KV with it (Retrier.KV). nil means a
 	// Retrier of its own with default options and Logger.
 	Retry *Retrier
+	// OnAttempt, when set, is called (synchronously, so it must be quick)
+	// after every transaction an operation sends, with the operation's
+	// context: commits, verifications, contention, lost answers and how
+	// they were resolved. Metrics and tracing attach here.
+	OnAttempt func(ctx context.Context, a Attempt)
 }
 
 // Engine runs decisions against etcd. Safe for concurrent use.
@@ -73,6 +78,7 @@ type Engine struct {
 	cache          *cache
 	log            *slog.Logger
 	retry          *Retrier
+	onAttempt      func(context.Context, Attempt)
 	lastRev        atomic.Int64
 }
 
@@ -95,6 +101,7 @@ func New(kv clientv3.KV, watcher clientv3.Watcher, opts Options) *Engine {
 		deleteFence:    opts.DeleteFence,
 		cache:          newCache(opts.CacheSize),
 		log:            opts.Logger,
+		onAttempt:      opts.OnAttempt,
 	}
 	if e.maxAttempts <= 0 {
 		e.maxAttempts = DefaultMaxAttempts
@@ -313,12 +320,16 @@ func RunWith[R any](ctx context.Context, e *Engine, op string, prefetch Prefetch
 			out.Attempts++
 			ok, fresh, err := e.verify(ctx, v)
 			if err != nil {
+				e.report(ctx, Attempt{Op: op, Number: out.Attempts, Verify: true, Result: AttemptFailed, Err: err})
 				return zero, out, notApplied(op, pending, Unavailable(op, err))
 			}
 			if ok {
+				e.report(ctx, Attempt{Op: op, Number: out.Attempts, Verify: true, Result: AttemptVerified})
 				return res, out, nil
 			}
-			if r, rev, found := pendingApplied(pending, fresh); found {
+			r, rev, found := pendingApplied(pending, fresh)
+			e.report(ctx, Attempt{Op: op, Number: out.Attempts, Verify: true, Result: AttemptGuardFailed, EarlierApplied: found})
+			if found {
 				return r, Outcome{Written: true, Revision: rev, Attempts: out.Attempts}, nil
 			}
 			v = fresh
@@ -332,6 +343,7 @@ func RunWith[R any](ctx context.Context, e *Engine, op string, prefetch Prefetch
 		g.Earlier = pendingNonces(pending)
 		g.SentAfter = e.sentAfter(v)
 		sent, err := e.Send(ctx, op, g)
+		e.report(ctx, sent.attempt(op, out.Attempts, v.nonce, err))
 		if sent.Lost && !sent.Applied {
 			pending = append(pending, pendingAttempt[R]{nonce: v.nonce, res: res})
 		}

@@ -61,7 +61,9 @@ type Sent struct {
 	// Lost reports that the response was lost and settled by re-reading
 	// (resolve). An attempt settled "not applied" may still land later, as
 	// long as its compares hold: pass its nonce as Earlier to the next one.
+	// Err is then the error that lost it.
 	Lost bool
+	Err  error
 	// Now, when not applied, holds the Read keys at one revision: the Else
 	// branch's reads, or those of the resolution (which also reads the
 	// written keys).
@@ -88,9 +90,9 @@ func (e *Engine) Send(ctx context.Context, op string, g Guarded) (Sent, error) {
 		}
 		sent, rerr := e.resolve(ctx, g)
 		if rerr != nil {
-			return Sent{Lost: true}, fmt.Errorf("%s: %w: %w (while resolving: %w)", op, ErrOutcomeUnknown, err, rerr)
+			return Sent{Lost: true, Err: err}, fmt.Errorf("%s: %w: %w (while resolving: %w)", op, ErrOutcomeUnknown, err, rerr)
 		}
-		sent.Lost = true
+		sent.Lost, sent.Err = true, err
 		if sent.Applied {
 			e.log.Debug("txn: ambiguous commit was applied", "op", op, "revision", sent.Revision)
 		} else {
@@ -121,4 +123,24 @@ func (obs Observations) carrying(nonce string, earlier []string) (rev int64, fou
 		}
 	}
 	return 0, "", false
+}
+
+// attempt describes the send of the attempt whose nonce is nonce as
+// transaction number of operation op, for Options.OnAttempt; err is Send's
+// error.
+func (s Sent) attempt(op string, number int, nonce string, err error) Attempt {
+	a := Attempt{Op: op, Number: number}
+	switch {
+	case s.Lost:
+		a.Result, a.Err, a.Resolution = AttemptOutcomeUnknown, s.Err, resolution(s.Applied, err)
+	case err != nil:
+		a.Result, a.Err = AttemptFailed, err
+	case s.Applied && s.Nonce == nonce:
+		a.Result = AttemptCommitted
+	default:
+		// The compares failed, because of an earlier attempt that landed
+		// late (Applied) or of contention.
+		a.Result, a.EarlierApplied = AttemptGuardFailed, s.Applied
+	}
+	return a
 }

@@ -47,6 +47,8 @@ func TestSend(t *testing.T) {
 			require.GreaterOrEqual(t, sent.Now.Revision, s.existing.ModRevision)
 		}},
 		{name: "lost, applied: the nonce", applied: true, guarded: absentGuard, check: func(t *testing.T, s setup, sent Sent) {
+			require.ErrorContains(t, sent.Err, "request timed out", "the error that lost the response")
+			sent.Err = nil
 			require.Equal(t, Sent{Applied: true, Lost: true, Revision: s.f.modRevision(t, s.k), Nonce: nonce}, sent)
 		}},
 		{name: "lost, not applied: a key required absent exists since before", before: "other", applied: true, guarded: absentGuard,

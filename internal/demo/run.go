@@ -340,10 +340,19 @@ func (r *runner) teardown(ctx context.Context) {
 			_ = n.stopLoop(tctx, false)
 			n.state = nodeStopped
 		}
-		if n.lease != nil {
+	}
+	for _, n := range r.nodes {
+		switch {
+		case n.lease == nil:
+		case ctx.Err() != nil:
+			// An interrupted run sends nothing more (the command refuses
+			// every request once a signal arrived): the lease runs out by
+			// its TTL.
+			n.lease.Orphan()
+		default:
 			_ = n.lease.Close(tctx) // releases the lease
-			n.lease = nil
 		}
+		n.lease = nil
 	}
 }
 
