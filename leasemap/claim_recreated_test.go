@@ -46,51 +46,28 @@ func (k *afterLossKV) Get(ctx context.Context, key string, opts ...clientv3.OpOp
 }
 
 func (k *afterLossKV) Txn(ctx context.Context) clientv3.Txn {
-	return &afterLossTxn{Txn: k.KV.Txn(ctx), k: k}
-}
-
-type afterLossTxn struct {
-	clientv3.Txn
-	k      *afterLossKV
-	writes bool
-}
-
-func (t *afterLossTxn) If(cs ...clientv3.Cmp) clientv3.Txn { t.Txn = t.Txn.If(cs...); return t }
-func (t *afterLossTxn) Else(ops ...clientv3.Op) clientv3.Txn {
-	t.Txn = t.Txn.Else(ops...)
-	return t
-}
-func (t *afterLossTxn) Then(ops ...clientv3.Op) clientv3.Txn {
-	for _, op := range ops {
-		t.writes = t.writes || op.IsPut() || op.IsDelete()
-	}
-	t.Txn = t.Txn.Then(ops...)
-	return t
-}
-
-func (t *afterLossTxn) Commit() (*clientv3.TxnResponse, error) {
-	if err := t.k.refusing(); err != nil {
-		return nil, err
-	}
-	t.k.mu.Lock()
-	lose := t.writes && !t.k.lost
-	if lose {
-		t.k.lost = true
-	}
-	after := t.k.after
-	t.k.mu.Unlock()
-	if !lose {
-		return t.Txn.Commit()
-	}
-	if !t.k.unsent {
-		if _, err := t.Txn.Commit(); err != nil {
+	return txn.DeferredTxn(func(ops txn.TxnOps) (*clientv3.TxnResponse, error) {
+		if err := k.refusing(); err != nil {
 			return nil, err
 		}
-	}
-	if after != nil {
-		after()
-	}
-	return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
+		k.mu.Lock()
+		lose := !ops.OnlyReads() && !k.lost
+		k.lost = k.lost || lose
+		after := k.after
+		k.mu.Unlock()
+		if !lose {
+			return ops.Send(ctx, k.KV)
+		}
+		if !k.unsent {
+			if _, err := ops.Send(ctx, k.KV); err != nil {
+				return nil, err
+			}
+		}
+		if after != nil {
+			after()
+		}
+		return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
+	})
 }
 
 // A claim whose response was lost applied, but before it could look, its

@@ -90,28 +90,19 @@ func (f *flakyKV) take() (fail, send bool) {
 	return false, true
 }
 
-func (f *flakyKV) Txn(ctx context.Context) clientv3.Txn { return &flakyTxn{Txn: f.KV.Txn(ctx), f: f} }
-
-type flakyTxn struct {
-	clientv3.Txn
-	f *flakyKV
-}
-
-func (t *flakyTxn) If(cs ...clientv3.Cmp) clientv3.Txn   { t.Txn = t.Txn.If(cs...); return t }
-func (t *flakyTxn) Then(ops ...clientv3.Op) clientv3.Txn { t.Txn = t.Txn.Then(ops...); return t }
-func (t *flakyTxn) Else(ops ...clientv3.Op) clientv3.Txn { t.Txn = t.Txn.Else(ops...); return t }
-
-func (t *flakyTxn) Commit() (*clientv3.TxnResponse, error) {
-	fail, send := t.f.take()
-	if !fail {
-		return t.Txn.Commit()
-	}
-	if send {
-		if _, err := t.Txn.Commit(); err != nil {
-			return nil, err
+func (f *flakyKV) Txn(ctx context.Context) clientv3.Txn {
+	return txn.DeferredTxn(func(ops txn.TxnOps) (*clientv3.TxnResponse, error) {
+		fail, send := f.take()
+		if !fail {
+			return ops.Send(ctx, f.KV)
 		}
-	}
-	return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
+		if send {
+			if _, err := ops.Send(ctx, f.KV); err != nil {
+				return nil, err
+			}
+		}
+		return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
+	})
 }
 
 // contextCanceled returns a context that has already ended.
