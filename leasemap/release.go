@@ -104,7 +104,9 @@ func (r *release) run(ctx context.Context) (location.ResultKind, error) {
 		case err != nil:
 			return "", r.failed(err)
 		case sent.Applied:
-			r.m.released(ctx, r.token.OwnerID, r.key, clientv3.LeaseID(r.owner.Lease), sent.Revision)
+			// The key was deleted at the marker's revision.
+			r.m.seen(txn.Observation{Key: r.key, Revision: sent.Revision})
+			r.m.released(ctx, r.token.OwnerID, clientv3.LeaseID(r.owner.Lease))
 			return location.KindReleased, nil
 		case !sent.Lost, mark.Present:
 			// The guard failed, or another release's marker ended the
@@ -112,7 +114,7 @@ func (r *release) run(ctx context.Context) (location.ResultKind, error) {
 			return location.KindStale, nil
 		case !owner.Present || owner.CreateRevision != r.token.LeaseGeneration:
 			// No marker and the generation's key gone: it expired.
-			r.m.released(ctx, r.token.OwnerID, r.key, clientv3.LeaseID(r.owner.Lease), sent.Now.Revision)
+			r.m.released(ctx, r.token.OwnerID, clientv3.LeaseID(r.owner.Lease))
 			return location.KindReleased, nil
 		}
 		r.owner = owner // not applied: send it again
@@ -132,9 +134,8 @@ func (r *release) failed(err error) error {
 }
 
 // released finishes a release: forget the lease and revoke it.
-func (m *Map) released(ctx context.Context, ownerID, key string, leaseID clientv3.LeaseID, rev int64) {
+func (m *Map) released(ctx context.Context, ownerID string, leaseID clientv3.LeaseID) {
 	m.forget(ownerID)
-	m.seen(txn.Observation{Key: key, Revision: rev})
 	m.revoke(ctx, leaseID)
 }
 
