@@ -133,6 +133,8 @@ func (s Sent) attempt(op string, number int, nonce string, err error) Attempt {
 	switch {
 	case s.Lost:
 		a.Result, a.Err, a.Resolution = AttemptOutcomeUnknown, s.Err, resolution(s.Applied, err)
+		// The resolution found an earlier attempt applied, late.
+		a.EarlierApplied = s.Applied && s.Nonce != nonce
 	case err != nil:
 		a.Result, a.Err = AttemptFailed, err
 	case s.Applied && s.Nonce == nonce:
