@@ -2,6 +2,7 @@ package autoconnect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -13,13 +14,7 @@ import (
 
 // ErrLoopStopped is returned by Start on a Loop that was stopped (also when
 // Stop ran while Start's first tick was in flight).
-const ErrLoopStopped = loopError("autoconnect: loop stopped")
-
-// loopError is a constant error value.
-type loopError string
-
-// Error implements error.
-func (e loopError) Error() string { return string(e) }
+var ErrLoopStopped = errors.New("autoconnect: loop stopped")
 
 // LoopReconciler is what a Loop drives; *Reconciler implements it.
 type LoopReconciler interface {

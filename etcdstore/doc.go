@@ -29,7 +29,13 @@
 //   - a write whose response is lost is resolved by looking for its random
 //     nonce, never by guessing.
 //
-// The key layout and value encoding are documented in docs/key-layout.md.
+// The key layout and value encoding are documented in docs/key-layout.md,
+// and pinned by golden files (testdata/format, TestGolden*): this package
+// owns the stored format. Scan is the read-only scan that tools use
+// (inspect, gc): one part of the layout at one revision, decoded with the
+// store's own decoders; ScanRange is the one paging loop that every range
+// read of the module goes through.
+//
 // Beyond location.Store the store offers WatchChanges, the mesh-node change
 // stamp, CollectGarbage (rows of owners whose lease is gone, expired
 // terminals), and ExpireOwnerLease for test harnesses.

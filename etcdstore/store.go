@@ -145,14 +145,11 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 		Retry:          s.retry,
 		OnAttempt:      opts.OnTxnAttempt,
 	})
-	s.leases = leasemap.New(s.kv, lease, layout, leasemap.Options{
+	s.leases = leasemap.New(s.engine, lease, layout, leasemap.Options{
 		Clock:            s.clock,
 		MinLeaseSeconds:  opts.MinLeaseSeconds,
 		MaxAttempts:      opts.MaxAttempts,
-		ResolveTimeout:   opts.ResolveTimeout,
-		Observe:          s.engine.Remember,
 		Logger:           s.log,
-		Retry:            s.retry,
 		Watcher:          s.watcher,
 		KeepAliveStreams: streams,
 	})
