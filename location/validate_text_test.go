@@ -41,6 +41,56 @@ func vCheck(t *testing.T, err error, want vWant) {
 	require.NotEmpty(t, ie.Message)
 }
 
+// vInput is a validation case of one input.
+type vInput[T any] struct {
+	name string
+	in   T
+	want vWant
+}
+
+// vInputs checks validate's verdict on each case's input.
+func vInputs[T any](t *testing.T, validate func(T) error, cases []vInput[T]) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { vCheck(t, validate(tc.in), tc.want) })
+	}
+}
+
+// vCase is a validation case: mutate changes (or keeps) a valid value.
+type vCase[T any] struct {
+	name   string
+	mutate func(*T)
+	want   vWant
+}
+
+// vMutations checks validate's verdict on valid() changed by each case.
+func vMutations[T any](t *testing.T, valid func() T, validate func(T) error, cases []vCase[T]) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := valid()
+			tc.mutate(&v)
+			vCheck(t, validate(v), tc.want)
+		})
+	}
+}
+
+// vWriteCase is a validation case of a write, whose intent is validated too.
+type vWriteCase[T any] struct {
+	name   string
+	mutate func(*T)
+	intent location.WriteIntent
+	want   vWant
+}
+
+// vWriteMutations is vMutations for a write validator and each case's intent.
+func vWriteMutations[T any](t *testing.T, valid func() T, validate func(T, location.WriteIntent) error, cases []vWriteCase[T]) {
+	t.Helper()
+	for _, tc := range cases {
+		vMutations(t, valid, func(v T) error { return validate(v, tc.intent) }, []vCase[T]{{tc.name, tc.mutate, tc.want}})
+	}
+}
+
 func TestIsDText(t *testing.T) {
 	cases := []struct {
 		name string
