@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,21 +44,12 @@ func authCatalogueIDs() []string {
 
 // TestAuthorityScenarioRegistry checks that authorityScenarios lists every
 // AUTH scenario of the catalogue once, in order, each with a title, a
-// section and a body.
+// section and a body, and none of them in-memory only.
 func TestAuthorityScenarioRegistry(t *testing.T) {
-	var got []string
-	names := map[string]bool{}
+	requireRegistry(t, authorityScenarios(), "AUTH ", authCatalogueIDs())
 	for _, sc := range authorityScenarios() {
-		got = append(got, sc.ID)
-		require.NotEmpty(t, sc.Title, sc.ID)
-		require.True(t, strings.HasPrefix(sc.Section, "AUTH "), "%s: section %q", sc.ID, sc.Section)
-		require.NotNil(t, sc.Run, sc.ID)
 		require.False(t, sc.InMemoryOnly, "%s: the authority catalogue has no in-memory-only scenario", sc.ID)
-		require.True(t, strings.HasPrefix(sc.Name(), sc.ID+"_"), sc.ID)
-		require.False(t, names[sc.Name()], "duplicate subtest name %s", sc.Name())
-		names[sc.Name()] = true
 	}
-	require.Equal(t, authCatalogueIDs(), got)
 }
 
 // TestAuthorityScenarioHooks checks that exactly the [hook] scenarios need

@@ -41,18 +41,26 @@ func lsCatalogueIDs() []string {
 // scenario of the catalogue once, in order, each with a title, a section
 // and a body.
 func TestLocationScenarioRegistry(t *testing.T) {
+	requireRegistry(t, locationScenarios(), "LS ", lsCatalogueIDs())
+}
+
+// requireRegistry checks that scenarios are exactly the catalogue's ids, in
+// order, each with a title, a section whose name starts with section, a
+// body and a subtest name of its own that starts with its id.
+func requireRegistry(t *testing.T, scenarios []Scenario, section string, ids []string) {
+	t.Helper()
 	var got []string
 	names := map[string]bool{}
-	for _, sc := range locationScenarios() {
+	for _, sc := range scenarios {
 		got = append(got, sc.ID)
 		require.NotEmpty(t, sc.Title, sc.ID)
-		require.True(t, strings.HasPrefix(sc.Section, "LS "), "%s: section %q", sc.ID, sc.Section)
+		require.True(t, strings.HasPrefix(sc.Section, section), "%s: section %q", sc.ID, sc.Section)
 		require.NotNil(t, sc.Run, sc.ID)
 		require.True(t, strings.HasPrefix(sc.Name(), sc.ID+"_"), sc.ID)
 		require.False(t, names[sc.Name()], "duplicate subtest name %s", sc.Name())
 		names[sc.Name()] = true
 	}
-	require.Equal(t, lsCatalogueIDs(), got)
+	require.Equal(t, ids, got)
 }
 
 // TestLocationScenarioTags checks the tags that change how a scenario runs:
