@@ -52,22 +52,30 @@ func (e *authEnv) raceDefaultNodes(rep int) (*authNode, *authNode) {
 	return e.raceNodes(rep, fixture.DefaultLimits(), fixture.DefaultLimits())
 }
 
-// authCASOutcome is one goroutine's CAS answer.
-type authCASOutcome struct {
-	res location.CompareExchangeResult
-	err error
+// authRace runs a and b at once (authConcurrently), requires both to
+// succeed and returns their answers.
+func authRace[A, B any](c *Case, a func() (A, error), b func() (B, error)) (A, B) {
+	c.Helper()
+	var ra A
+	var rb B
+	var ea, eb error
+	authConcurrently(func() { ra, ea = a() }, func() { rb, eb = b() })
+	require.NoError(c, ea)
+	require.NoError(c, eb)
+	return ra, rb
+}
+
+// casCall is a CAS on key from version v, for authRace.
+func (e *authEnv) casCall(key location.AuthorityKey, v location.StoreVersion, m location.AuthorityMutation) func() (location.CompareExchangeResult, error) {
+	return func() (location.CompareExchangeResult, error) {
+		return e.c.S.CompareExchangeAuthority(e.c.Ctx, key, v, m)
+	}
 }
 
 // raceCAS runs two CAS calls concurrently.
-func (e *authEnv) raceCAS(key location.AuthorityKey, v1 location.StoreVersion, m1 location.AuthorityMutation, v2 location.StoreVersion, m2 location.AuthorityMutation) (authCASOutcome, authCASOutcome) {
-	var a, b authCASOutcome
-	authConcurrently(
-		func() { a.res, a.err = e.c.S.CompareExchangeAuthority(e.c.Ctx, key, v1, m1) },
-		func() { b.res, b.err = e.c.S.CompareExchangeAuthority(e.c.Ctx, key, v2, m2) },
-	)
-	require.NoError(e.c, a.err)
-	require.NoError(e.c, b.err)
-	return a, b
+func (e *authEnv) raceCAS(key location.AuthorityKey, v1 location.StoreVersion, m1 location.AuthorityMutation, v2 location.StoreVersion, m2 location.AuthorityMutation) (location.CompareExchangeResult, location.CompareExchangeResult) {
+	e.c.Helper()
+	return authRace(e.c, e.casCall(key, v1, m1), e.casCall(key, v2, m2))
 }
 
 // auth198 AUTH-198 Two preserves, one version.
@@ -79,14 +87,14 @@ func auth198(c *Case) {
 		S := e.AS(id, na.Target())
 		a, b := e.raceCAS(fixture.KS(id), S.StoreVersion, fixture.Preserve("one"), S.StoreVersion, fixture.Preserve("two"))
 		win, lose := a, b
-		if b.res.Kind == location.KindStored {
+		if b.Kind == location.KindStored {
 			win, lose = b, a
 		}
-		require.Equal(c, location.KindStored, win.res.Kind, "rep %d: one preserve stores", rep)
-		require.Equal(c, location.KindConflict, lose.res.Kind, "rep %d: the other conflicts", rep)
-		require.NotNil(c, lose.res.Current.Snapshot)
-		require.Equal(c, win.res.Stored.StoreVersion, lose.res.Current.Snapshot.StoreVersion, "rep %d: the loser sees the winner", rep)
-		e.requireRow(fixture.KS(id), win.res.Stored)
+		require.Equal(c, location.KindStored, win.Kind, "rep %d: one preserve stores", rep)
+		require.Equal(c, location.KindConflict, lose.Kind, "rep %d: the other conflicts", rep)
+		require.NotNil(c, lose.Current.Snapshot)
+		require.Equal(c, win.Stored.StoreVersion, lose.Current.Snapshot.StoreVersion, "rep %d: the loser sees the winner", rep)
+		e.requireRow(fixture.KS(id), win.Stored)
 	}
 }
 
@@ -99,17 +107,17 @@ func auth199(c *Case) {
 		S := e.AS(id, na.Target())
 		p, d := e.raceCAS(fixture.KS(id), S.StoreVersion, fixture.Preserve("p"), S.StoreVersion, fixture.Delete())
 		switch {
-		case d.res.Kind == location.KindDeleted:
-			require.Equal(c, location.KindConflict, p.res.Kind, "rep %d", rep)
-			require.Equal(c, location.KindMissing, p.res.Current.Kind, "rep %d: the preserve sees the row gone", rep)
+		case d.Kind == location.KindDeleted:
+			require.Equal(c, location.KindConflict, p.Kind, "rep %d", rep)
+			require.Equal(c, location.KindMissing, p.Current.Kind, "rep %d: the preserve sees the row gone", rep)
 			e.requireMissing(fixture.KS(id))
-		case p.res.Kind == location.KindStored:
-			require.Equal(c, location.KindConflict, d.res.Kind, "rep %d", rep)
-			require.NotNil(c, d.res.Current.Snapshot)
-			require.Equal(c, p.res.Stored.StoreVersion, d.res.Current.Snapshot.StoreVersion, "rep %d", rep)
-			e.requireRow(fixture.KS(id), p.res.Stored)
+		case p.Kind == location.KindStored:
+			require.Equal(c, location.KindConflict, d.Kind, "rep %d", rep)
+			require.NotNil(c, d.Current.Snapshot)
+			require.Equal(c, p.Stored.StoreVersion, d.Current.Snapshot.StoreVersion, "rep %d", rep)
+			e.requireRow(fixture.KS(id), p.Stored)
 		default:
-			require.Failf(c, "neither succeeded", "rep %d: preserve %s, delete %s", rep, p.res.Kind, d.res.Kind)
+			require.Failf(c, "neither succeeded", "rep %d: preserve %s, delete %s", rep, p.Kind, d.Kind)
 		}
 	}
 }
@@ -173,14 +181,7 @@ func auth201(c *Case) {
 		na, _ := e.raceDefaultNodes(rep)
 		id := fmt.Sprintf("w0-%02d", rep)
 		req := fixture.SpotRequest(location.ObjectUserSpot, id, na.Target(), "room")
-		var a, b location.ReserveResult
-		var ea, eb error
-		authConcurrently(
-			func() { a, ea = c.S.Reserve(c.Ctx, req) },
-			func() { b, eb = c.S.Reserve(c.Ctx, req) },
-		)
-		require.NoError(c, ea)
-		require.NoError(c, eb)
+		a, b := authRace(c, e.reserveCall(req), e.reserveCall(req))
 		win, lose := a, b
 		if b.Kind == location.KindReserved {
 			win, lose = b, a
@@ -201,14 +202,7 @@ func auth202(c *Case) {
 		na, _ := e.raceNodes(rep, one, fixture.DefaultLimits())
 		r1 := fixture.SpotRequest(location.ObjectUserSpot, fmt.Sprintf("w3-%02d", rep), na.Target(), "room")
 		r2 := fixture.SpotRequest(location.ObjectUserSpot, fmt.Sprintf("w4-%02d", rep), na.Target(), "room")
-		var a, b location.ReserveResult
-		var ea, eb error
-		authConcurrently(
-			func() { a, ea = c.S.Reserve(c.Ctx, r1) },
-			func() { b, eb = c.S.Reserve(c.Ctx, r2) },
-		)
-		require.NoError(c, ea)
-		require.NoError(c, eb)
+		a, b := authRace(c, e.reserveCall(r1), e.reserveCall(r2))
 		kinds := []location.ResultKind{a.Kind, b.Kind}
 		require.ElementsMatch(c, []location.ResultKind{location.KindReserved, location.KindPlacementCapacityExhausted}, kinds, "rep %d", rep)
 		e.requireU(na, authUsage{Spots: authSlot{Reserved: 1}, Room: authSlot{Reserved: 1}})
@@ -222,17 +216,8 @@ func auth203(c *Case) {
 		na, _ := e.raceDefaultNodes(rep)
 		id := fmt.Sprintf("w6-%02d", rep)
 		R := e.RS(id, na.Target())
-		var cr location.CommitResult
-		var ak location.ResultKind
-		var ec, ea error
-		authConcurrently(
-			func() { cr, ec = c.S.Commit(c.Ctx, fixture.CommitRequest(id, R, na.Target())) },
-			func() {
-				ak, ea = c.S.AbortCreation(c.Ctx, fixture.AbortRequest(location.ObjectUserSpot, id, R, na.Target()))
-			},
-		)
-		require.NoError(c, ec)
-		require.NoError(c, ea)
+		cr, ak := authRace(c, e.commitCall(fixture.CommitRequest(id, R, na.Target())),
+			e.abortCall(fixture.AbortRequest(location.ObjectUserSpot, id, R, na.Target())))
 		switch {
 		case cr.Kind == location.KindCommitted:
 			require.Equal(c, location.KindStale, ak, "rep %d", rep)
@@ -255,24 +240,31 @@ func auth204(c *Case) {
 		na, _ := e.raceDefaultNodes(rep)
 		id := fmt.Sprintf("w7-%02d", rep)
 		R := e.RS(id, na.Target())
-		var a, b location.CommitResult
-		var ea, eb error
-		authConcurrently(
-			func() { a, ea = c.S.Commit(c.Ctx, fixture.CommitRequest(id, R, na.Target())) },
-			func() { b, eb = c.S.Commit(c.Ctx, fixture.CommitRequest(id, R, na.Target())) },
-		)
-		require.NoError(c, ea)
-		require.NoError(c, eb)
+		a, b := authRace(c, e.commitCall(fixture.CommitRequest(id, R, na.Target())), e.commitCall(fixture.CommitRequest(id, R, na.Target())))
 		require.ElementsMatch(c, []location.ResultKind{location.KindCommitted, location.KindAlreadyCommitted}, []location.ResultKind{a.Kind, b.Kind}, "rep %d", rep)
 		authRequireSameSnap(c, a.Ready, b.Ready, "both answers carry the committed row")
 		e.requireU(na, authUsage{Spots: authSlot{Active: 1}, Room: authSlot{Active: 1}})
 	}
 }
 
-// authCompleteOutcome is one goroutine's completion answer.
-type authCompleteOutcome struct {
-	res location.CompleteCreationResult
-	err error
+// reserveCall is a Reserve of req, for authRace.
+func (e *authEnv) reserveCall(req location.ReserveRequest) func() (location.ReserveResult, error) {
+	return func() (location.ReserveResult, error) { return e.c.S.Reserve(e.c.Ctx, req) }
+}
+
+// commitCall is a Commit of req, for authRace.
+func (e *authEnv) commitCall(req location.CommitRequest) func() (location.CommitResult, error) {
+	return func() (location.CommitResult, error) { return e.c.S.Commit(e.c.Ctx, req) }
+}
+
+// completeCall is a CompleteCreation of req, for authRace.
+func (e *authEnv) completeCall(req location.CompleteCreationRequest) func() (location.CompleteCreationResult, error) {
+	return func() (location.CompleteCreationResult, error) { return e.c.S.CompleteCreation(e.c.Ctx, req) }
+}
+
+// abortCall is an AbortCreation of req, for authRace.
+func (e *authEnv) abortCall(req location.AbortRequest) func() (location.ResultKind, error) {
+	return func() (location.ResultKind, error) { return e.c.S.AbortCreation(e.c.Ctx, req) }
 }
 
 // auth205 AUTH-205 Two identical completions.
@@ -285,15 +277,9 @@ func auth205(c *Case) {
 		op := fixture.OP(40)
 		op.OperationID.High = uint64(rep + 1)
 		req := fixture.CompleteRequest(id, R, na.Target(), location.TerminalCreated, fixture.P(op, authDeadline()))
-		var a, b authCompleteOutcome
-		authConcurrently(
-			func() { a.res, a.err = c.S.CompleteCreation(c.Ctx, req) },
-			func() { b.res, b.err = c.S.CompleteCreation(c.Ctx, req) },
-		)
-		require.NoError(c, a.err)
-		require.NoError(c, b.err)
-		require.ElementsMatch(c, []location.ResultKind{location.KindCreated, location.KindAlreadyCompleted}, []location.ResultKind{a.res.Kind, b.res.Kind}, "rep %d", rep)
-		require.Equal(c, authDescribeTerminal(a.res.Terminal), authDescribeTerminal(b.res.Terminal), "rep %d: one terminal", rep)
+		a, b := authRace(c, e.completeCall(req), e.completeCall(req))
+		require.ElementsMatch(c, []location.ResultKind{location.KindCreated, location.KindAlreadyCompleted}, []location.ResultKind{a.Kind, b.Kind}, "rep %d", rep)
+		require.Equal(c, authDescribeTerminal(a.Terminal), authDescribeTerminal(b.Terminal), "rep %d: one terminal", rep)
 		e.requireU(na, authUsage{Actors: authSlot{Active: 1}})
 	}
 }
@@ -308,20 +294,11 @@ func auth206(c *Case) {
 		op1, op2 := fixture.OP(41), fixture.OP(42)
 		op1.OperationID.High = uint64(rep + 1)
 		op2.OperationID.High = uint64(rep + 1)
-		var a, b authCompleteOutcome
-		authConcurrently(
-			func() {
-				a.res, a.err = c.S.CompleteCreation(c.Ctx, fixture.CompleteRequest(id, R, na.Target(), location.TerminalCreated, fixture.P(op1, authDeadline())))
-			},
-			func() {
-				b.res, b.err = c.S.CompleteCreation(c.Ctx, fixture.CompleteRequest(id, R, na.Target(), location.TerminalCreated, fixture.P(op2, authDeadline())))
-			},
-		)
-		require.NoError(c, a.err)
-		require.NoError(c, b.err)
-		require.ElementsMatch(c, []location.ResultKind{location.KindCreated, location.KindStale}, []location.ResultKind{a.res.Kind, b.res.Kind}, "rep %d", rep)
+		a, b := authRace(c, e.completeCall(fixture.CompleteRequest(id, R, na.Target(), location.TerminalCreated, fixture.P(op1, authDeadline()))),
+			e.completeCall(fixture.CompleteRequest(id, R, na.Target(), location.TerminalCreated, fixture.P(op2, authDeadline()))))
+		require.ElementsMatch(c, []location.ResultKind{location.KindCreated, location.KindStale}, []location.ResultKind{a.Kind, b.Kind}, "rep %d", rep)
 		winner, loser := op1, op2
-		if b.res.Kind == location.KindCreated {
+		if b.Kind == location.KindCreated {
 			winner, loser = op2, op1
 		}
 		require.Equal(c, location.KindFound, e.readTerminal(winner).Kind, "rep %d: the winner's terminal", rep)
@@ -339,37 +316,25 @@ func auth207(c *Case) {
 		R := e.RA(id, na.Target())
 		op := fixture.OP(43)
 		op.OperationID.High = uint64(rep + 1)
-		var cr authCompleteOutcome
-		var ak location.ResultKind
-		var ea error
-		authConcurrently(
-			func() {
-				cr.res, cr.err = c.S.CompleteCreation(c.Ctx, fixture.CompleteRequest(id, R, na.Target(), location.TerminalCreated, fixture.P(op, authDeadline())))
-			},
-			func() {
-				ak, ea = c.S.AbortCreation(c.Ctx, fixture.AbortRequest(location.ObjectActor, id, R, na.Target()))
-			},
-		)
-		require.NoError(c, cr.err)
-		require.NoError(c, ea)
+		cr, ak := authRace(c, e.completeCall(fixture.CompleteRequest(id, R, na.Target(), location.TerminalCreated, fixture.P(op, authDeadline()))),
+			e.abortCall(fixture.AbortRequest(location.ObjectActor, id, R, na.Target())))
 		switch {
-		case cr.res.Kind == location.KindCreated:
+		case cr.Kind == location.KindCreated:
 			require.Equal(c, location.KindStale, ak, "rep %d", rep)
 			e.requireU(na, authUsage{Actors: authSlot{Active: 1}})
 		case ak == location.KindAborted:
-			require.Equal(c, location.KindStale, cr.res.Kind, "rep %d", rep)
+			require.Equal(c, location.KindStale, cr.Kind, "rep %d", rep)
 			require.Equal(c, location.KindMissing, e.readTerminal(op).Kind, "rep %d", rep)
 			e.requireU(na, authUsage{})
 		default:
-			require.Failf(c, "neither won", "rep %d: complete %s, abort %s", rep, cr.res.Kind, ak)
+			require.Failf(c, "neither won", "rep %d: complete %s, abort %s", rep, cr.Kind, ak)
 		}
 	}
 }
 
-// authRelOutcome is one goroutine's relocation answer.
-type authRelOutcome struct {
-	res location.RelocationReserveResult
-	err error
+// relCall is a ReserveRelocationCapacity of req, for authRace.
+func (e *authEnv) relCall(req location.RelocationReservationRequest) func() (location.RelocationReserveResult, error) {
+	return func() (location.RelocationReserveResult, error) { return e.c.S.ReserveRelocationCapacity(e.c.Ctx, req) }
 }
 
 // auth208 AUTH-208 [newer] Identical relocation reservations.
@@ -380,14 +345,8 @@ func auth208(c *Case) {
 		id := fmt.Sprintf("w11-%02d", rep)
 		S := e.AS(id, na.Target())
 		req := fixture.RelRequest("Rw-"+id, fixture.KS(id), S, na.Desc, nb.Desc, fixture.VS("room"))
-		var a, b authRelOutcome
-		authConcurrently(
-			func() { a.res, a.err = c.S.ReserveRelocationCapacity(c.Ctx, req) },
-			func() { b.res, b.err = c.S.ReserveRelocationCapacity(c.Ctx, req) },
-		)
-		require.NoError(c, a.err)
-		require.NoError(c, b.err)
-		require.ElementsMatch(c, []location.ResultKind{location.KindReserved, location.KindAlreadyReserved}, []location.ResultKind{a.res.Kind, b.res.Kind}, "rep %d", rep)
+		a, b := authRace(c, e.relCall(req), e.relCall(req))
+		require.ElementsMatch(c, []location.ResultKind{location.KindReserved, location.KindAlreadyReserved}, []location.ResultKind{a.Kind, b.Kind}, "rep %d", rep)
 		e.requireU(nb, authUsage{Spots: authSlot{Reserved: 1}, Room: authSlot{Reserved: 1}})
 	}
 }
@@ -401,18 +360,9 @@ func auth209(c *Case) {
 		na, nb := e.raceNodes(rep, fixture.DefaultLimits(), one)
 		x, y := fmt.Sprintf("wx-%02d", rep), fmt.Sprintf("wy-%02d", rep)
 		Sx, Sy := e.AS(x, na.Target()), e.AS(y, na.Target())
-		var a, b authRelOutcome
-		authConcurrently(
-			func() {
-				a.res, a.err = c.S.ReserveRelocationCapacity(c.Ctx, fixture.RelRequest("Rx-"+x, fixture.KS(x), Sx, na.Desc, nb.Desc, fixture.VS("room")))
-			},
-			func() {
-				b.res, b.err = c.S.ReserveRelocationCapacity(c.Ctx, fixture.RelRequest("Ry-"+y, fixture.KS(y), Sy, na.Desc, nb.Desc, fixture.VS("room")))
-			},
-		)
-		require.NoError(c, a.err)
-		require.NoError(c, b.err)
-		require.ElementsMatch(c, []location.ResultKind{location.KindReserved, location.KindPlacementCapacityExhausted}, []location.ResultKind{a.res.Kind, b.res.Kind}, "rep %d", rep)
+		a, b := authRace(c, e.relCall(fixture.RelRequest("Rx-"+x, fixture.KS(x), Sx, na.Desc, nb.Desc, fixture.VS("room"))),
+			e.relCall(fixture.RelRequest("Ry-"+y, fixture.KS(y), Sy, na.Desc, nb.Desc, fixture.VS("room"))))
+		require.ElementsMatch(c, []location.ResultKind{location.KindReserved, location.KindPlacementCapacityExhausted}, []location.ResultKind{a.Kind, b.Kind}, "rep %d", rep)
 		e.requireU(nb, authUsage{Spots: authSlot{Reserved: 1}, Room: authSlot{Reserved: 1}})
 	}
 }
@@ -428,18 +378,18 @@ func auth210(c *Case) {
 		e.REL(fence, fixture.KS(id), S, na, nb)
 		n, p := e.raceCAS(fixture.KS(id), S.StoreVersion, fixture.NewOwner("moved", nb.Owner(), fence), S.StoreVersion, fixture.Preserve("kept"))
 		switch {
-		case n.res.Kind == location.KindStored:
-			require.Equal(c, location.KindConflict, p.res.Kind, "rep %d", rep)
+		case n.Kind == location.KindStored:
+			require.Equal(c, location.KindConflict, p.Kind, "rep %d", rep)
 			require.Equal(c, location.KindAlreadyCommitted, e.abortRel(fence), "rep %d", rep)
 			e.requireU(nb, authUsage{Spots: authSlot{Active: 1}, Room: authSlot{Active: 1}})
 			e.requireU(na, authUsage{})
-		case p.res.Kind == location.KindStored:
-			require.Equal(c, location.KindConflict, n.res.Kind, "rep %d", rep)
+		case p.Kind == location.KindStored:
+			require.Equal(c, location.KindConflict, n.Kind, "rep %d", rep)
 			require.Equal(c, location.KindAborted, e.abortRel(fence), "rep %d: the reservation is still reserved", rep)
 			e.requireU(nb, authUsage{})
 			e.requireU(na, authUsage{Spots: authSlot{Active: 1}, Room: authSlot{Active: 1}})
 		default:
-			require.Failf(c, "neither succeeded", "rep %d: newOwner %s, preserve %s", rep, n.res.Kind, p.res.Kind)
+			require.Failf(c, "neither succeeded", "rep %d: newOwner %s, preserve %s", rep, n.Kind, p.Kind)
 		}
 	}
 }
@@ -453,28 +403,21 @@ func auth211(c *Case) {
 		S := e.AS(id, na.Target())
 		fence := "Rq-" + id
 		e.REL(fence, fixture.KS(id), S, na, nb)
-		var n authCASOutcome
-		var ak location.ResultKind
-		var ea error
-		authConcurrently(
-			func() {
-				n.res, n.err = c.S.CompareExchangeAuthority(c.Ctx, fixture.KS(id), S.StoreVersion, fixture.NewOwner("moved", nb.Owner(), fence))
-			},
-			func() { ak, ea = c.S.AbortRelocationCapacity(c.Ctx, location.RelocationFence(fence)) },
-		)
-		require.NoError(c, n.err)
-		require.NoError(c, ea)
+		n, ak := authRace(c, e.casCall(fixture.KS(id), S.StoreVersion, fixture.NewOwner("moved", nb.Owner(), fence)),
+			func() (location.ResultKind, error) {
+				return c.S.AbortRelocationCapacity(c.Ctx, location.RelocationFence(fence))
+			})
 		switch {
-		case n.res.Kind == location.KindStored:
+		case n.Kind == location.KindStored:
 			require.Equal(c, location.KindAlreadyCommitted, ak, "rep %d", rep)
 			e.requireU(na, authUsage{})
 			e.requireU(nb, authUsage{Spots: authSlot{Active: 1}, Room: authSlot{Active: 1}})
-		case n.res.Kind == location.KindConflict:
+		case n.Kind == location.KindConflict:
 			require.Equal(c, location.KindAborted, ak, "rep %d", rep)
 			e.requireU(na, authUsage{Spots: authSlot{Active: 1}, Room: authSlot{Active: 1}})
 			e.requireU(nb, authUsage{})
 		default:
-			require.Failf(c, "unexpected", "rep %d: newOwner %s, abort %s", rep, n.res.Kind, ak)
+			require.Failf(c, "unexpected", "rep %d: newOwner %s, abort %s", rep, n.Kind, ak)
 		}
 	}
 }
@@ -503,38 +446,22 @@ func auth212(c *Case) {
 	for rep := 0; rep < authRaceReps; rep++ {
 		na, nb := e.raceDefaultNodes(rep)
 		_, req := e.raceAggregate(rep, na, nb)
-		var a, b location.AggregatePrepareResult
-		var ea, eb error
-		authConcurrently(
-			func() { a, ea = c.S.PrepareAggregate(c.Ctx, req) },
-			func() { b, eb = c.S.PrepareAggregate(c.Ctx, req) },
-		)
-		require.NoError(c, ea)
-		require.NoError(c, eb)
+		prepare := func() (location.AggregatePrepareResult, error) { return c.S.PrepareAggregate(c.Ctx, req) }
+		a, b := authRace(c, prepare, prepare)
 		require.ElementsMatch(c, []location.ResultKind{location.KindPrepared, location.KindAlreadyPrepared}, []location.ResultKind{a.Kind, b.Kind}, "rep %d", rep)
 		e.requireU(nb, authUsage{Spots: authSlot{Reserved: 2}, Room: authSlot{Reserved: 2}})
 	}
 }
 
-// raceAgg runs two aggregate calls on one fence concurrently: a commit
-// where commits[i] is true, an abort otherwise.
-func (e *authEnv) raceAgg(f location.AggregateFence, commits ...bool) (location.ResultKind, location.ResultKind) {
-	e.c.Helper()
-	var kinds [2]location.ResultKind
-	var errs [2]error
-	call := func(i int) func() {
-		return func() {
-			if commits[i] {
-				kinds[i], errs[i] = e.c.S.CommitAggregate(e.c.Ctx, f)
-			} else {
-				kinds[i], errs[i] = e.c.S.AbortAggregate(e.c.Ctx, f)
-			}
+// aggCall is a CommitAggregate (commit) or AbortAggregate of f, for
+// authRace.
+func (e *authEnv) aggCall(f location.AggregateFence, commit bool) func() (location.ResultKind, error) {
+	return func() (location.ResultKind, error) {
+		if commit {
+			return e.c.S.CommitAggregate(e.c.Ctx, f)
 		}
+		return e.c.S.AbortAggregate(e.c.Ctx, f)
 	}
-	authConcurrently(call(0), call(1))
-	require.NoError(e.c, errs[0])
-	require.NoError(e.c, errs[1])
-	return kinds[0], kinds[1]
 }
 
 // auth213 AUTH-213 Commit vs abort of an aggregate.
@@ -544,7 +471,7 @@ func auth213(c *Case) {
 		na, nb := e.raceDefaultNodes(rep)
 		_, req := e.racePrepared(rep, na, nb)
 		f := authAggFence(req.AggregateID, 1)
-		ck, ak := e.raceAgg(f, true, false)
+		ck, ak := authRace(c, e.aggCall(f, true), e.aggCall(f, false))
 		switch {
 		case ck == location.KindCommitted:
 			require.Equal(c, location.KindStale, ak, "rep %d", rep)
@@ -567,24 +494,14 @@ func auth214(c *Case) {
 		na, nb := e.raceDefaultNodes(rep)
 		S1, req := e.racePrepared(rep, na, nb)
 		f := authAggFence(req.AggregateID, 1)
-		var ck location.ResultKind
-		var p authCASOutcome
-		var ec error
-		authConcurrently(
-			func() { ck, ec = c.S.CommitAggregate(c.Ctx, f) },
-			func() {
-				p.res, p.err = c.S.CompareExchangeAuthority(c.Ctx, req.Participants[0].AuthorityKey, S1.StoreVersion, fixture.Preserve("p"))
-			},
-		)
-		require.NoError(c, ec)
-		require.NoError(c, p.err)
+		ck, p := authRace(c, e.aggCall(f, true), e.casCall(req.Participants[0].AuthorityKey, S1.StoreVersion, fixture.Preserve("p")))
 		switch ck {
 		case location.KindCommitted:
-			require.Equal(c, location.KindConflict, p.res.Kind, "rep %d", rep)
+			require.Equal(c, location.KindConflict, p.Kind, "rep %d", rep)
 		case location.KindStale:
-			require.Equal(c, location.KindStored, p.res.Kind, "rep %d", rep)
+			require.Equal(c, location.KindStored, p.Kind, "rep %d", rep)
 		default:
-			require.Failf(c, "unexpected", "rep %d: commit %s, preserve %s", rep, ck, p.res.Kind)
+			require.Failf(c, "unexpected", "rep %d: commit %s, preserve %s", rep, ck, p.Kind)
 		}
 	}
 }
@@ -596,7 +513,7 @@ func auth215(c *Case) {
 		na, nb := e.raceDefaultNodes(rep)
 		S1, req := e.racePrepared(rep, na, nb)
 		f := authAggFence(req.AggregateID, 1)
-		a, b := e.raceAgg(f, true, true)
+		a, b := authRace(c, e.aggCall(f, true), e.aggCall(f, true))
 		require.ElementsMatch(c, []location.ResultKind{location.KindCommitted, location.KindAlreadyCommitted}, []location.ResultKind{a, b}, "rep %d", rep)
 		e.requireU(na, authUsage{})
 		e.requireU(nb, authUsage{Spots: authSlot{Active: 2}, Room: authSlot{Active: 2}})
@@ -617,15 +534,8 @@ func auth216(c *Case) {
 		na, _ := e.raceDefaultNodes(rep)
 		id := fmt.Sprintf("w5-%02d", rep)
 		R := e.RS(id, na.Target())
-		var removed int64
-		var cr location.CommitResult
-		var er, ec error
-		authConcurrently(
-			func() { removed, er = c.S.RemoveAllByOwner(c.Ctx, e.A) },
-			func() { cr, ec = c.S.Commit(c.Ctx, fixture.CommitRequest(id, R, na.Target())) },
-		)
-		require.NoError(c, er)
-		require.NoError(c, ec)
+		removed, cr := authRace(c, func() (int64, error) { return c.S.RemoveAllByOwner(c.Ctx, e.A) },
+			e.commitCall(fixture.CommitRequest(id, R, na.Target())))
 		require.Positive(c, removed, "rep %d", rep)
 		require.Contains(c, []location.ResultKind{location.KindCommitted, location.KindStale}, cr.Kind, "rep %d", rep)
 		e.requireMissing(fixture.KS(id))
