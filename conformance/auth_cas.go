@@ -111,8 +111,7 @@ func auth026(c *Case) {
 // auth027 AUTH-027 Payload size (right version).
 func auth027(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("g3")
-	S := e.AS("g3", e.TA())
+	key, S := e.activeOnTA("g3")
 	empty := fixture.Preserve("")
 	empty.Payload = []byte{}
 	S1 := e.requireStored(e.cas(key, S.StoreVersion, empty))
@@ -140,8 +139,7 @@ func auth027(c *Case) {
 // fixed (validation first), so the ALT outcome, invalid argument, is expected.
 func auth028(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("g28")
-	S := e.AS("g28", e.TA())
+	key, S := e.activeOnTA("g28")
 	e.requireStored(e.cas(key, S.StoreVersion, fixture.Preserve("next"))) // S.StoreVersion is now stale
 	A2 := location.OwnerToken{OwnerID: "owner-a", LeaseGeneration: e.A.LeaseGeneration + 1}
 	for _, m := range []location.AuthorityMutation{fixture.Preserve(""), fixture.Restore("", e.A), fixture.Rebind("", e.A, A2)} {
@@ -172,17 +170,14 @@ func auth029(c *Case) {
 // auth030 AUTH-030 Delete an active row.
 func auth030(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("d1")
-	S := e.AS("d1", e.TA())
+	key, S := e.activeOnTA("d1")
 	before := e.U(e.NA)
 	r := e.requireDeleted(e.cas(key, S.StoreVersion, fixture.Delete()))
 	require.NotEqual(c, S.StoreVersion, r.DeletedVersion)
 	e.exactVersion(r.DeletedVersion, "3", "deleted version")
 	require.Equal(c, T0(), r.StoreNow)
 	e.requireMissing(key)
-	want := before
-	want.Spots.Active--
-	want.Room.Active--
+	want := before.plusRooms(0, -1)
 	e.requireU(e.NA, want)
 	for _, it := range e.scanAll("") {
 		require.NotEqual(c, key, it.Key, "a deleted row is not listed")
@@ -280,8 +275,7 @@ func auth033(c *Case) {
 // auth034 AUTH-034 Old version after delete.
 func auth034(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("d1")
-	S := e.AS("d1", e.TA())
+	key, S := e.activeOnTA("d1")
 	e.requireDeleted(e.cas(key, S.StoreVersion, fixture.Delete()))
 	e.unchanged("preserve with a deleted row's version", func() {
 		e.requireConflict(e.cas(key, S.StoreVersion, fixture.Preserve("p")), nil)
@@ -440,8 +434,7 @@ func auth046(c *Case) {
 // auth047 AUTH-047 Node leaves and re-enters Serving.
 func auth047(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("p4")
-	S := e.AS("p4", e.TA())
+	key, S := e.activeOnTA("p4")
 	e.republish(e.NA, location.IntentRenew, func(d *location.MeshNodeDescriptor) {
 		d.DescriptorRevision = 2
 		d.State = location.StateDraining

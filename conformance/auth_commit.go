@@ -40,10 +40,7 @@ func auth096(c *Case) {
 	want.PendingCreation = nil
 	authRequireSameSnap(c, &want, authNoVersion(ready), "committed row")
 	e.requireRow(fixture.KS("k1"), ready)
-	u.Spots.Reserved--
-	u.Room.Reserved--
-	u.Spots.Active++
-	u.Room.Active++
+	u = u.plusRooms(-1, 1)
 	e.requireU(e.NA, u)
 	// User and instance spots share the row (D-28): a commit that names the
 	// instance-spot kind commits a user-spot reservation.

@@ -233,6 +233,12 @@ func (e *authEnv) AS(id string, T location.CreationTarget, t ...string) *locatio
 	return e.requireCommitKind(e.commit(fixture.CommitRequest(id, R, T)), location.KindCommitted)
 }
 
+// activeOnTA is AS(id, TA) with its key KS(id).
+func (e *authEnv) activeOnTA(id string) (location.AuthorityKey, *location.AuthoritySnapshot) {
+	e.c.Helper()
+	return fixture.KS(id), e.AS(id, e.TA())
+}
+
 // complete calls CompleteCreation and requires no error.
 func (e *authEnv) complete(r location.CompleteCreationRequest) location.CompleteCreationResult {
 	e.c.Helper()
@@ -507,6 +513,16 @@ type authUsage struct {
 
 // zero reports whether every counter is 0.
 func (u authUsage) zero() bool { return u == authUsage{} }
+
+// plusRooms is u with reserved more room spots (and spots) reserved and
+// active more active; negative counts are fewer.
+func (u authUsage) plusRooms(reserved, active int64) authUsage {
+	u.Spots.Reserved += reserved
+	u.Room.Reserved += reserved
+	u.Spots.Active += active
+	u.Room.Active += active
+	return u
+}
 
 // listNodes lists mesh m (every page).
 func (e *authEnv) listNodes() []location.MeshNodeDescriptor {

@@ -24,13 +24,10 @@ func authI64(n int64) *int64 { return &n }
 // auth048 AUTH-048 Relocation commit.
 func auth048(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("m1")
-	S := e.AS("m1", e.TA())
+	key, S := e.activeOnTA("m1")
 	ua, ub := e.U(e.NA), e.U(e.NB)
 	e.REL("R1", key, S, e.NA, e.NB)
-	wantB := ub
-	wantB.Spots.Reserved++
-	wantB.Room.Reserved++
+	wantB := ub.plusRooms(1, 0)
 	e.requireU(e.NB, wantB)
 
 	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R1")))
@@ -48,13 +45,9 @@ func auth048(c *Case) {
 	e.exactNumber(got.AuthorityOwnerGeneration, 2, "moved authorityOwnerGeneration")
 	e.requireRow(key, got)
 
-	wantA := ua
-	wantA.Spots.Active--
-	wantA.Room.Active--
+	wantA := ua.plusRooms(0, -1)
 	e.requireU(e.NA, wantA)
-	wantB = ub
-	wantB.Spots.Active++
-	wantB.Room.Active++
+	wantB = ub.plusRooms(0, 1)
 	e.requireU(e.NB, wantB)
 	require.Equal(c, location.KindAlreadyCommitted, e.abortRel("R1"))
 	e.requireU(e.NB, wantB)
@@ -63,8 +56,7 @@ func auth048(c *Case) {
 // auth049 AUTH-049 Source owner may be dead.
 func auth049(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("m2")
-	S := e.AS("m2", e.TA())
+	key, S := e.activeOnTA("m2")
 	e.REL("R2", key, S, e.NA, e.NB)
 	e.release(e.A)
 	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R2")))
@@ -94,8 +86,7 @@ func auth051(c *Case) {
 // auth052 AUTH-052 Fence used twice.
 func auth052(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("m1")
-	S := e.AS("m1", e.TA())
+	key, S := e.activeOnTA("m1")
 	e.REL("R1", key, S, e.NA, e.NB)
 	S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R1")))
 	e.unchanged("newOwner with a used fence", func() {
@@ -113,8 +104,7 @@ func auth053(c *Case) {
 	})
 	u := e.U(e.NB)
 	require.Equal(c, location.KindAborted, e.abortRel("R4"), "R4 is still reserved")
-	u.Spots.Reserved--
-	u.Room.Reserved--
+	u = u.plusRooms(-1, 0)
 	e.requireU(e.NB, u)
 }
 
@@ -150,18 +140,15 @@ func auth055(c *Case) {
 // auth056 AUTH-056 Reservation capacity replaces row capacity.
 func auth056(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("m7")
-	S := e.AS("m7", e.TA())
+	key, S := e.activeOnTA("m7")
 	ua, ub := e.U(e.NA), e.U(e.NB)
 	two := fixture.VSpots(location.ObjectUserSpot, "room", 2)
 	e.REL("R7", key, S, e.NA, e.NB, two)
 	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R7")))
 	require.Equal(c, two, got.Allocation.Capacity)
-	ua.Spots.Active--
-	ua.Room.Active--
+	ua = ua.plusRooms(0, -1)
 	e.requireU(e.NA, ua)
-	ub.Spots.Active += 2
-	ub.Room.Active += 2
+	ub = ub.plusRooms(0, 2)
 	e.requireU(e.NB, ub)
 }
 
@@ -179,8 +166,7 @@ func auth057(c *Case) {
 // auth058 AUTH-058 Reservation adopted by an aggregate.
 func auth058(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("mx")
-	S := e.AS("mx", e.TA())
+	key, S := e.activeOnTA("mx")
 	e.REL("AGX", key, S, e.NA, e.NB)
 	req := e.AGG("AGX", 1, []fixture.Part{fixture.NewOwnerPart(key, S)}, fixture.VS("room"))
 	e.requirePrepared(e.prepare(req), req, location.KindPrepared)
@@ -193,8 +179,7 @@ func auth058(c *Case) {
 // left the move goes through and issues the maximum.
 func auth059(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("m9")
-	S := e.AS("m9", e.TA())
+	key, S := e.activeOnTA("m9")
 	e.REL("R9", key, S, e.NA, e.NB)
 	u := e.U(e.NB)
 	e.setCounters(nil, nil, authI64(location.MaxGeneration))
@@ -207,10 +192,7 @@ func auth059(c *Case) {
 	e.setCounters(nil, nil, authI64(location.MaxGeneration-1))
 	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R9")))
 	require.Equal(c, location.MaxGeneration, got.AuthorityOwnerGeneration, "the last owner generation is issued")
-	u.Spots.Reserved--
-	u.Room.Reserved--
-	u.Spots.Active++
-	u.Room.Active++
+	u = u.plusRooms(-1, 1)
 	e.requireU(e.NB, u)
 }
 
@@ -218,8 +200,7 @@ func auth059(c *Case) {
 // rebind (AUTH-035 set-up) and newOwner (AUTH-048 set-up).
 func auth060(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("m11")
-	S := e.AS("m11", e.TA())
+	key, S := e.activeOnTA("m11")
 	moveKey := fixture.KS("m1")
 	Sm := e.AS("m1", e.TA())
 	e.REL("R1", moveKey, Sm, e.NA, e.NB)
@@ -253,13 +234,10 @@ func auth060(c *Case) {
 // auth061 AUTH-061 Relocation onto the same node.
 func auth061(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("m10")
-	S := e.AS("m10", e.TA())
+	key, S := e.activeOnTA("m10")
 	u := e.U(e.NA)
 	e.REL("R10", key, S, e.NA, e.NA)
-	held := u
-	held.Spots.Reserved++
-	held.Room.Reserved++
+	held := u.plusRooms(1, 0)
 	e.requireU(e.NA, held)
 	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.A, "R10")))
 	require.Greater(c, got.AuthorityOwnerGeneration, S.AuthorityOwnerGeneration)

@@ -42,8 +42,7 @@ func auth076(c *Case) {
 	R := e.RS("c1", e.TA())
 	authRequireUUIDv4(c, R.ReservationID)
 	e.expectCreatingSpot(R, "c1")
-	u.Spots.Reserved++
-	u.Room.Reserved++
+	u = u.plusRooms(1, 0)
 	e.requireU(e.NA, u)
 	e.requireU(e.NB, ub)
 	require.Zero(c, u.Spots.Active+u.Room.Active+u.Actors.Active)

@@ -17,8 +17,7 @@ import (
 // auth217 AUTH-217 Lease boundary for owner liveness.
 func auth217(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("t1")
-	S := e.AS("t1", e.TA())
+	key, S := e.activeOnTA("t1")
 	if c.Caps.leaseExpiryByClock() {
 		c.F.Clock.Set(e.AExp.Add(-time.Millisecond))
 		S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.Preserve("before")))
@@ -46,8 +45,7 @@ func auth218(c *Case) {
 // auth219 AUTH-219 [newer] Relocation from an expired source.
 func auth219(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("t3")
-	S := e.AS("t3", e.TA())
+	key, S := e.activeOnTA("t3")
 	e.expire("owner-a")
 	e.REL("Rt3", key, S, e.NA, e.NB)
 	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "Rt3")))
