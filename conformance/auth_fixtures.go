@@ -468,6 +468,13 @@ func (e *authEnv) requireConflict(r location.CompareExchangeResult, want *locati
 	e.requireReadIs(r.Current, want, "conflict.current")
 }
 
+// requireCASConflict requires a CAS of key from version v with m to be a
+// conflict whose current is want, and to change nothing (what names it).
+func (e *authEnv) requireCASConflict(what string, key location.AuthorityKey, v location.StoreVersion, m location.AuthorityMutation, want *location.AuthoritySnapshot) {
+	e.c.Helper()
+	e.unchanged(what, func() { e.requireConflict(e.cas(key, v, m), want) })
+}
+
 // requireConflictAny requires a conflict with a well-formed current.
 func (e *authEnv) requireConflictAny(r location.CompareExchangeResult) {
 	e.c.Helper()

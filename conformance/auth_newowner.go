@@ -67,9 +67,7 @@ func auth049(c *Case) {
 func auth050(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("m3", e.TA())
-	e.unchanged("newOwner with an unknown fence", func() {
-		e.requireConflict(e.cas(fixture.KS("m3"), S.StoreVersion, fixture.NewOwner("moved", e.B, "never-issued")), S)
-	})
+	e.requireCASConflict("newOwner with an unknown fence", fixture.KS("m3"), S.StoreVersion, fixture.NewOwner("moved", e.B, "never-issued"), S)
 }
 
 // auth051 AUTH-051 Aborted reservation.
@@ -78,9 +76,7 @@ func auth051(c *Case) {
 	S := e.AS("m4", e.TA())
 	e.REL("R3", fixture.KS("m4"), S, e.NA, e.NB)
 	require.Equal(c, location.KindAborted, e.abortRel("R3"))
-	e.unchanged("newOwner with an aborted reservation", func() {
-		e.requireConflict(e.cas(fixture.KS("m4"), S.StoreVersion, fixture.NewOwner("moved", e.B, "R3")), S)
-	})
+	e.requireCASConflict("newOwner with an aborted reservation", fixture.KS("m4"), S.StoreVersion, fixture.NewOwner("moved", e.B, "R3"), S)
 }
 
 // auth052 AUTH-052 Fence used twice.
@@ -89,9 +85,7 @@ func auth052(c *Case) {
 	key, S := e.activeOnTA("m1")
 	e.REL("R1", key, S, e.NA, e.NB)
 	S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R1")))
-	e.unchanged("newOwner with a used fence", func() {
-		e.requireConflict(e.cas(key, S2.StoreVersion, fixture.NewOwner("again", e.B, "R1")), S2)
-	})
+	e.requireCASConflict("newOwner with a used fence", key, S2.StoreVersion, fixture.NewOwner("again", e.B, "R1"), S2)
 }
 
 // auth053 AUTH-053 Target owner differs from the reservation.
@@ -99,9 +93,7 @@ func auth053(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("m4", e.TA())
 	e.REL("R4", fixture.KS("m4"), S, e.NA, e.NB)
-	e.unchanged("newOwner with another target owner", func() {
-		e.requireConflict(e.cas(fixture.KS("m4"), S.StoreVersion, fixture.NewOwner("moved", e.A, "R4")), S)
-	})
+	e.requireCASConflict("newOwner with another target owner", fixture.KS("m4"), S.StoreVersion, fixture.NewOwner("moved", e.A, "R4"), S)
 	u := e.U(e.NB)
 	require.Equal(c, location.KindAborted, e.abortRel("R4"), "R4 is still reserved")
 	u = u.plusRooms(-1, 0)
@@ -117,9 +109,7 @@ func auth054(c *Case) {
 	e.REL("R5", key, S, e.NA, e.NB)
 	S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.Preserve("changed")))
 	for _, v := range []location.StoreVersion{S2.StoreVersion, S.StoreVersion} {
-		e.unchanged("newOwner after the row changed", func() {
-			e.requireConflict(e.cas(key, v, fixture.NewOwner("moved", e.B, "R5")), S2)
-		})
+		e.requireCASConflict("newOwner after the row changed", key, v, fixture.NewOwner("moved", e.B, "R5"), S2)
 	}
 	require.Equal(c, location.KindAborted, e.abortRel("R5"))
 	e.requireU(e.NB, u0)
@@ -131,9 +121,7 @@ func auth055(c *Case) {
 	S := e.AS("m6", e.TA())
 	e.REL("R6", fixture.KS("m6"), S, e.NA, e.NB)
 	e.release(e.B)
-	e.unchanged("newOwner with a released target lease", func() {
-		e.requireConflict(e.cas(fixture.KS("m6"), S.StoreVersion, fixture.NewOwner("moved", e.B, "R6")), S)
-	})
+	e.requireCASConflict("newOwner with a released target lease", fixture.KS("m6"), S.StoreVersion, fixture.NewOwner("moved", e.B, "R6"), S)
 	require.Equal(c, location.KindAborted, e.abortRel("R6"), "R6 is still reserved")
 }
 
@@ -158,9 +146,7 @@ func auth057(c *Case) {
 	S8 := e.AS("m8", e.TA())
 	S9 := e.AS("m9", e.TA())
 	e.REL("R8", fixture.KS("m8"), S8, e.NA, e.NB)
-	e.unchanged("newOwner with another row's reservation", func() {
-		e.requireConflict(e.cas(fixture.KS("m9"), S9.StoreVersion, fixture.NewOwner("moved", e.B, "R8")), S9)
-	})
+	e.requireCASConflict("newOwner with another row's reservation", fixture.KS("m9"), S9.StoreVersion, fixture.NewOwner("moved", e.B, "R8"), S9)
 }
 
 // auth058 AUTH-058 Reservation adopted by an aggregate.
@@ -170,9 +156,7 @@ func auth058(c *Case) {
 	e.REL("AGX", key, S, e.NA, e.NB)
 	req := e.AGG("AGX", 1, []fixture.Part{fixture.NewOwnerPart(key, S)}, fixture.VS("room"))
 	e.requirePrepared(e.prepare(req), req, location.KindPrepared)
-	e.unchanged("newOwner with an adopted reservation", func() {
-		e.requireConflict(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "AGX")), S)
-	})
+	e.requireCASConflict("newOwner with an adopted reservation", key, S.StoreVersion, fixture.NewOwner("moved", e.B, "AGX"), S)
 }
 
 // auth059 AUTH-059 [hook] Owner generations exhausted; with one generation

@@ -171,9 +171,7 @@ func auth150(c *Case) {
 	want := ub.plusRooms(2, 0)
 	e.requireU(e.NB, want)
 	S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "RA1")))
-	e.unchanged("newOwner with the competing reservation", func() {
-		e.requireConflict(e.cas(key, S2.StoreVersion, fixture.NewOwner("again", e.B, "RA2")), S2)
-	})
+	e.requireCASConflict("newOwner with the competing reservation", key, S2.StoreVersion, fixture.NewOwner("again", e.B, "RA2"), S2)
 	require.Equal(c, location.KindAborted, e.abortRel("RA2"))
 	want = ub.plusRooms(0, 1)
 	e.requireU(e.NB, want)

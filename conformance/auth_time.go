@@ -22,16 +22,12 @@ func auth217(c *Case) {
 		c.F.Clock.Set(e.AExp.Add(-time.Millisecond))
 		S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.Preserve("before")))
 		c.F.Clock.Set(e.AExp)
-		e.unchanged("preserve at leaseExpiresAt", func() {
-			e.requireConflict(e.cas(key, S2.StoreVersion, fixture.Preserve("at")), S2)
-		})
+		e.requireCASConflict("preserve at leaseExpiresAt", key, S2.StoreVersion, fixture.Preserve("at"), S2)
 		return
 	}
 	S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.Preserve("before")))
 	e.expire("owner-a")
-	e.unchanged("preserve after expiry", func() {
-		e.requireConflict(e.cas(key, S2.StoreVersion, fixture.Preserve("after")), S2)
-	})
+	e.requireCASConflict("preserve after expiry", key, S2.StoreVersion, fixture.Preserve("after"), S2)
 }
 
 // auth218 AUTH-218 Restore after expiry.

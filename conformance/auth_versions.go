@@ -64,9 +64,7 @@ func auth020(c *Case) {
 	e := newAuthEnv(c)
 	key, S := e.activeOnTA("v4")
 	for _, v := range []location.StoreVersion{"0" + S.StoreVersion, S.StoreVersion + " ", "abc"} {
-		e.unchanged("CAS with version "+string(v), func() {
-			e.requireConflict(e.cas(key, v, fixture.Preserve("x")), S)
-		})
+		e.requireCASConflict("CAS with version "+string(v), key, v, fixture.Preserve("x"), S)
 	}
 }
 
