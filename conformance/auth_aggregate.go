@@ -78,10 +78,7 @@ func (e *authEnv) requirePrepareKind(req location.AggregatePrepareRequest, k loc
 // code, and no change.
 func (e *authEnv) requirePrepareInvalid(req location.AggregatePrepareRequest, class location.ErrorClass, code, what string) {
 	e.c.Helper()
-	e.unchanged(what, func() {
-		_, err := e.c.S.PrepareAggregate(e.c.Ctx, req)
-		e.c.expectInputErrorCode(err, class, code, "%s", what)
-	})
+	e.requireInvalid(what, class, code, func() error { return errOf(e.c.S.PrepareAggregate(e.c.Ctx, req)) })
 }
 
 // requireAggKind requires commit or abort of an aggregate to answer k, with

@@ -75,10 +75,7 @@ func auth025(c *Case) {
 			key location.AuthorityKey
 			v   location.StoreVersion
 		}{{fixture.KS("g25"), S.StoreVersion}, {fixture.KS("g25-missing"), "1"}} {
-			e.unchanged(name, func() {
-				_, err := c.S.CompareExchangeAuthority(c.Ctx, target.key, target.v, m)
-				c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityMutationShape, "%s on %s", name, target.key)
-			})
+			e.requireInvalid(name+" on "+string(target.key), location.ClassType, location.CodeAuthorityMutationShape, func() error { return errOf(c.S.CompareExchangeAuthority(c.Ctx, target.key, target.v, m)) })
 		}
 	}
 }
@@ -99,9 +96,8 @@ func auth026(c *Case) {
 		"negative expected generation": {tok("owner-a", -1), tok("owner-a", g)},
 	}
 	for name, owners := range cases {
-		e.unchanged(name, func() {
-			_, err := c.S.CompareExchangeAuthority(c.Ctx, fixture.KS("g26"), S.StoreVersion, fixture.Rebind("p", owners[0], owners[1]))
-			c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityMutationShape, "rebind: %s", name)
+		e.requireInvalid("rebind: "+name, location.ClassType, location.CodeAuthorityMutationShape, func() error {
+			return errOf(c.S.CompareExchangeAuthority(c.Ctx, fixture.KS("g26"), S.StoreVersion, fixture.Rebind("p", owners[0], owners[1])))
 		})
 	}
 }
@@ -142,10 +138,7 @@ func auth028(c *Case) {
 	A2 := location.OwnerToken{OwnerID: "owner-a", LeaseGeneration: e.A.LeaseGeneration + 1}
 	for _, m := range []location.AuthorityMutation{fixture.Preserve(""), fixture.Restore("", e.A), fixture.Rebind("", e.A, A2)} {
 		m.Payload = fixture.Bytes(fixture.MiB+1, 'o')
-		e.unchanged("oversized "+string(m.Kind)+" with a stale version", func() {
-			_, err := c.S.CompareExchangeAuthority(c.Ctx, key, S.StoreVersion, m)
-			c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityPayload, "oversized %s, stale version", m.Kind)
-		})
+		e.requireInvalid("oversized "+string(m.Kind)+" with a stale version", location.ClassRange, location.CodeAuthorityPayload, func() error { return errOf(c.S.CompareExchangeAuthority(c.Ctx, key, S.StoreVersion, m)) })
 	}
 }
 
@@ -154,14 +147,10 @@ func auth029(c *Case) {
 	e := newAuthEnv(c)
 	e.AS("g29", e.TA())
 	for _, k := range []location.AuthorityKey{"", "a\x00b"} {
-		e.unchanged("CAS with an invalid key", func() {
-			_, err := c.S.CompareExchangeAuthority(c.Ctx, k, "1", fixture.Preserve("p"))
-			c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityKeyText, "CAS on %q", k)
-		})
+		e.requireInvalid("CAS with an invalid key", location.ClassType, location.CodeAuthorityKeyText, func() error { return errOf(c.S.CompareExchangeAuthority(c.Ctx, k, "1", fixture.Preserve("p"))) })
 	}
-	e.unchanged("CAS with an undecodable key", func() {
-		_, err := c.S.CompareExchangeAuthority(c.Ctx, "zla1:s:3:a\x00b", "1", fixture.Preserve("p"))
-		c.expectInputError(err, location.ClassType, "CAS on a key with NUL")
+	e.requireInvalid("CAS with an undecodable key", location.ClassType, "", func() error {
+		return errOf(c.S.CompareExchangeAuthority(c.Ctx, "zla1:s:3:a\x00b", "1", fixture.Preserve("p")))
 	})
 }
 

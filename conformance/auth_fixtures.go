@@ -644,6 +644,22 @@ func (e *authEnv) unchanged(what string, fn func()) {
 	require.Equal(e.c, before, after, "%s changed the store", what)
 }
 
+// requireInvalid requires call to fail with an invalid-argument error of
+// class and code (code "": any) and to change nothing.
+func (e *authEnv) requireInvalid(what string, class location.ErrorClass, code string, call func() error) {
+	e.c.Helper()
+	e.unchanged(what, func() {
+		if code == "" {
+			e.c.expectInputError(call(), class, "%s", what)
+			return
+		}
+		e.c.expectInputErrorCode(call(), class, code, "%s", what)
+	})
+}
+
+// errOf returns a call's error, for calls whose result does not matter.
+func errOf[T any](_ T, err error) error { return err }
+
 // --- descriptions -------------------------------------------------------------
 
 // authDescribeSnap renders every snapshot field except storeNow (nil → "missing").

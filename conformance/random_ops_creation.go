@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"slices"
@@ -655,15 +656,7 @@ func (a aggregateSpec) build(k *knowledge) location.AggregatePrepareRequest {
 			MembershipMutation:   []byte(fmt.Sprintf("mem-%d", i)),
 		})
 	}
-	slices.SortStableFunc(parts, func(x, y location.AggregateParticipant) int {
-		switch {
-		case x.AuthorityKey < y.AuthorityKey:
-			return -1
-		case x.AuthorityKey > y.AuthorityKey:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(parts, func(x, y location.AggregateParticipant) int { return cmp.Compare(x.AuthorityKey, y.AuthorityKey) })
 	capacity := addCapacities(moved)
 	if capacity.Actors == 0 && capacity.Spots == 0 && capacity.SpotType == nil {
 		capacity.Actors = 1
