@@ -26,11 +26,14 @@ type Session struct {
 	log   *slog.Logger
 	token location.OwnerToken
 
-	// ctx is the session's life (the caller's context); cancel ends it and
-	// the renewal loop, whose end closes done.
+	// ctx is the session's life (the caller's context); end cancels it,
+	// which cancels the store call in flight too, and closes done. stopped
+	// closes once the renewal loop, and the store call it waits for, have
+	// returned.
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
 	done    chan struct{}
+	stopped chan struct{}
 	timeout error // the cause of an attempt that exceeded RenewTimeout
 
 	mu           sync.Mutex
@@ -126,7 +129,7 @@ func New(ctx context.Context, store location.OwnerLeaseStore, ownerID string, op
 	s.confirm(sent, answered, res.LeaseExpiresAt, res.StoreNow, false)
 	s.log.Debug("session: owner lease claimed", "owner", s.token.OwnerID, "generation", s.token.LeaseGeneration,
 		"trusted_until", s.TrustedUntil())
-	go s.run(answered.Add(s.o.RenewInterval))
+	s.start(answered.Add(s.o.RenewInterval))
 	return s, nil
 }
 
@@ -163,7 +166,7 @@ func Adopt(ctx context.Context, store location.OwnerLeaseStore, token location.O
 		s.closeKept()
 		return nil, err
 	}
-	go s.run(answered.Add(s.o.RenewInterval))
+	s.start(answered.Add(s.o.RenewInterval))
 	return s, nil
 }
 
@@ -177,7 +180,7 @@ func newSession(ctx context.Context, store location.OwnerLeaseStore, opts Option
 	if store == nil {
 		return nil, fmt.Errorf("session: %w: nil store", location.ErrInvalidArgument)
 	}
-	s := &Session{store: store, o: o, clk: o.Clock, log: o.Logger, done: make(chan struct{}),
+	s := &Session{store: store, o: o, clk: o.Clock, log: o.Logger, done: make(chan struct{}), stopped: make(chan struct{}),
 		timeout: fmt.Errorf("session: the attempt exceeded its timeout (%v): %w", o.RenewTimeout, context.DeadlineExceeded)}
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	return s, nil
@@ -186,9 +189,18 @@ func newSession(ctx context.Context, store location.OwnerLeaseStore, opts Option
 // Token returns the session's owner token.
 func (s *Session) Token() location.OwnerToken { return s.token }
 
-// Done is closed when the session has ended (Err says why) and its
-// goroutines have stopped.
+// Done is closed as soon as the session has ended; Err says why. It does
+// not wait for a store call in flight (Stopped does): the trust deadline,
+// a lost lease, the context's end, Close and Orphan close it at once.
 func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Stopped is closed once the session has ended and every goroutine it
+// started has returned: the renewal loop, the store call in flight when
+// the session ended (its context is cancelled then; the session ignores
+// its answer, and closes a kept lease it returns), and the kept lease's
+// watch. Close and Orphan wait for it; wait on it to account for a session
+// that ended by itself.
+func (s *Session) Stopped() <-chan struct{} { return s.stopped }
 
 // Err returns nil while the session runs, then why it ended: an error
 // wrapping ErrLeaseLost, ErrDeadlinePassed, ErrClosed, ErrOrphaned, or the
@@ -237,26 +249,48 @@ func (s *Session) Status() Status {
 }
 
 // Close ends the session (if it has not ended yet, Err becomes ErrClosed),
-// waits for its goroutines, and releases the lease (unless it was lost or
-// orphaned): ReleaseOwnerLease, each attempt bounded by RenewTimeout and
-// tried again after a failure (bad input excepted) until ctx ends. A lease
-// found already ended is not an error. Close is idempotent: later calls return
-// the first one's result.
+// releases the lease (unless it was lost or orphaned): ReleaseOwnerLease,
+// each attempt bounded by RenewTimeout and tried again after a failure (bad
+// input excepted) until ctx ends; a lease found already ended is not an
+// error. Then it waits, until ctx ends, for the session's goroutines
+// (Stopped): a renewal in flight has had its context cancelled, and a
+// release does not need to wait for it (a renewal that reaches the store
+// after the release answers stale). Close is idempotent: later calls
+// release nothing more and return the first release's result.
 func (s *Session) Close(ctx context.Context) error {
 	s.end(ErrClosed)
-	<-s.done
 	s.closeOnce.Do(func() { s.closeErr = s.release(ctx) })
+	if err := s.wait(ctx); err != nil {
+		return errors.Join(s.closeErr, err)
+	}
 	return s.closeErr
 }
 
 // Orphan ends the session without releasing its lease (if it has not
-// ended yet, Err becomes ErrOrphaned), waits for its goroutines, and
-// returns the token, for another process to Adopt before the lease
-// expires. A later Close releases nothing.
+// ended yet, Err becomes ErrOrphaned), waits for its goroutines (Stopped;
+// a store call in flight, whose context is cancelled, for at most
+// RenewTimeout on the session clock), and returns the token, for another
+// process to Adopt before the lease expires. A later Close releases
+// nothing.
 func (s *Session) Orphan() location.OwnerToken {
 	s.end(ErrOrphaned)
-	<-s.done
+	ctx, cancel := s.attemptContext(context.Background())
+	defer cancel()
+	if err := s.wait(ctx); err != nil {
+		s.log.Warn("session: orphaned with a store call still in flight; it ends when the store answers",
+			"owner", s.token.OwnerID, "generation", s.token.LeaseGeneration, "error", err)
+	}
 	return s.token
+}
+
+// wait waits until the session's goroutines have stopped, or ctx ends.
+func (s *Session) wait(ctx context.Context) error {
+	select {
+	case <-s.stopped:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("session: a store call of the session has not returned yet: %w", context.Cause(ctx))
+	}
 }
 
 // release releases the lease of an ended session, unless it is known gone
@@ -282,8 +316,9 @@ func (s *Session) release(ctx context.Context) error {
 	return nil
 }
 
-// end ends the session with cause (the first cause wins) and stops the
-// renewal loop.
+// end ends the session with cause (the first cause wins): it cancels the
+// session's context (the renewal loop's, and the store call's in flight)
+// and closes Done at once, without waiting for anything.
 func (s *Session) end(cause error) {
 	s.mu.Lock()
 	if s.err != nil {
@@ -291,18 +326,33 @@ func (s *Session) end(cause error) {
 		return
 	}
 	s.err, s.endedAt = cause, s.clk.Now()
+	if s.deadline != nil {
+		s.deadline.Stop()
+	}
 	s.mu.Unlock()
+	s.cancel(cause)
+	close(s.done)
 	level := slog.LevelInfo
 	if errors.Is(cause, ErrLeaseLost) || errors.Is(cause, ErrDeadlinePassed) {
 		level = slog.LevelWarn
 	}
 	s.log.Log(context.Background(), level, "session: ended", "owner", s.token.OwnerID,
 		"generation", s.token.LeaseGeneration, "reason", cause)
-	s.cancel(cause)
+}
+
+// start runs the session once its lease is claimed or adopted: the
+// renewal loop, from next, and its end when the context given to New or
+// Adopt ends (at once, also while a store call is in flight).
+func (s *Session) start(next time.Time) {
+	context.AfterFunc(s.ctx, func() { s.end(fmt.Errorf("session: context ended: %w", context.Cause(s.ctx))) })
+	go s.run(next)
 }
 
 // run is the renewal loop: a renewal at each scheduled time (fixed rate),
-// a failed one tried again sooner, until the session ends.
+// a failed one tried again sooner, until the session ends. It is the only
+// goroutine that calls the store: a call in flight when the session ends
+// (which cancels its context) is waited for here, and only Stopped waits
+// for the loop.
 func (s *Session) run(next time.Time) {
 	defer s.finish()
 	retryWait := minRetryWait
@@ -361,17 +411,12 @@ func (s *Session) sleepUntil(t time.Time) bool {
 	}
 }
 
-// finish ends the loop: the session ends (if the context did it), its
-// timer and kept lease stop, and Done closes.
+// finish ends the loop: the session has ended (the loop stops only then),
+// its kept lease stops, and Stopped closes.
 func (s *Session) finish() {
 	s.end(fmt.Errorf("session: context ended: %w", context.Cause(s.ctx)))
-	s.mu.Lock()
-	if s.deadline != nil {
-		s.deadline.Stop()
-	}
-	s.mu.Unlock()
 	s.closeKept()
-	close(s.done)
+	close(s.stopped)
 }
 
 // closeKept closes the kept lease, if any.
