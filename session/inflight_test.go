@@ -211,15 +211,31 @@ func TestOrphanWaitsForAStuckCallAtMostTheRenewTimeout(t *testing.T) {
 
 // lossyKV loses the answer of the next write of key (the write applies),
 // then holds every read of key — the reads that resolve the lost answer —
-// until the test frees them, ignoring their context.
+// until the test frees them, ignoring their context; or, with refuse set,
+// refuses that many reads of key (so that the resolution fails at once).
 type lossyKV struct {
 	clientv3.KV
 	key   string
 	stuck *stuckCall
 
 	mu      sync.Mutex
-	armed   bool // lose the next write of key
-	holding bool // hold the reads of key
+	armed   bool  // lose the next write of key
+	holding bool  // hold the reads of key
+	refuse  int   // refuse the next reads of key after the loss
+	lostRev int64 // the revision at which the lost write applied
+}
+
+var errRefused = status.Error(codes.PermissionDenied, "etcdserver: permission denied (test: reads refused)")
+
+// refused reports whether a read of key is refused now.
+func (k *lossyKV) refused(key string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if key != k.key || k.armed || k.refuse == 0 {
+		return false
+	}
+	k.refuse--
+	return true
 }
 
 // arm makes the next write of key lose its answer.
@@ -247,7 +263,7 @@ func (k *lossyKV) lose(then []clientv3.Op) bool {
 	}
 	for _, op := range then {
 		if op.IsPut() && string(op.KeyBytes()) == k.key {
-			k.armed, k.holding = false, true
+			k.armed, k.holding = false, k.refuse == 0
 			return true
 		}
 	}
@@ -265,14 +281,21 @@ func (k *lossyKV) Txn(ctx context.Context) clientv3.Txn {
 		if !k.lose(ops.Then) {
 			return ops.Send(ctx, k.KV)
 		}
-		if _, err := ops.Send(ctx, k.KV); err != nil {
+		resp, err := ops.Send(ctx, k.KV)
+		if err != nil {
 			return nil, err
 		}
+		k.mu.Lock()
+		k.lostRev = resp.Header.Revision
+		k.mu.Unlock()
 		return nil, status.Error(codes.Unavailable, "etcdserver: request timed out (test: the answer was lost)")
 	})
 }
 
 func (k *lossyKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	if k.refused(key) {
+		return nil, errRefused
+	}
 	if key == k.key && k.held() {
 		k.stuck.block()
 		return nil, rpctypes.ErrGRPCLeaderChanged
@@ -342,4 +365,44 @@ func TestEtcdLostRenewalAnswerDoesNotDelayDone(t *testing.T) {
 			require.Equal(t, location.KindMissing, readLease(t, es, "a").Kind, "Close released the lease")
 		})
 	}
+}
+
+// Issue 12: a claim whose answer was lost and whose resolution failed left
+// a lease the session could not name; New failed with ErrOutcomeUnknown,
+// and every later claim of the owner id conflicted with that lease until
+// it expired. New now tries such a claim again, and etcdstore settles it
+// first: the owner key carries the lost claim's nonce, so the lease is the
+// session's, with the generation the lost claim created.
+func TestEtcdClaimWhoseOutcomeIsUnknownIsTriedAgain(t *testing.T) {
+	client := etcdtest.Connect(t)
+	kv := &lossyKV{KV: client.KV, stuck: newStuckCall(), armed: true, refuse: 1}
+	es, err := etcdstore.New(client, etcdstore.Options{Root: etcdtest.UniquePrefix(t), KV: kv})
+	require.NoError(t, err)
+	kv.key = es.Layout().OwnerKey("a")
+	var mu sync.Mutex
+	var claims []session.Renewal
+	opts := quickOptions()
+	opts.OnRenewal = func(r session.Renewal) {
+		if r.Kind == location.KindClaimed || r.Token == (location.OwnerToken{}) {
+			mu.Lock()
+			defer mu.Unlock()
+			claims = append(claims, r)
+		}
+	}
+	s, err := session.New(t.Context(), es, "a", opts)
+	require.NoError(t, err)
+	defer s.Close(context.Background())
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, claims, 2)
+	require.ErrorIs(t, claims[0].Err, location.ErrOutcomeUnknown, "the first claim's answer was lost, unresolved")
+	require.Equal(t, location.KindClaimed, claims[1].Kind)
+	kv.mu.Lock()
+	lostRev := kv.lostRev
+	kv.mu.Unlock()
+	require.Positive(t, lostRev)
+	require.Equal(t, location.OwnerToken{OwnerID: "a", LeaseGeneration: lostRev}, s.Token(),
+		"the lease the lost claim created is the session's")
+	require.Equal(t, s.Token(), readLease(t, es, "a").Token)
 }

@@ -83,9 +83,13 @@ type Status struct {
 // New claims an owner lease for ownerID in store and returns the session
 // that keeps it. Options are checked first: bad ones are an
 // *location.InputError, and nothing is written. A claim the store answers
-// with an error wrapping location.ErrUnavailable (nothing written) is tried
-// again, after a jittered wait, until ctx ends; each attempt is bounded by
-// RenewTimeout. A live lease of the owner id is ErrLeaseHeld.
+// with an error wrapping location.ErrUnavailable (nothing written) or
+// location.ErrOutcomeUnknown (its answer was lost and could not be
+// settled) is tried again, after a jittered wait, until ctx ends; each
+// attempt is bounded by RenewTimeout. A store that recognises its own
+// claim whose outcome was unknown (etcdstore) answers the next attempt
+// with that lease if it applied. A live lease of the owner id is
+// ErrLeaseHeld.
 //
 // ctx bounds the session's life too: when it ends, the session ends
 // (Done), without releasing the lease (call Close for that).
@@ -100,7 +104,8 @@ func New(ctx context.Context, store location.OwnerLeaseStore, ownerID string, op
 	}
 	var res location.OwnerLeaseClaimResult
 	var sent, answered time.Time
-	err = s.retry(s.ctx, "claim owner lease "+ownerID, isUnavailable, func() error {
+	unknown := false // an attempt's outcome was unknown
+	err = s.retry(s.ctx, "claim owner lease "+ownerID, claimRetryable, func() error {
 		actx, cancel := s.attemptContext(s.ctx)
 		defer cancel()
 		var err error
@@ -108,12 +113,16 @@ func New(ctx context.Context, store location.OwnerLeaseStore, ownerID string, op
 		res, err = store.ClaimOwnerLease(actx, ownerID, s.o.TTL)
 		answered = s.clk.Now()
 		err = s.attemptError(actx, err)
+		unknown = unknown || errors.Is(err, location.ErrOutcomeUnknown)
 		s.observe(Renewal{Token: res.Token, Sent: sent, Answered: answered, Kind: res.Kind, Err: err})
 		return err
 	})
 	switch {
 	case err != nil:
 		err = fmt.Errorf("session: claim owner lease %q: %w", ownerID, err)
+	case res.Kind == location.KindConflict && unknown:
+		err = fmt.Errorf("%w: owner id %q (maybe by an earlier claim of this call whose outcome is unknown, "+
+			"which the store could not settle: it expires within the TTL)", ErrLeaseHeld, ownerID)
 	case res.Kind == location.KindConflict:
 		err = fmt.Errorf("%w: owner id %q", ErrLeaseHeld, ownerID)
 	case res.Kind == location.KindGenerationExhausted:
@@ -584,9 +593,14 @@ func (s *Session) sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// isUnavailable reports an error by which the store says nothing was
-// written.
-func isUnavailable(err error) bool { return errors.Is(err, location.ErrUnavailable) }
+// claimRetryable reports a failed claim that is tried again: nothing was
+// written (location.ErrUnavailable), or the outcome is unknown
+// (location.ErrOutcomeUnknown: the claim may have applied; a store that
+// recognises its own claim, as etcdstore does, answers the next one with
+// that lease, another answers a conflict, ErrLeaseHeld).
+func claimRetryable(err error) bool {
+	return errors.Is(err, location.ErrUnavailable) || errors.Is(err, location.ErrOutcomeUnknown)
+}
 
 // notInput reports an error that is not about bad input.
 func notInput(err error) bool { return !errors.Is(err, location.ErrInvalidArgument) }
