@@ -26,20 +26,15 @@ import (
 // existed since before proves it did not (a conflict); an absent key
 // without such a put means not applied, and the claim is sent again. When
 // it cannot be settled, the error wraps location.ErrOutcomeUnknown and the
-// granted lease is kept (the claim may hold it): the map remembers the
-// claim, and its next claim of the owner id settles it first
-// (settlePending): a claim found applied is answered as this claim's
-// (KindClaimed, its generation, the lease renewed), one that did not apply
-// has its etcd lease revoked. So a caller that tries again after an unknown
-// outcome gets its own lease back instead of a conflict with it.
+// granted lease is kept (the claim may hold it), and the map remembers the
+// claim for Settle, which tells the caller whether it holds that lease. A
+// later Claim does not settle it: it answers as the reference does (a
+// conflict while the lost claim's lease is live).
 func (m *Map) Claim(ctx context.Context, ownerID string, ttl time.Duration) (location.OwnerLeaseClaimResult, error) {
 	const op = "claim owner lease"
 	ms, err := validate(ctx, op, ownerID, ttl)
 	if err != nil {
 		return location.OwnerLeaseClaimResult{}, err
-	}
-	if res, done, err := m.settlePending(ctx, op, ownerID, ttl); done || err != nil {
-		return res, err
 	}
 	now, secs := m.now(), m.leaseSeconds(ms)
 	grant, err := m.lease.Grant(ctx, secs)
@@ -58,8 +53,7 @@ func (m *Map) Claim(ctx context.Context, ownerID string, ttl time.Duration) (loc
 		generation, conflict, err := c.send(ctx, op, val, nonce)
 		switch {
 		case errors.Is(err, txn.ErrOutcomeUnknown):
-			// The claim may hold the lease: keep it, for the next claim to
-			// settle.
+			// The claim may hold the lease: keep it, for Settle.
 			m.notePending(ownerID, pendingClaim{nonces: append(slices.Clone(c.lost), nonce), grant: grant.ID})
 			return location.OwnerLeaseClaimResult{}, err
 		case err != nil:

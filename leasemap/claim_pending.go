@@ -16,7 +16,7 @@ import (
 // and re-reading could not settle it (etcd unreachable for the whole
 // resolution, or the caller cancelled). It may hold a lease nobody can
 // name, which would refuse every later claim of the owner id until it
-// expires. Its attempts' nonces tell whether it applied (the owner key's
+// expires, unless Settle finds it. Its attempts' nonces tell whether it applied (the owner key's
 // value carries one), and revoking its etcd lease makes sure it never
 // does.
 type pendingClaim struct {
@@ -25,7 +25,7 @@ type pendingClaim struct {
 }
 
 // notePending records the claim of ownerID whose outcome is unknown (the
-// last one per owner id: a later claim settles the earlier first).
+// last one per owner id).
 func (m *Map) notePending(ownerID string, p pendingClaim) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -57,33 +57,37 @@ func (m *Map) keepPending(ownerID string, p pendingClaim) {
 	}
 }
 
-// settlePending settles the pending claim of ownerID, if any, before a new
-// claim is sent, by reading the owner key:
+// Settle settles the last claim of ownerID made through m whose outcome
+// was unknown (Claim answered an error wrapping location.ErrOutcomeUnknown),
+// by reading the owner key; it never guesses:
 //
-//   - the key carries one of the claim's nonces: the claim applied, and the
-//     lease is the caller's. It is renewed with ttl (which tells how long it
-//     lives now) and answered as claimed (done), with the generation the
-//     claim created; a lease that ended since is claimed anew;
+//   - the key carries one of the claim's nonces: the claim applied, and its
+//     lease is the caller's. It is renewed with ttl (so that the caller
+//     knows how long it lives) and answered KindClaimed, with the
+//     generation the claim created, and held is true;
 //   - otherwise the claim did not apply so far, and its etcd lease is
-//     revoked, so that it never will (a put on a revoked lease fails); the
-//     new claim goes ahead. A key on that lease without the nonce (some
-//     holder of the token rewrote it) is left alone: the new claim then
-//     answers the conflict.
+//     revoked, so that it never will (a put on a revoked lease fails); held
+//     is false, and the caller claims anew. A key on that lease without the
+//     nonce (a holder of the token rewrote it) is left alone.
 //
-// When the key cannot be read (or the lease revoked, or the found lease
-// renewed), the claim stays pending and the error wraps
-// location.ErrUnavailable (or ErrOutcomeUnknown, from a renewal whose own
-// answer was lost).
-func (m *Map) settlePending(ctx context.Context, op, ownerID string, ttl time.Duration) (location.OwnerLeaseClaimResult, bool, error) {
+// held is false too when no claim of ownerID is pending, or when the
+// claim's lease has ended since. When the key cannot be read (or the lease
+// revoked, or the found lease renewed), the claim stays pending for the
+// next Settle, and the error wraps location.ErrUnavailable (or
+// ErrOutcomeUnknown, from a renewal whose own answer was lost).
+func (m *Map) Settle(ctx context.Context, ownerID string, ttl time.Duration) (res location.OwnerLeaseClaimResult, held bool, err error) {
+	const op = "settle a claim whose outcome is unknown"
+	if _, err := validate(ctx, op, ownerID, ttl); err != nil {
+		return location.OwnerLeaseClaimResult{}, false, err
+	}
 	p, ok := m.takePending(ownerID)
 	if !ok {
 		return location.OwnerLeaseClaimResult{}, false, nil
 	}
-	const what = "settle an earlier claim whose outcome is unknown"
 	got, err := m.readOwner(ctx, m.layout.OwnerKey(ownerID))
 	if err != nil {
 		m.keepPending(ownerID, p)
-		return location.OwnerLeaseClaimResult{}, false, txn.Unavailable(fmt.Sprintf("leasemap: %s: %s", op, what), err)
+		return location.OwnerLeaseClaimResult{}, false, txn.Unavailable("leasemap: "+op, err)
 	}
 	if !p.carries(got) {
 		if got.Present && clientv3.LeaseID(got.Lease) == p.grant {
@@ -91,25 +95,25 @@ func (m *Map) settlePending(ctx context.Context, op, ownerID string, ttl time.Du
 		}
 		if _, err := m.lease.Revoke(ctx, p.grant); err != nil && !txn.IsLeaseNotFound(err) {
 			m.keepPending(ownerID, p)
-			return location.OwnerLeaseClaimResult{}, false, txn.Unavailable(fmt.Sprintf("leasemap: %s: %s: revoke its lease", op, what), err)
+			return location.OwnerLeaseClaimResult{}, false, txn.Unavailable(fmt.Sprintf("leasemap: %s: revoke its lease", op), err)
 		}
-		m.log.Info("leasemap: an earlier claim whose outcome was unknown did not apply; its lease is revoked",
+		m.log.Info("leasemap: a claim whose outcome was unknown did not apply; its lease is revoked",
 			"owner", ownerID, "lease", leaseIDText(p.grant))
 		return location.OwnerLeaseClaimResult{}, false, nil
 	}
 	token := location.OwnerToken{OwnerID: ownerID, LeaseGeneration: got.CreateRevision}
-	res, err := m.Renew(ctx, token, ttl)
+	renewed, err := m.Renew(ctx, token, ttl)
 	switch {
 	case err != nil:
 		m.keepPending(ownerID, p)
-		return location.OwnerLeaseClaimResult{}, false, fmt.Errorf("leasemap: %s: %s: renew its lease %d: %w", op, what, token.LeaseGeneration, err)
-	case res.Kind != location.KindRenewed:
-		return location.OwnerLeaseClaimResult{}, false, nil // it ended since: claim anew
+		return location.OwnerLeaseClaimResult{}, false, fmt.Errorf("leasemap: %s: renew its lease %d: %w", op, token.LeaseGeneration, err)
+	case renewed.Kind != location.KindRenewed:
+		return location.OwnerLeaseClaimResult{}, false, nil // it ended since
 	}
-	m.log.Info("leasemap: an earlier claim whose outcome was unknown had applied; its lease is the caller's",
+	m.log.Info("leasemap: a claim whose outcome was unknown had applied; its lease is the caller's",
 		"owner", ownerID, "generation", token.LeaseGeneration)
-	return location.OwnerLeaseClaimResult{Kind: location.KindClaimed, Token: token, LeaseExpiresAt: res.LeaseExpiresAt,
-		StoreNow: res.StoreNow}, true, nil
+	return location.OwnerLeaseClaimResult{Kind: location.KindClaimed, Token: token, LeaseExpiresAt: renewed.LeaseExpiresAt,
+		StoreNow: renewed.StoreNow}, true, nil
 }
 
 // carries reports whether o's value carries one of p's nonces.

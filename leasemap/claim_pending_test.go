@@ -72,13 +72,14 @@ func (k *unsettledKV) Txn(ctx context.Context) clientv3.Txn {
 
 // A claim whose answer was lost and whose resolution failed leaves a lease
 // nobody can name (issue 12): every later claim of the owner id conflicted
-// with it until it expired. The map remembers such a claim, and its next
-// claim of the owner id settles it by reading the owner key: applied (the
-// key carries the claim's nonce), the lease is answered as claimed, with
-// the generation it created and renewed; not applied, its etcd lease is
-// revoked and the owner id claimed anew. A settlement that cannot read
-// keeps the claim for the next one.
-func TestClaimWhoseOutcomeIsUnknownIsSettledByTheNextClaim(t *testing.T) {
+// with it until it expired, and the caller never learnt that it was its
+// own. The map remembers such a claim, and Settle settles it by reading
+// the owner key: applied (the key carries the claim's nonce), the lease is
+// answered as claimed, with the generation it created, and renewed; not
+// applied, its etcd lease is revoked and the caller claims anew. A
+// settlement that cannot read keeps the claim for the next one. Claim
+// itself answers as before (a conflict with the applied claim's lease).
+func TestSettleAClaimWhoseOutcomeIsUnknown(t *testing.T) {
 	tests := []struct {
 		name string
 		// unsent: the lost claim did not reach etcd.
@@ -89,10 +90,10 @@ func TestClaimWhoseOutcomeIsUnknownIsSettledByTheNextClaim(t *testing.T) {
 		// did not apply) before the settlement.
 		taken bool
 	}{
-		{name: "applied: answered as claimed"},
-		{name: "not applied: its lease revoked, claimed anew", unsent: true},
+		{name: "applied: held, answered as claimed"},
+		{name: "not applied: not held, its lease revoked", unsent: true},
 		{name: "applied, the first settlement refused: kept for the next", refusedOnce: true},
-		{name: "not applied, the owner id taken meanwhile: conflict", unsent: true, taken: true},
+		{name: "not applied, the owner id taken meanwhile: not held, the other untouched", unsent: true, taken: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,9 +116,10 @@ func TestClaimWhoseOutcomeIsUnknownIsSettledByTheNextClaim(t *testing.T) {
 				lost.generation, lost.lease = got.Kvs[0].CreateRevision, clientv3.LeaseID(got.Kvs[0].Lease)
 			}
 			if tc.refusedOnce {
-				_, err := m.Claim(t.Context(), "a", ttl30s)
+				_, held, err := m.Settle(t.Context(), "a", ttl30s)
 				require.ErrorIs(t, err, location.ErrUnavailable, "nothing written")
-				require.ErrorContains(t, err, "settle an earlier claim whose outcome is unknown")
+				require.ErrorContains(t, err, "settle a claim whose outcome is unknown")
+				require.False(t, held)
 			}
 			kv.set(false, false, false)
 			var other location.OwnerToken
@@ -130,16 +132,28 @@ func TestClaimWhoseOutcomeIsUnknownIsSettledByTheNextClaim(t *testing.T) {
 			}
 			rec.Reset()
 
-			res, err := m.Claim(t.Context(), "a", ttl30s)
+			if !tc.unsent {
+				res, err := m.Claim(t.Context(), "a", ttl30s)
+				require.NoError(t, err)
+				require.Equal(t, location.KindConflict, res.Kind, "Claim does not settle")
+				rec.Reset()
+			}
+			res, held, err := m.Settle(t.Context(), "a", ttl30s)
 			require.NoError(t, err)
+			require.Equal(t, !tc.unsent, held)
 			switch {
 			case tc.taken:
-				require.Equal(t, location.KindConflict, res.Kind)
+				require.Zero(t, res)
+				require.Equal(t, 1, rec.Counts()[txn.CallRevoke], "the lost claim's lease is revoked")
 				require.Equal(t, other, f.read(t, "a").Token, "the other claim is untouched")
 			case tc.unsent:
-				require.Equal(t, location.KindClaimed, res.Kind)
+				require.Zero(t, res)
 				require.Equal(t, 1, rec.Counts()[txn.CallRevoke], "the lost claim's lease is revoked")
-				require.Equal(t, 1, rec.Counts()[txn.CallGrant], "and a new one granted")
+				require.Zero(t, rec.Counts()[txn.CallGrant])
+				require.Equal(t, location.KindMissing, f.read(t, "a").Kind)
+				res, err := m.Claim(t.Context(), "a", ttl30s)
+				require.NoError(t, err)
+				require.Equal(t, location.KindClaimed, res.Kind, "claimed anew")
 				require.Equal(t, res.Token, f.read(t, "a").Token)
 			default:
 				require.Equal(t, location.KindClaimed, res.Kind)
@@ -157,11 +171,13 @@ func TestClaimWhoseOutcomeIsUnknownIsSettledByTheNextClaim(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, location.KindRenewed, renewed.Kind, "the token is live")
 			}
-			_, pending := m.takePending("a")
-			require.False(t, pending, "settled")
-			again, err := m.Claim(t.Context(), "a", ttl30s)
+			again, held, err := m.Settle(t.Context(), "a", ttl30s)
 			require.NoError(t, err)
-			require.Equal(t, location.KindConflict, again.Kind, "a later claim conflicts as usual")
+			require.False(t, held, "settled: nothing pending")
+			require.Zero(t, again)
+			claim, err := m.Claim(t.Context(), "a", ttl30s)
+			require.NoError(t, err)
+			require.Equal(t, location.KindConflict, claim.Kind, "a later claim conflicts as usual")
 		})
 	}
 }

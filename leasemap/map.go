@@ -60,7 +60,7 @@ type Map struct {
 	mu    sync.Mutex
 	known map[string]leaseInfo // by owner id: the etcd lease of a generation
 	// pending holds, by owner id, the last claim whose outcome is unknown,
-	// settled by the next claim of the owner id (claim_pending.go).
+	// until Settle settles it (claim_pending.go).
 	pending map[string]pendingClaim
 }
 

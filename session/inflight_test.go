@@ -370,9 +370,10 @@ func TestEtcdLostRenewalAnswerDoesNotDelayDone(t *testing.T) {
 // Issue 12: a claim whose answer was lost and whose resolution failed left
 // a lease the session could not name; New failed with ErrOutcomeUnknown,
 // and every later claim of the owner id conflicted with that lease until
-// it expired. New now tries such a claim again, and etcdstore settles it
-// first: the owner key carries the lost claim's nonce, so the lease is the
-// session's, with the generation the lost claim created.
+// it expired. New now tries such a claim again, and first asks etcdstore
+// (a location.OwnerLeaseClaimSettler) to settle it: the owner key carries
+// the lost claim's nonce, so the lease is the session's, with the
+// generation the lost claim created.
 func TestEtcdClaimWhoseOutcomeIsUnknownIsTriedAgain(t *testing.T) {
 	client := etcdtest.Connect(t)
 	kv := &lossyKV{KV: client.KV, stuck: newStuckCall(), armed: true, refuse: 1}

@@ -86,10 +86,11 @@ type Status struct {
 // with an error wrapping location.ErrUnavailable (nothing written) or
 // location.ErrOutcomeUnknown (its answer was lost and could not be
 // settled) is tried again, after a jittered wait, until ctx ends; each
-// attempt is bounded by RenewTimeout. A store that recognises its own
-// claim whose outcome was unknown (etcdstore) answers the next attempt
-// with that lease if it applied. A live lease of the owner id is
-// ErrLeaseHeld.
+// attempt is bounded by RenewTimeout. When the store is a
+// location.OwnerLeaseClaimSettler (etcdstore), each attempt first settles
+// the store's earlier claim of ownerID whose outcome was unknown (of this
+// call or an earlier one): if that claim holds the lease, the session
+// keeps that lease. A live lease of the owner id is ErrLeaseHeld.
 //
 // ctx bounds the session's life too: when it ends, the session ends
 // (Done), without releasing the lease (call Close for that).
@@ -110,7 +111,7 @@ func New(ctx context.Context, store location.OwnerLeaseStore, ownerID string, op
 		defer cancel()
 		var err error
 		sent = s.clk.Now()
-		res, err = store.ClaimOwnerLease(actx, ownerID, s.o.TTL)
+		res, err = settleAndClaim(actx, store, ownerID, s.o.TTL)
 		answered = s.clk.Now()
 		err = s.attemptError(actx, err)
 		unknown = unknown || errors.Is(err, location.ErrOutcomeUnknown)
@@ -122,7 +123,7 @@ func New(ctx context.Context, store location.OwnerLeaseStore, ownerID string, op
 		err = fmt.Errorf("session: claim owner lease %q: %w", ownerID, err)
 	case res.Kind == location.KindConflict && unknown:
 		err = fmt.Errorf("%w: owner id %q (maybe by an earlier claim of this call whose outcome is unknown, "+
-			"which the store could not settle: it expires within the TTL)", ErrLeaseHeld, ownerID)
+			"which the store cannot settle: it expires within the TTL)", ErrLeaseHeld, ownerID)
 	case res.Kind == location.KindConflict:
 		err = fmt.Errorf("%w: owner id %q", ErrLeaseHeld, ownerID)
 	case res.Kind == location.KindGenerationExhausted:
@@ -593,11 +594,26 @@ func (s *Session) sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// settleAndClaim claims ownerID's lease in store, after settling the
+// store's earlier claim of ownerID whose outcome was unknown when the store
+// can (location.OwnerLeaseClaimSettler): if that claim holds the lease, its
+// answer is the claim's.
+func settleAndClaim(ctx context.Context, store location.OwnerLeaseStore, ownerID string, ttl time.Duration) (location.OwnerLeaseClaimResult, error) {
+	if settler, ok := store.(location.OwnerLeaseClaimSettler); ok {
+		res, held, err := settler.SettleOwnerLeaseClaim(ctx, ownerID, ttl)
+		if err != nil || held {
+			return res, err
+		}
+	}
+	return store.ClaimOwnerLease(ctx, ownerID, ttl)
+}
+
 // claimRetryable reports a failed claim that is tried again: nothing was
 // written (location.ErrUnavailable), or the outcome is unknown
 // (location.ErrOutcomeUnknown: the claim may have applied; a store that
-// recognises its own claim, as etcdstore does, answers the next one with
-// that lease, another answers a conflict, ErrLeaseHeld).
+// settles its own claims, as etcdstore does, then tells whether it holds
+// the lease; with another, the next attempt conflicts with it:
+// ErrLeaseHeld).
 func claimRetryable(err error) bool {
 	return errors.Is(err, location.ErrUnavailable) || errors.Is(err, location.ErrOutcomeUnknown)
 }

@@ -276,9 +276,10 @@ func TestNewAnswersALiveLeaseAsHeld(t *testing.T) {
 }
 
 // New tries a claim again when nothing was written or when its outcome is
-// unknown. A store that cannot settle its own claim whose outcome was
-// unknown (memstore here; etcdstore settles it, etcd_test.go) answers the
-// next attempt a conflict with that claim's lease: ErrLeaseHeld, saying so.
+// unknown. With a store that cannot settle its own claim whose outcome was
+// unknown (no location.OwnerLeaseClaimSettler, as here; etcdstore is one,
+// inflight_test.go), the next attempt conflicts with that claim's lease:
+// ErrLeaseHeld, saying so.
 func TestNewRetriesAClaimThatFailed(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -292,7 +293,7 @@ func TestNewRetriesAClaimThatFailed(t *testing.T) {
 		{name: "outcome unknown, not applied", fault: answerLost, faults: 2, claims: 3},
 		{name: "outcome unknown, applied, not settled by the store", fault: answerLost, faults: 1, applies: true,
 			claims: 2, wantErr: `session: the owner id holds a live lease: owner id "a" (maybe by an earlier claim of this call ` +
-				"whose outcome is unknown, which the store could not settle: it expires within the TTL)"},
+				"whose outcome is unknown, which the store cannot settle: it expires within the TTL)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
