@@ -373,37 +373,80 @@ func TestEtcdLostRenewalAnswerDoesNotDelayDone(t *testing.T) {
 // it expired. New now tries such a claim again, and first asks etcdstore
 // (a location.OwnerLeaseClaimSettler) to settle it: the owner key carries
 // the lost claim's nonce, so the lease is the session's, with the
-// generation the lost claim created.
-func TestEtcdClaimWhoseOutcomeIsUnknownIsTriedAgain(t *testing.T) {
-	client := etcdtest.Connect(t)
-	kv := &lossyKV{KV: client.KV, stuck: newStuckCall(), armed: true, refuse: 1}
-	es, err := etcdstore.New(client, etcdstore.Options{Root: etcdtest.UniquePrefix(t), KV: kv})
-	require.NoError(t, err)
-	kv.key = es.Layout().OwnerKey("a")
-	var mu sync.Mutex
-	var claims []session.Renewal
-	opts := quickOptions()
-	opts.OnRenewal = func(r session.Renewal) {
-		if r.Kind == location.KindClaimed || r.Token == (location.OwnerToken{}) {
+// generation the lost claim created. A later New on the same store (a
+// mesh node's next join) settles it too when the first New gave up.
+func TestEtcdClaimWhoseOutcomeIsUnknownIsSettled(t *testing.T) {
+	tests := []struct {
+		name string
+		// laterNew: the reads stay refused until the first New has given
+		// up (its context cancelled after its second attempt); a second
+		// New settles the claim.
+		laterNew bool
+	}{
+		{name: "by the same New"},
+		{name: "by a later New", laterNew: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			client := etcdtest.Connect(t)
+			kv := &lossyKV{KV: client.KV, stuck: newStuckCall(), armed: true, refuse: 1}
+			if tc.laterNew {
+				kv.refuse = 1 << 30
+			}
+			es, err := etcdstore.New(client, etcdstore.Options{Root: etcdtest.UniquePrefix(t), KV: kv})
+			require.NoError(t, err)
+			kv.key = es.Layout().OwnerKey("a")
+			var mu sync.Mutex
+			var claims []session.Renewal
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			opts := quickOptions()
+			opts.TTL = 10 * time.Second // the lost claim's lease outlives a loaded machine's retries
+			opts.OnRenewal = func(r session.Renewal) {
+				if r.Kind == location.KindClaimed || r.Token == (location.OwnerToken{}) {
+					mu.Lock()
+					defer mu.Unlock()
+					claims = append(claims, r)
+					if tc.laterNew && len(claims) == 2 {
+						cancel()
+					}
+				}
+			}
+			if tc.laterNew {
+				_, err := session.New(ctx, es, "a", opts)
+				require.ErrorIs(t, err, location.ErrUnavailable, "the last attempt's error: its settlement could not read")
+				require.ErrorContains(t, err, "settle a claim whose outcome is unknown")
+				require.ErrorIs(t, ctx.Err(), context.Canceled)
+				mu.Lock()
+				require.Len(t, claims, 2)
+				require.ErrorIs(t, claims[0].Err, location.ErrOutcomeUnknown, "the first claim's answer was lost, unresolved")
+				require.ErrorIs(t, claims[1].Err, location.ErrUnavailable, "the settlement could not read")
+				claims = nil
+				mu.Unlock()
+				kv.mu.Lock()
+				kv.refuse = 0
+				kv.mu.Unlock()
+			}
+			s, err := session.New(t.Context(), es, "a", opts)
+			require.NoError(t, err)
+			defer s.Close(context.Background())
+
 			mu.Lock()
 			defer mu.Unlock()
-			claims = append(claims, r)
-		}
+			if tc.laterNew {
+				require.Len(t, claims, 1)
+			} else {
+				require.Len(t, claims, 2)
+				require.ErrorIs(t, claims[0].Err, location.ErrOutcomeUnknown, "the first claim's answer was lost, unresolved")
+			}
+			require.Equal(t, location.KindClaimed, claims[len(claims)-1].Kind)
+			kv.mu.Lock()
+			lostRev := kv.lostRev
+			kv.mu.Unlock()
+			require.Positive(t, lostRev)
+			require.Equal(t, location.OwnerToken{OwnerID: "a", LeaseGeneration: lostRev}, s.Token(),
+				"the lease the lost claim created is the session's")
+			require.Equal(t, s.Token(), readLease(t, es, "a").Token)
+		})
 	}
-	s, err := session.New(t.Context(), es, "a", opts)
-	require.NoError(t, err)
-	defer s.Close(context.Background())
-
-	mu.Lock()
-	defer mu.Unlock()
-	require.Len(t, claims, 2)
-	require.ErrorIs(t, claims[0].Err, location.ErrOutcomeUnknown, "the first claim's answer was lost, unresolved")
-	require.Equal(t, location.KindClaimed, claims[1].Kind)
-	kv.mu.Lock()
-	lostRev := kv.lostRev
-	kv.mu.Unlock()
-	require.Positive(t, lostRev)
-	require.Equal(t, location.OwnerToken{OwnerID: "a", LeaseGeneration: lostRev}, s.Token(),
-		"the lease the lost claim created is the session's")
-	require.Equal(t, s.Token(), readLease(t, es, "a").Token)
 }
