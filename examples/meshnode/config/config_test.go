@@ -51,7 +51,7 @@ func TestParse(t *testing.T) {
 	}{
 		{name: "the Deployment's arguments and environment", args: tlsArgs, want: want},
 		{name: "advertise defaults to POD_IP and the listen port", args: append(tlsArgs, "--listen=:7200"),
-			env: func(e env) { delete(e, "ZLINK_ADVERTISE") },
+			env:  func(e env) { delete(e, "ZLINK_ADVERTISE") },
 			want: with(func(c *Config) { c.Listen, c.Advertise = ":7200", "10.1.2.3:7200" })},
 		{name: "an IPv6 pod address", args: tlsArgs,
 			env:  func(e env) { delete(e, "ZLINK_ADVERTISE"); e["POD_IP"] = "fd00::7" },
