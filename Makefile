@@ -46,7 +46,7 @@ demo: ; $(GO) run ./cmd/zlinketcd demo
 # images` needs no registry: scripts/docker-engine.sh starts an engine when
 # none answers (installing Debian's docker.io as root), scripts/build-static.sh
 # builds each static binary, and deploy/docker/scratch.Dockerfile wraps it
-# FROM scratch. The meshnode image is skipped until examples/meshnode exists.
+# FROM scratch (meshnode: the example mesh-node service, examples/meshnode).
 include deploy/images.mk
 DOCKER          ?= docker
 IMAGE_BUILD_DIR ?= build/images
@@ -64,15 +64,11 @@ images-engine:
 	@scripts/docker-engine.sh ensure
 
 $(addprefix image-,$(PROJECT_IMAGES)): image-%: images-engine
-	@if [ "$*" = meshnode ] && [ ! -d examples/meshnode ]; then \
-		echo "images: skipping $(IMAGE_REPO)/meshnode:$(IMAGE_TAG): examples/meshnode does not exist yet"; \
-	else \
-		VERSION=$(VERSION) GO=$(GO) scripts/build-static.sh $* $(IMAGE_BUILD_DIR)/$* && \
-		$(DOCKER) build -q -f deploy/docker/scratch.Dockerfile --target $* \
-			--build-arg VERSION=$(VERSION) --build-arg REVISION=$(IMAGE_REVISION) \
-			-t $(IMAGE_REPO)/$*:$(IMAGE_TAG) $(IMAGE_BUILD_DIR)/$* && \
-		echo "images: built $(IMAGE_REPO)/$*:$(IMAGE_TAG)"; \
-	fi
+	@VERSION=$(VERSION) GO=$(GO) scripts/build-static.sh $* $(IMAGE_BUILD_DIR)/$* && \
+	$(DOCKER) build -q -f deploy/docker/scratch.Dockerfile --target $* \
+		--build-arg VERSION=$(VERSION) --build-arg REVISION=$(IMAGE_REVISION) \
+		-t $(IMAGE_REPO)/$*:$(IMAGE_TAG) $(IMAGE_BUILD_DIR)/$* && \
+	echo "images: built $(IMAGE_REPO)/$*:$(IMAGE_TAG)"
 
 $(addprefix image-,$(ETCD_IMAGES)): image-%: images-engine
 	@GO=$(GO) scripts/build-static.sh $* $(IMAGE_BUILD_DIR)/$* && \

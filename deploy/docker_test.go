@@ -4,6 +4,7 @@ package deploy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -50,43 +51,6 @@ func mustDocker(ctx context.Context, t *testing.T, args ...string) string {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// expand replaces $(VAR) with env's value, as the kubelet expands args and
-// env values; an undefined reference stays as it is.
-func expand(s string, env map[string]string) string {
-	return varRef.ReplaceAllStringFunc(s, func(ref string) string {
-		if v, ok := env[varRef.FindStringSubmatch(ref)[1]]; ok {
-			return v
-		}
-		return ref
-	})
-}
-
-// podEnv resolves a container's environment for a pod named podName.
-func podEnv(t *testing.T, c corev1.Container, podName, podIP string, configMaps map[string]*corev1.ConfigMap) map[string]string {
-	t.Helper()
-	env := map[string]string{}
-	for _, e := range c.Env {
-		switch {
-		case e.ValueFrom == nil:
-			env[e.Name] = expand(e.Value, env)
-		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
-			env[e.Name] = podName
-		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
-			env[e.Name] = "zlink"
-		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP" && podIP != "":
-			env[e.Name] = podIP
-		case e.ValueFrom.ResourceFieldRef != nil && e.ValueFrom.ResourceFieldRef.Resource == "limits.memory":
-			env[e.Name] = fmt.Sprint(c.Resources.Limits.Memory().Value())
-		case e.ValueFrom.ConfigMapKeyRef != nil:
-			ref := e.ValueFrom.ConfigMapKeyRef
-			env[e.Name] = configMaps[ref.Name].Data[ref.Key]
-		default:
-			t.Fatalf("container %s: env %s: source not handled by this test", c.Name, e.Name)
-		}
-	}
-	return env
 }
 
 // secretDirs makes the Secrets' files (scripts/etcd-certs.sh) with the
@@ -150,26 +114,13 @@ func runArgs(t *testing.T, pod corev1.PodSpec, c corev1.Container, env map[strin
 	return args
 }
 
-func containerArgs(c corev1.Container, env map[string]string) []string {
-	var out []string
-	for _, a := range c.Args {
-		out = append(out, expand(a, env))
-	}
-	return out
-}
-
 func TestManifestsRunInDocker(t *testing.T) {
 	if _, err := exec.LookPath("docker"); err != nil {
 		t.Fatal("docker not found: run make images-engine")
 	}
 	ctx := context.Background()
 	objs := render(t, baseDir)
-	configMaps := map[string]*corev1.ConfigMap{}
-	for _, o := range objs {
-		if cm, ok := o.obj.(*corev1.ConfigMap); ok {
-			configMaps[o.name] = cm
-		}
-	}
+	configMaps := configMaps(objs)
 	sts := find(t, objs, "StatefulSet", "etcd").obj.(*appsv1.StatefulSet)
 	job := find(t, objs, "Job", "zlink-auth-setup").obj.(*batchv1.Job)
 	cron := find(t, objs, "CronJob", "zlink-gc").obj.(*batchv1.CronJob)
@@ -354,16 +305,17 @@ func keyMaterial(t *testing.T, files ...string) []string {
 	return out
 }
 
-// meshNodes runs two pods of the mesh-node Deployment, when its image is
-// built: both must pass their probes and serve /metrics, and stop by
-// themselves within terminationGracePeriodSeconds of a SIGTERM, exit 0.
+// meshNodes runs two pods of the mesh-node Deployment: the image's
+// --check-config accepts the Deployment's configuration, both pods pass
+// their probes, serve /metrics and connect to each other on the mesh port,
+// and stop by themselves within terminationGracePeriodSeconds of a SIGTERM,
+// exit 0.
 func meshNodes(ctx context.Context, t *testing.T, objs []object, configMaps map[string]*corev1.ConfigMap, secrets, net string) {
 	deploy := find(t, objs, "Deployment", "meshnode").obj.(*appsv1.Deployment)
 	pod := deploy.Spec.Template.Spec
 	c := pod.Containers[0]
 	if _, err := docker(ctx, t, "image", "inspect", c.Image); err != nil {
-		t.Logf("no image %s (examples/meshnode does not exist yet): the mesh-node Deployment is not run", c.Image)
-		return
+		t.Fatalf("image %s of the manifests is not built: run make images (%v)", c.Image, err)
 	}
 	subnet := mustDocker(ctx, t, "network", "inspect", "-f", "{{(index .IPAM.Config 0).Subnet}}", net)
 	prefix, _, _ := strings.Cut(subnet, "/")
@@ -392,6 +344,16 @@ func meshNodes(ctx context.Context, t *testing.T, objs []object, configMaps map[
 		n := node{name: fmt.Sprintf("meshnode-%d", i), ip: fmt.Sprintf("%s%d", prefix, 200+i)}
 		env := podEnv(t, c, n.name, n.ip, configMaps)
 		n.id = "zlink-manifests-" + n.name + "-" + fmt.Sprint(os.Getpid())
+		if i == 0 {
+			// The image's own check of the Deployment's configuration,
+			// with the Secret's files mounted: exit 0 and the node's id.
+			check := append([]string{"run", "--rm"}, runArgs(t, pod, c, env, secrets, net)...)
+			check = append(append(check, c.Image), containerArgs(c, env)...)
+			out := mustDocker(ctx, t, append(check, "--check-config")...)
+			if !strings.Contains(out, `"nodeId": "`+n.name+`"`) || !strings.Contains(out, `"tls": true`) {
+				t.Errorf("meshnode --check-config with the Deployment's configuration:\n%s", out)
+			}
+		}
 		t.Cleanup(func() { docker(ctx, t, "rm", "-f", n.id) })
 		args := []string{"run", "-d", "--name", n.id, "--ip", n.ip}
 		args = append(args, runArgs(t, pod, c, env, secrets, net)...)
@@ -421,6 +383,24 @@ func meshNodes(ctx context.Context, t *testing.T, objs []object, configMaps map[
 			t.Errorf("%s: /metrics answers %d with no metrics", n.name, code)
 		}
 	}
+	// The two nodes connect to each other on the mesh port, across the
+	// private network, each advertising its pod IP.
+	deadline := time.Now().Add(60 * time.Second)
+	for _, n := range nodes {
+		for {
+			var st struct{ Peers []string }
+			_, body := get(n.ip, intstr.FromString("metrics"), "/debug/state")
+			if json.Unmarshal([]byte(body), &st) == nil && len(st.Peers) == 1 && strings.HasPrefix(st.Peers[0], "meshnode-") && st.Peers[0] != n.name {
+				t.Logf("%s: connected to %s", n.name, st.Peers[0])
+				break
+			}
+			if time.Now().After(deadline) {
+				logs, _ := docker(ctx, t, "logs", "--tail", "30", n.id)
+				t.Fatalf("%s: not connected to the other node within 60 s (/debug/state %s); logs:\n%s", n.name, body, logs)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
 	grace := *pod.TerminationGracePeriodSeconds
 	for _, n := range nodes {
 		start := time.Now()
@@ -432,6 +412,15 @@ func meshNodes(ctx context.Context, t *testing.T, objs []object, configMaps map[
 			t.Errorf("%s: SIGTERM to exit took %v (budget %ds), exit status %s; logs:\n%s", n.name, took, grace, code, logs)
 		} else {
 			t.Logf("%s: left after SIGTERM in %v (budget %ds), exit status 0", n.name, took.Round(time.Millisecond), grace)
+		}
+		logs := mustDocker(ctx, t, "logs", n.id)
+		for _, secret := range keyMaterial(t, filepath.Join(secrets, "zlink-etcd-client-tls", "tls.key")) {
+			if strings.Contains(logs, secret) {
+				t.Errorf("%s's logs contain key material %q", n.name, secret)
+			}
+		}
+		if !strings.Contains(logs, `"msg":"left the mesh"`) {
+			t.Errorf("%s's logs (JSON) do not say it left the mesh:\n%s", n.name, logs)
 		}
 	}
 }
