@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
 
 	"github.com/zlink-systems/zlink-etcd/autoconnect"
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
@@ -191,7 +193,8 @@ func run(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	if err := node.Leave(lctx); err != nil {
 		return fmt.Errorf("leave the mesh within --shutdown-grace %v (the lease ends by itself within its TTL): %w", cfg.ShutdownGrace, err)
 	}
-	s.log.Info("left the mesh", "took", time.Since(began).Round(time.Millisecond).String())
+	s.log.Info("left the mesh", "took", time.Since(began).Round(time.Millisecond).String(),
+		"leaseGeneration", node.Incarnation().Token.LeaseGeneration)
 	return nil
 }
 
@@ -214,9 +217,27 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	return slog.New(h).With("node", cfg.NodeID)
 }
 
+// gRPC keepalive of the etcd client: a ping after etcdKeepAliveTime
+// without traffic from a member, and the connection closed when no answer
+// comes within etcdKeepAliveTimeout. Without it a member cut off by a
+// network partition (no reset, no FIN: packets just vanish) keeps its
+// connection "ready" for as long as TCP retransmits (about 15 minutes),
+// and every request the client sends there (a third of them, round robin,
+// and the keep-alive stream of the leases that happen to use it) waits for
+// its deadline: sessions lose their trust and rejoins keep failing (found
+// by the cluster test, docs/reliability.md "Containers under faults").
+// 10 s is gRPC's smallest ping interval, above etcd's default
+// --grpc-keepalive-min-time (5 s), which would refuse faster pings.
+const (
+	etcdKeepAliveTime    = 10 * time.Second
+	etcdKeepAliveTimeout = 3 * time.Second
+)
+
 // storeConfig is the etcd store's configuration of cfg.
 func storeConfig(cfg config.Config, log *slog.Logger) etcdstore.Config {
 	c := etcdstore.Config{Endpoints: cfg.Endpoints, DialTimeout: cfg.DialTimeout,
+		DialOptions: []grpc.DialOption{grpc.WithKeepaliveParams(keepalive.ClientParameters{
+			Time: etcdKeepAliveTime, Timeout: etcdKeepAliveTimeout, PermitWithoutStream: true})},
 		Options: etcdstore.Options{Root: cfg.Prefix, Logger: log}}
 	if cfg.TLS() {
 		c.TLS = &etcdstore.TLSFiles{CAFile: cfg.CACert, CertFile: cfg.Cert, KeyFile: cfg.Key, ServerName: cfg.ServerName}
