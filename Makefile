@@ -94,7 +94,7 @@ images-smoke: images-engine
 # networks; the etcd leader killed, a member partitioned, a mesh node cut off
 # from etcd, the mesh nodes rolled, the quorum lost; after each, convergence,
 # fencing and the acknowledged writes are checked. Not part of `make test`:
-# about 4 minutes per round. CLUSTER_ROUNDS rounds (default 2);
+# about 3 minutes per round. CLUSTER_ROUNDS rounds (default 2);
 # CLUSTER_REPORT=file appends every sample to file as JSON lines.
 CLUSTER_ROUNDS ?= 2
 cluster-test: images

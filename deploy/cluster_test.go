@@ -460,7 +460,9 @@ func fenceText(s sample) string {
 	if s.Fault == "leader-kill" || s.Fault == "member-partition" {
 		text = fmt.Sprintf("; converged while the member was out: %v", s.SettledWhileDown)
 	}
-	if s.Fenced == 0 {
+	if s.Fenced == 0 || s.DropSlack == 0 {
+		// Fences are timed for the faults that cut nodes off on purpose
+		// (node-partition, quorum-loss); a member fault's are counted.
 		return text
 	}
 	return text + fmt.Sprintf(" (fenced at most %v after the trust deadline; links gone %v before the lease could end)",
