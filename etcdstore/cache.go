@@ -50,7 +50,9 @@ type cacheEntry struct {
 }
 
 // empty reports whether the entry holds nothing.
-func (e *cacheEntry) empty() bool { return e.row == nil && e.err == nil && len(e.ledger) == 0 && e.ledgerErr == nil }
+func (e *cacheEntry) empty() bool {
+	return e.row == nil && e.err == nil && len(e.ledger) == 0 && e.ledgerErr == nil
+}
 
 // groupVersion is an earlier version of a group's rows and the revisions
 // it was current for: [from, until).

@@ -372,7 +372,7 @@ func (c *watchCache) checkSize() {
 func (c *watchCache) checkBufferSize(r *cacheRange) {
 	var n int64
 	for _, ev := range r.buffered {
-		n += int64(len(ev.Kv.Key)+len(ev.Kv.Value))
+		n += int64(len(ev.Kv.Key) + len(ev.Kv.Value))
 	}
 	if c.bytes+n > c.maxB {
 		c.turnOff("the changes buffered while a range is read exceed WatchCacheOptions.MaxBytes")

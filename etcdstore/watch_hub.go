@@ -279,7 +279,7 @@ func (h *watchHub) follow(ctx context.Context, rw *rangeWatch, resumed bool, hea
 		through := from
 		for _, ev := range resp.Events {
 			through = max(through, ev.Kv.ModRevision)
-			h.stats.eventBytes.Add(int64(len(ev.Kv.Key)+len(ev.Kv.Value)))
+			h.stats.eventBytes.Add(int64(len(ev.Kv.Key) + len(ev.Kv.Value)))
 		}
 		h.stats.events.Add(int64(len(resp.Events)))
 		if resp.IsProgressNotify() {
