@@ -79,13 +79,19 @@ func (w *benchWorld) compact(ctx context.Context) error {
 	return err
 }
 
-// newBenchWorld returns a world over client with fresh prefixes.
-func newBenchWorld(tb fixtureTB, client *clientv3.Client) *benchWorld {
+// newBenchWorld returns a world over client with fresh prefixes; adjust
+// (when given) changes the store's options.
+func newBenchWorld(tb fixtureTB, client *clientv3.Client, adjust ...func(*Options)) *benchWorld {
 	tb.Helper()
 	rec := txn.NewRecorder(client.KV)
 	capture := &txnCapture{KV: rec}
-	s, err := New(client, Options{Root: etcdtest.UniquePrefix(tb), MinLeaseSeconds: benchLeaseSeconds,
-		KV: capture, Lease: rec.Lease(client.Lease)})
+	opts := Options{Root: etcdtest.UniquePrefix(tb), MinLeaseSeconds: benchLeaseSeconds, KV: capture, Lease: rec.Lease(client.Lease)}
+	for _, a := range adjust {
+		if a != nil {
+			a(&opts)
+		}
+	}
+	s, err := New(client, opts)
 	require.NoError(tb, err)
 	raw := txn.NewRecorder(client.KV)
 	return &benchWorld{client: client, s: s, rec: rec, capture: capture, raw: raw,
@@ -471,9 +477,18 @@ func reserveCommitPair(tb fixtureTB, w *benchWorld, callers int) (benchSide, ben
 
 // BenchmarkListMeshNodes lists a mesh of benchListRows descriptors, each
 // with a committed user spot (so two of its three capacity ledger buckets
-// exist). The twin reads the same rows and ledger buckets with one Txn of
-// two range reads.
-func BenchmarkListMeshNodes(b *testing.B) {
+// exist), from the store's watch cache (the default). The twin reads the
+// same rows and ledger buckets with one Txn of two range reads.
+func BenchmarkListMeshNodes(b *testing.B) { benchmarkListMeshNodes(b, nil) }
+
+// BenchmarkListMeshNodesDirect is BenchmarkListMeshNodes with the watch
+// cache off: every list reads etcd.
+func BenchmarkListMeshNodesDirect(b *testing.B) {
+	benchmarkListMeshNodes(b, func(o *Options) { o.WatchCache.Disabled = true })
+}
+
+// benchmarkListMeshNodes lists the mesh through a store made with adjust.
+func benchmarkListMeshNodes(b *testing.B, adjust func(*Options)) {
 	var (
 		client *clientv3.Client
 		w      *benchWorld
@@ -481,7 +496,7 @@ func BenchmarkListMeshNodes(b *testing.B) {
 	runAtEveryConcurrency(b, func(tb benchTB, callers int) (benchSide, benchSide) {
 		if w == nil {
 			client = benchClient(tb)
-			w = newBenchWorld(tb, client)
+			w = newBenchWorld(tb, client, adjust)
 			require.NoError(tb, fillMesh(tb.Context(), w, "m", benchListRows))
 			require.NoError(tb, w.compact(tb.Context()))
 		}

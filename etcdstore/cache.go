@@ -3,6 +3,7 @@ package etcdstore
 import (
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 
@@ -47,6 +48,24 @@ type cacheEntry struct {
 	ledgerErr error
 	// rowBytes and ledgerBytes are the stored bytes (keys and values).
 	rowBytes, ledgerBytes int64
+	// projected memoizes the entry's projection by a list (mesh nodes:
+	// capacity from its ledger), computed by the first list that needs it.
+	projected atomic.Pointer[projection]
+}
+
+// projection is an entry's row as a list operation projects it (shared:
+// callers get copies).
+type projection struct {
+	op  string
+	row any
+}
+
+// copyFrom makes e a copy of old without its memoized projection (e is
+// about to change).
+func (e *cacheEntry) copyFrom(old *cacheEntry) {
+	e.key, e.row, e.err = old.key, old.row, old.err
+	e.ledger, e.ledgerErr = old.ledger, old.ledgerErr
+	e.rowBytes, e.ledgerBytes = old.rowBytes, old.ledgerBytes
 }
 
 // empty reports whether the entry holds nothing.
@@ -181,7 +200,7 @@ func (t *cacheTable) change(c component, key string, kv *mvccpb.KeyValue, rev in
 	i, found := find(g.rows, ek)
 	e := &cacheEntry{key: ek}
 	if found {
-		*e = *g.rows[i]
+		e.copyFrom(g.rows[i])
 	}
 	before := e.rowBytes + e.ledgerBytes
 	switch c {
@@ -241,7 +260,8 @@ func (t *cacheTable) reload(c component, kvs []*mvccpb.KeyValue, cut int, rev in
 	for gk, g := range t.groups {
 		var rows []*cacheEntry
 		for _, old := range g.rows {
-			e := *old
+			var e cacheEntry
+			e.copyFrom(old)
 			if c == componentRow {
 				e.row, e.err, e.rowBytes = nil, nil, 0
 			} else {

@@ -311,32 +311,44 @@ func collect(versions [][]*cacheEntry, q *storecore.ListQuery, after string) ([]
 	return out, true
 }
 
-// project returns the listed rows: q.Project of each (over a source that
-// answers the row's own ledger buckets; anything else makes ok false), or
-// deep copies.
+// project returns the listed rows: copies of each row's q.Project (computed
+// over a source that answers the row's own ledger buckets, anything else
+// making ok false, and memoized on the immutable entry: a projection over
+// the cache depends on the row and its ledger alone, rules.ProjectMeshNode),
+// or of the rows themselves.
 func (c *watchCache) project(q *storecore.ListQuery, entries []*cacheEntry, rev int64) ([]any, bool, error) {
+	spec, _ := rules.Lookup(q.Table)
 	out := make([]any, 0, len(entries))
 	if q.Project == nil {
-		spec, _ := rules.Lookup(q.Table)
 		for _, e := range entries {
 			out = append(out, spec.Clone(e.row))
 		}
 		return out, true, nil
 	}
-	src := &entrySource{now: c.s.now(), rev: rev}
-	tx := rules.NewTx(src)
+	var src *entrySource
+	var tx *rules.Tx
 	for _, e := range entries {
+		if p := e.projected.Load(); p != nil && p.op == q.Op.Name {
+			out = append(out, spec.Clone(p.row))
+			continue
+		}
 		if e.ledgerErr != nil {
 			return nil, false, nil
 		}
+		if src == nil {
+			src = &entrySource{now: c.s.now(), rev: rev}
+			tx = rules.NewTx(src)
+		}
 		src.entry = e
-		out = append(out, q.Project(tx, e.row))
+		row := q.Project(tx, e.row)
 		if src.miss {
 			return nil, false, nil
 		}
-	}
-	if !tx.Plan().Empty() {
-		return nil, false, fmt.Errorf("%w: a list projection planned writes", location.ErrInternal)
+		if !tx.Plan().Empty() {
+			return nil, false, fmt.Errorf("%w: a list projection planned writes", location.ErrInternal)
+		}
+		e.projected.Store(&projection{op: q.Op.Name, row: row})
+		out = append(out, spec.Clone(row))
 	}
 	return out, true, nil
 }

@@ -103,9 +103,10 @@ type cacheRange struct {
 	// loaded: the range was read and its changes are applied; false while
 	// it is (re)read, when buffered holds what arrives meanwhile. reads
 	// counts the reads started (only the latest one's result is applied).
-	loaded   bool
-	buffered []*clientv3.Event
-	reads    int
+	loaded        bool
+	buffered      []*clientv3.Event
+	bufferedBytes int64
+	reads         int
 	// listedAt is the revision of the last read of the range; through the
 	// revision through which every change of it is applied.
 	listedAt, through int64
@@ -249,7 +250,7 @@ func (c *watchCache) load(ctx context.Context, r *cacheRange, n int) {
 			c.apply(r, ev)
 		}
 	}
-	r.buffered, r.loaded = nil, true
+	r.buffered, r.bufferedBytes, r.loaded = nil, 0, true
 	c.advance()
 	c.checkSize()
 }
@@ -307,8 +308,13 @@ func (r *cacheRange) delivered(evs []*clientv3.Event, through int64) {
 	}
 	if !r.loaded {
 		r.buffered = append(r.buffered, evs...)
+		for _, ev := range evs {
+			r.bufferedBytes += int64(len(ev.Kv.Key) + len(ev.Kv.Value))
+		}
 		r.through = max(r.through, through)
-		c.checkBufferSize(r)
+		if c.bytes+r.bufferedBytes > c.maxB {
+			c.turnOff("the changes buffered while a range is read exceed WatchCacheOptions.MaxBytes")
+		}
 		return
 	}
 	for _, ev := range evs {
@@ -332,7 +338,7 @@ func (r *cacheRange) compacted(rev int64) {
 		c.mu.Unlock()
 		return
 	}
-	r.loaded, r.buffered, r.through = false, nil, rev
+	r.loaded, r.buffered, r.bufferedBytes, r.through = false, nil, 0, rev
 	r.reads++
 	n := r.reads
 	c.advance()
@@ -367,18 +373,6 @@ func (c *watchCache) checkSize() {
 	}
 }
 
-// checkBufferSize turns the cache off when what arrives while a range is
-// read exceeds its bound. Called with mu held (Lock).
-func (c *watchCache) checkBufferSize(r *cacheRange) {
-	var n int64
-	for _, ev := range r.buffered {
-		n += int64(len(ev.Kv.Key) + len(ev.Kv.Value))
-	}
-	if c.bytes+n > c.maxB {
-		c.turnOff("the changes buffered while a range is read exceed WatchCacheOptions.MaxBytes")
-	}
-}
-
 // turnOff drops the cache's state for good: reads go to etcd. The range
 // watches end. Called with mu held (Lock).
 func (c *watchCache) turnOff(why string) {
@@ -389,7 +383,7 @@ func (c *watchCache) turnOff(why string) {
 	c.meshNodes.groups, c.peers.groups, c.owners = map[string]*cacheGroup{}, map[string]*cacheGroup{}, map[string]int64{}
 	c.bytes, c.ownerBytes = 0, 0
 	for _, r := range c.ranges {
-		r.loaded, r.buffered = false, nil
+		r.loaded, r.buffered, r.bufferedBytes = false, nil, 0
 		// The hub never calls its consumers with its lock held, so this
 		// cannot wait for the cache's.
 		c.s.hub.unsubscribe(r.prefix, r.sub)
