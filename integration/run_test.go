@@ -243,7 +243,7 @@ func (h *harness) finalReads(ctx context.Context) error {
 		calls = append(calls, call{kind: opReadAuthority, authKey: location.AuthorityKey(authKeyOf(objectKey(o)))})
 	}
 	calls = append(calls, call{kind: opListMeshNodes, mesh: workloadMesh}, call{kind: opListSpots, mesh: spotMesh},
-		call{kind: opListAuthority})
+		call{kind: opListAuthority}, call{kind: opListPeers, mesh: workloadMesh}, call{kind: opReadLiveness, owners: workloadOwners()})
 	final := h.cfg.clients + 1
 	for _, c := range calls {
 		deadline := time.Now().Add(20 * time.Second)
