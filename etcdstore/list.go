@@ -53,9 +53,9 @@ type pageToken struct {
 // cache when it can answer (mesh nodes and peers, cache_read.go), or read
 // from etcd at one revision (list), each then projected, when q asks for
 // it, over the store at that same revision: the rows' projection reads
-// (the capacity ledger buckets of a page of mesh-node descriptors, 03b
-// E-14) are read with one range read per table (observeAt), anything else
-// the projection meets on demand (readAt).
+// (the capacity ledger buckets of a page of mesh-node descriptors,
+// 03b E-14) are read with one range read per table (observeAt), anything
+// else the projection meets on demand (readAt).
 func (b backend) List(ctx context.Context, q *storecore.ListQuery) (storecore.ListPage, error) {
 	s := b.s
 	if s.cache != nil {
