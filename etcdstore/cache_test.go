@@ -273,36 +273,20 @@ func (w *mutedWatcher) Watch(ctx context.Context, key string, opts ...clientv3.O
 	}
 	broken := w.breakc
 	w.mu.Unlock()
-	wctx, cancel := context.WithCancel(ctx)
-	real := w.Watcher.Watch(wctx, key, opts...)
-	out := make(chan clientv3.WatchResponse)
-	go func() {
-		defer close(out)
-		defer func() {
-			cancel()
-			for range real {
-			}
-		}()
-		for resp := range real {
-			if g := w.gate(); g != nil {
-				select {
-				case <-g:
-				case <-broken:
-					return
-				case <-ctx.Done():
-					return
-				}
-			}
-			select {
-			case out <- resp:
-			case <-broken:
-				return
-			case <-ctx.Done():
-				return
-			}
+	return relay(ctx, w.Watcher, key, opts, broken, func(clientv3.WatchResponse) bool {
+		g := w.gate()
+		if g == nil {
+			return true
 		}
-	}()
-	return out
+		select {
+		case <-g:
+			return true
+		case <-broken:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	})
 }
 
 // openedWatches returns how many watches of key were opened.

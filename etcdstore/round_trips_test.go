@@ -250,11 +250,7 @@ func TestSteadyStateRoundTrips(t *testing.T) {
 		f.counts()
 		page, err := f.s.ListMeshNodes(ctx, "m", location.PageRequest{})
 		require.NoError(t, err)
-		require.Len(t, page.Items, rows)
-		for _, d := range page.Items {
-			require.Equal(t, int64(1), d.PopulationCapacity.Spots.Active)
-			require.Equal(t, int64(1), d.PopulationCapacity.SpotTypes[0].Active)
-		}
+		requireOneSpotEach(t, page.Items, rows)
 		// Range reads of listBatch rows, then range reads of the rows'
 		// capacity ledger buckets (two each), ledgerBatch per request.
 		require.Equal(t, map[string]int{txn.CallGet: (rows+listBatch-1)/listBatch + (2*rows+ledgerBatch-1)/ledgerBatch}, f.counts())
@@ -268,11 +264,7 @@ func TestSteadyStateRoundTrips(t *testing.T) {
 		f.counts()
 		page, err := f.s.ListMeshNodes(ctx, "m", location.PageRequest{})
 		require.NoError(t, err)
-		require.Len(t, page.Items, rows)
-		for _, d := range page.Items {
-			require.Equal(t, int64(1), d.PopulationCapacity.Spots.Active)
-			require.Equal(t, int64(1), d.PopulationCapacity.SpotTypes[0].Active)
-		}
+		requireOneSpotEach(t, page.Items, rows)
 		// One linearizable read of the current revision, whatever the rows.
 		require.Equal(t, map[string]int{txn.CallGet: 1}, f.counts())
 		peers, err := f.s.ListPeers(ctx, location.PeerFilter{})
@@ -320,6 +312,17 @@ func TestSteadyStateRoundTrips(t *testing.T) {
 		require.Nil(t, got)
 		require.Equal(t, map[string]int{txn.CallGet: 1}, f.counts())
 	})
+}
+
+// requireOneSpotEach checks a list of rows descriptors written by
+// writeMeshNodesDirectly: each with one active spot of the room type.
+func requireOneSpotEach(t *testing.T, items []location.MeshNodeDescriptor, rows int) {
+	t.Helper()
+	require.Len(t, items, rows)
+	for _, d := range items {
+		require.Equal(t, int64(1), d.PopulationCapacity.Spots.Active)
+		require.Equal(t, int64(1), d.PopulationCapacity.SpotTypes[0].Active)
+	}
 }
 
 // writeMeshNodesDirectly writes rows descriptors of mesh, each with one

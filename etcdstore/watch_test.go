@@ -233,8 +233,24 @@ func (w *breakingWatcher) Watch(ctx context.Context, key string, opts ...clientv
 		}
 		return w.Watcher.Watch(ctx, key, opts...)
 	}
+	return relay(ctx, w.Watcher, key, opts, nil, func(resp clientv3.WatchResponse) bool {
+		for _, ev := range resp.Events {
+			if string(ev.Kv.Key) == w.breakOn {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// relay opens a watch through w and forwards its responses on the returned
+// channel while pass says so (it may wait); the relay ends, closing its
+// channel as a broken watch does, when pass returns false, stop is closed
+// or ctx ends.
+func relay(ctx context.Context, w clientv3.Watcher, key string, opts []clientv3.OpOption, stop <-chan struct{},
+	pass func(clientv3.WatchResponse) bool) clientv3.WatchChan {
 	wctx, cancel := context.WithCancel(ctx)
-	real := w.Watcher.Watch(wctx, key, opts...)
+	real := w.Watch(wctx, key, opts...)
 	out := make(chan clientv3.WatchResponse)
 	go func() {
 		defer close(out)
@@ -244,13 +260,13 @@ func (w *breakingWatcher) Watch(ctx context.Context, key string, opts ...clientv
 			}
 		}()
 		for resp := range real {
-			for _, ev := range resp.Events {
-				if string(ev.Kv.Key) == w.breakOn {
-					return
-				}
+			if !pass(resp) {
+				return
 			}
 			select {
 			case out <- resp:
+			case <-stop:
+				return
 			case <-ctx.Done():
 				return
 			}
