@@ -28,8 +28,10 @@ func reactionPeers() []int { return []int{8, 100} }
 const (
 	// reactionPolling is the observer's polling interval (the default).
 	reactionPolling = DefaultPollingInterval
-	// reactionLeaseTTL is every owner lease; the observer's is renewed.
-	reactionLeaseTTL = time.Minute
+	// reactionLeaseTTL is every owner lease; the observer's is renewed,
+	// the peers' are not, so it outlasts a run (at 100 peers, a peer is
+	// restarted about every two minutes).
+	reactionLeaseTTL = time.Hour
 	// reactionWaitLimit bounds each wait for an executor call.
 	reactionWaitLimit = 30 * time.Second
 )

@@ -544,7 +544,7 @@ func fillMesh(ctx context.Context, w *benchWorld, mesh string, rows int) error {
 func listMeshNodesPair(tb fixtureTB, w *benchWorld, mesh string, rows int) (benchSide, benchSide) {
 	tb.Helper()
 	if w.s.cache != nil {
-		w.s.cache.start()
+		w.s.cache.start(w.s.cache.meshNodes.ranges)
 		require.Eventually(tb, func() bool { return w.s.CacheStats().Ready }, time.Minute, time.Millisecond)
 	}
 	store := benchSide{rec: w.rec, call: func(ctx context.Context, _ int) error {

@@ -50,7 +50,7 @@ func (c *watchCache) readConsistent(ctx context.Context, ranges []*cacheRange, r
 	if c.s.hub.ctx.Err() != nil {
 		return false, nil
 	}
-	c.start()
+	c.start(ranges)
 	need := rev
 	if need == 0 {
 		r, err := c.s.currentRevision(ctx)

@@ -37,7 +37,8 @@ func (s *Store) WatchStats() WatchStats {
 // (docs/caching.md). Counters are monotonic since the store was made.
 type CacheStats struct {
 	// Enabled: the cache is configured on and has not turned itself off.
-	// Ready: it is loaded, every range is watched, and it answers reads.
+	// Ready: every range a read has needed so far (at least one) is loaded
+	// and watched, and answers reads.
 	Enabled, Ready bool
 	// Bytes is the stored bytes (keys and values) it holds; Rows the
 	// mesh-node, peer and owner keys.
@@ -79,7 +80,16 @@ func (s *Store) CacheStats() CacheStats {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	out.Enabled = !c.off
-	ready, _ := c.readiness(c.ranges)
+	var started []*cacheRange
+	for _, r := range c.ranges {
+		if r.started {
+			started = append(started, r)
+		}
+	}
+	ready := len(started) > 0
+	if ready {
+		ready, _ = c.readiness(started)
+	}
 	out.Ready = ready
 	out.Bytes = c.bytes
 	out.Rows = len(c.owners)
@@ -93,7 +103,7 @@ func (s *Store) CacheStats() CacheStats {
 		}
 	}
 	if ready {
-		out.Revision = c.through(c.ranges)
+		out.Revision = c.through(started)
 		out.Lag = max(0, s.engine.LastRevision()-out.Revision)
 	}
 	if !c.lastAdvance.IsZero() {

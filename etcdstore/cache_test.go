@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/rules"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
@@ -516,4 +517,34 @@ func TestCloseEndsWatches(t *testing.T) {
 	receive(t, ch, true)
 	_, err = f.s.ListMeshNodes(t.Context(), "m", location.PageRequest{})
 	require.NoError(t, err, "a closed store's lists read etcd")
+}
+
+// The cache watches the ranges its reads have needed, no more: a process
+// that lists mesh nodes watches their rows and ledgers, not the peers nor
+// the owner keys until it reads them.
+func TestWatchCacheWatchesWhatItReads(t *testing.T) {
+	f := newFixture(t)
+	l := f.s.layout
+	reads := []struct {
+		name  string
+		read  func() error
+		added []string
+	}{
+		{"ListMeshNodes", func() error { _, err := f.s.ListMeshNodes(t.Context(), "m", location.PageRequest{}); return err },
+			[]string{l.TablePrefix(string(location.TableMeshNodes)), l.TablePrefix(string(rules.TableLedger))}},
+		{"ListPeers", func() error { _, err := f.s.ListPeers(t.Context(), location.PeerFilter{}); return err },
+			[]string{l.TablePrefix(string(location.TablePeers))}},
+		{"ReadOwnerLiveness", func() error { _, err := f.s.ReadOwnerLiveness(t.Context(), []string{"a"}); return err },
+			[]string{l.OwnerPrefix()}},
+	}
+	var watched []string
+	for _, r := range reads {
+		require.NoError(t, r.read(), r.name)
+		watched = append(watched, r.added...)
+		require.Eventually(t, func() bool { return f.s.CacheStats().Ready }, 10*time.Second, time.Millisecond)
+		for _, prefix := range watched {
+			require.True(t, f.s.hub.watching(prefix), "%s: %s watched", r.name, prefix)
+		}
+		require.Equal(t, len(watched), f.s.WatchStats().Watches, r.name)
+	}
 }

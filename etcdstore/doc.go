@@ -29,8 +29,15 @@
 //   - a write whose response is lost is resolved by looking for its random
 //     nonce, never by guessing.
 //
+// The store keeps one etcd watch per key range its consumers need, shared
+// by them (WatchChanges, the watch cache), and a watch cache that answers
+// ListMeshNodes, ListPeers and ReadOwnerLiveness from memory with one
+// linearizable request (docs/caching.md); WatchStats and CacheStats count
+// what they do.
+//
 // The key layout and value encoding are documented in docs/key-layout.md.
 // Beyond location.Store the store offers WatchChanges, the mesh-node change
-// stamp, CollectGarbage (rows of owners whose lease is gone, expired
-// terminals), and ExpireOwnerLease for test harnesses.
+// stamp, ReadOwnerLiveness (location.OwnerLivenessReader), KeepOwnerLease
+// (location.OwnerLeaseKeeper), CollectGarbage (rows of owners whose lease
+// is gone, expired terminals), and ExpireOwnerLease for test harnesses.
 package etcdstore

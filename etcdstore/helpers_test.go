@@ -102,7 +102,7 @@ func (f *fixture) counts() map[string]int {
 // warmCache starts the store's watch cache and waits until it answers.
 func (f *fixture) warmCache(t *testing.T) {
 	t.Helper()
-	f.s.cache.start()
+	f.s.cache.start(f.s.cache.ranges)
 	deadline := time.Now().Add(10 * time.Second)
 	for !f.s.CacheStats().Ready {
 		if time.Now().After(deadline) {

@@ -69,7 +69,9 @@ type Options struct {
 // location.ChangeWatcher and location.MeshNodeChangeStamper, and the
 // ExpireOwnerLease hook (which revokes the owner's etcd lease), comes from
 // the embedded storecore.Store over this store's backend. Safe for
-// concurrent use.
+// concurrent use. With the watch cache on (the default), the watches of
+// the ranges a read has needed run until Close, or until the client is
+// closed.
 type Store struct {
 	storecore.Store
 

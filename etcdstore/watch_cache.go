@@ -54,7 +54,6 @@ type watchCache struct {
 	maxB    int64
 	maxWait time.Duration
 
-	startOnce sync.Once
 	// wg counts the cache's loaders.
 	wg sync.WaitGroup
 
@@ -100,6 +99,8 @@ type cacheRange struct {
 	sub   *rangeSub
 
 	// Guarded by the cache's mu:
+	// started: a read needed the range (start).
+	started bool
 	// loaded: the range was read and its changes are applied; false while
 	// it is (re)read, when buffered holds what arrives meanwhile. reads
 	// counts the reads started (only the latest one's result is applied).
@@ -154,35 +155,39 @@ func (c *watchCache) table(t rules.Table) *cacheTable {
 	return nil
 }
 
-// start loads the cache in the background, once: it subscribes to every
-// range, then reads each one.
-func (c *watchCache) start() {
-	c.startOnce.Do(func() {
-		if c.s.hub.ctx.Err() != nil {
+// start loads the given ranges in the background, those not started yet:
+// each is subscribed to, then read. A range is started by the first read
+// that needs it, so a process watches only what it reads (a node that
+// never lists peers does not watch them).
+func (c *watchCache) start(ranges []*cacheRange) {
+	c.mu.Lock()
+	var todo []*cacheRange
+	reads := map[*cacheRange]int{}
+	if !c.off && c.s.hub.ctx.Err() == nil {
+		for _, r := range ranges {
+			if !r.started {
+				r.started = true
+				r.reads++
+				todo, reads[r] = append(todo, r), r.reads
+			}
+		}
+	}
+	c.mu.Unlock()
+	if len(todo) == 0 {
+		return
+	}
+	c.wg.Go(func() {
+		ctx := c.s.hub.ctx
+		rev, err := retryRead(ctx, func() (int64, error) { return c.s.currentRevision(ctx) })
+		if err != nil {
 			return
 		}
-		c.wg.Go(func() {
-			ctx := c.s.hub.ctx
-			rev, err := retryRead(ctx, func() (int64, error) { return c.s.currentRevision(ctx) })
-			if err != nil {
-				return
-			}
-			c.mu.Lock()
-			if c.off {
-				c.mu.Unlock()
-				return
-			}
-			for _, r := range c.ranges {
-				r.reads++
-			}
-			c.mu.Unlock()
-			for _, r := range c.ranges {
-				c.s.hub.subscribe(r.prefix, r.sub, rev)
-			}
-			for _, r := range c.ranges {
-				c.load(ctx, r, 1)
-			}
-		})
+		for _, r := range todo {
+			c.s.hub.subscribe(r.prefix, r.sub, rev)
+		}
+		for _, r := range todo {
+			c.load(ctx, r, reads[r])
+		}
 	})
 }
 

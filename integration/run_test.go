@@ -48,9 +48,11 @@ type runReport struct {
 	violations                        []string
 	lostWrites, fenced                int
 	checkedKeys, scanChecks           int
-	modelSteps                        int
-	duration                          time.Duration
-	failure                           string
+	// cache sums the clients' watch-cache counters (etcdstore.CacheStats).
+	cache      cacheFigures
+	modelSteps int
+	duration   time.Duration
+	failure    string
 }
 
 // storeFrozenNow is the store clock of every history: frozen, so that the
@@ -146,7 +148,9 @@ func runHistory(ctx context.Context, tc *testCluster, cfg runConfig) *runReport 
 	}
 	for _, w := range h.workers {
 		rep.lostInjected += w.kv.lostCount()
+		rep.cache.add(w.store.CacheStats())
 	}
+	rep.cache.add(h.side.CacheStats())
 	h.check(ctx)
 	rep.duration = time.Since(started)
 	return rep
@@ -329,6 +333,19 @@ func (r *runReport) String() string {
 	return fmt.Sprintf("%d ops (%d unknown, %d not applied), faults [%s], %d lost responses injected, check %s (%d steps), %d violations, %s",
 		r.ops, r.unknown, r.notApplied, strings.Join(fs, " "), r.lostInjected, r.result, r.modelSteps,
 		len(r.violations), r.duration.Round(time.Millisecond))
+}
+
+// cacheFigures are what the stores' watch caches did in a history: reads
+// answered from memory, sent to etcd at once, or after a wait in vain, and
+// ranges read again after a compaction.
+type cacheFigures struct{ hits, misses, fallbacks, relists int64 }
+
+// add adds one store's counters.
+func (c *cacheFigures) add(st etcdstore.CacheStats) {
+	c.hits += st.Hits
+	c.misses += st.Misses
+	c.fallbacks += st.Fallbacks
+	c.relists += st.Relists
 }
 
 // isScanExpired reports a location list's expired continuation.
