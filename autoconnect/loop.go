@@ -2,6 +2,7 @@ package autoconnect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -13,13 +14,7 @@ import (
 
 // ErrLoopStopped is returned by Start on a Loop that was stopped (also when
 // Stop ran while Start's first tick was in flight).
-const ErrLoopStopped = loopError("autoconnect: loop stopped")
-
-// loopError is a constant error value.
-type loopError string
-
-// Error implements error.
-func (e loopError) Error() string { return string(e) }
+var ErrLoopStopped = errors.New("autoconnect: loop stopped")
 
 // LoopReconciler is what a Loop drives; *Reconciler implements it.
 type LoopReconciler interface {
@@ -81,6 +76,26 @@ type LoopOptions struct {
 	Clock Clock
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
+	// OnTick, when set, is called (synchronously, so it must be quick)
+	// after every tick the loop runs (Start's, polled, change-driven, and
+	// direct Tick calls). Metrics and health checks attach here.
+	OnTick func(TickReport)
+}
+
+// TickReport describes one loop tick (LoopOptions.OnTick).
+type TickReport struct {
+	// Started is when the tick began, on the loop's clock, and Took how
+	// long it ran.
+	Started, Took time.Duration
+	// Skipped reports a tick that reconciled nothing: the mesh's change
+	// stamp and the live owner set had not moved and the reconciler was
+	// settled.
+	Skipped bool
+	// StoreFailed is the reconciler's StoreFailed after the tick.
+	StoreFailed bool
+	// Err is the tick's error (its context ended, or it panicked); store
+	// failures are not errors (StoreFailed).
+	Err error
 }
 
 // loopState is the lifecycle of a Loop.
@@ -110,6 +125,7 @@ type Loop struct {
 	retryDelay time.Duration
 	clock      Clock
 	log        *slog.Logger
+	onTick     func(TickReport)
 
 	// kick requests a tick; one slot, so a burst of requests is one tick.
 	kick chan struct{}
@@ -159,6 +175,7 @@ func NewLoop(opts LoopOptions) (*Loop, error) {
 		retryDelay: opts.WatchRetryDelay,
 		clock:      opts.Clock,
 		log:        opts.Logger,
+		onTick:     opts.OnTick,
 		kick:       make(chan struct{}, 1),
 	}
 	if l.retryDelay == 0 {
@@ -295,6 +312,14 @@ func (l *Loop) Tick(ctx context.Context) (err error) {
 		return fmt.Errorf("autoconnect: loop tick: %w", err)
 	}
 	ctx = withTickReads(ctx)
+	skipped := false
+	if l.onTick != nil {
+		started := l.clock.Now()
+		defer func() {
+			l.onTick(TickReport{Started: started, Took: l.clock.Now() - started, Skipped: skipped,
+				StoreFailed: l.rec.StoreFailed(), Err: err})
+		}()
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("autoconnect: loop tick panicked: %v", p)
@@ -302,7 +327,8 @@ func (l *Loop) Tick(ctx context.Context) (err error) {
 		}
 	}()
 	if l.stamps != nil && !l.lastTickFailed {
-		err := l.stampedTick(ctx)
+		var err error
+		skipped, err = l.stampedTick(ctx)
 		if err == nil {
 			return nil
 		}
@@ -313,26 +339,27 @@ func (l *Loop) Tick(ctx context.Context) (err error) {
 	return err
 }
 
-// stampedTick is the change-stamp path of Tick. Called with tickMu held.
-func (l *Loop) stampedTick(ctx context.Context) error {
+// stampedTick is the change-stamp path of Tick; skipped reports that it
+// reconciled nothing. Called with tickMu held.
+func (l *Loop) stampedTick(ctx context.Context) (skipped bool, err error) {
 	stamp, ok, err := l.stamps.GetMeshNodeChangeStamp(ctx, l.meshName)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !ok {
-		return fmt.Errorf("autoconnect: the store cannot tell the change stamp of mesh %q", l.meshName)
+		return false, fmt.Errorf("autoconnect: the store cannot tell the change stamp of mesh %q", l.meshName)
 	}
 	var version int64
 	if l.liveOwners != nil {
 		if version, err = l.liveOwners.LiveOwnerSetVersion(ctx); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if l.remembered && stamp == l.lastStamp && version == l.lastVersion && l.settled() {
-		return nil
+		return true, nil
 	}
 	if err := l.reconcile(ctx); err != nil {
-		return err
+		return false, err
 	}
 	if !l.lastTickFailed {
 		if lt, ok := l.liveOwners.(*LeaseTracker); ok {
@@ -344,7 +371,7 @@ func (l *Loop) stampedTick(ctx context.Context) error {
 		}
 		l.remembered, l.lastStamp, l.lastVersion = true, stamp, version
 	}
-	return nil
+	return false, nil
 }
 
 // settledReconciler is implemented by *Reconciler: settled says whether a

@@ -5,10 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -89,40 +88,25 @@ func (b backend) ScanAuthorities(ctx context.Context, prefix, cursor string, lim
 		}
 		start, rev = table+c.lastKey+"\x00", c.revision
 	}
-	end := keys.PrefixEnd(table + prefix)
 	page := location.AuthorityScanResult{Kind: location.KindPage, Items: []location.AuthorityEntry{}}
 	size := 0
-	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(int64(min(limit+1-len(page.Items), authorityBatch)))}
-		if rev > 0 {
-			opts = append(opts, clientv3.WithRev(rev))
-		}
-		resp, err := s.kv.Get(ctx, start, opts...)
-		if err != nil {
-			if rev > 0 && (txn.IsCompacted(err) || isFutureRevision(err)) {
-				return expired, nil
-			}
-			return location.AuthorityScanResult{}, txn.Unavailable("read", err)
-		}
-		s.engine.NoteRevision(resp.Header.Revision)
-		if rev == 0 {
-			rev = resp.Header.Revision
-		}
-		for _, kv := range resp.Kvs {
-			full := len(page.Items) == limit || len(page.Items) > 0 && size >= maxPageBytes
-			if full {
+	batch := func() int64 { return int64(min(limit+1-len(page.Items), authorityBatch)) }
+	rev, err := ScanRange(ctx, s.kv, start, keys.PrefixEnd(table+prefix), ScanOptions{Revision: rev, BatchFor: batch}, func(p ScanPage) (bool, error) {
+		s.engine.NoteRevision(p.HeaderRevision)
+		for _, kv := range p.KVs {
+			if len(page.Items) == limit || len(page.Items) > 0 && size >= maxPageBytes {
 				last := page.Items[len(page.Items)-1].Key
-				page.NextCursor = scanCursor{revision: rev, digest: prefixDigest(prefix), lastKey: string(last)}.encode()
-				return page, nil
+				page.NextCursor = scanCursor{revision: p.Revision, digest: prefixDigest(prefix), lastKey: string(last)}.encode()
+				return true, nil
 			}
-			o := txn.Observation{Key: string(kv.Key), Present: true, Value: kv.Value, ModRevision: kv.ModRevision, Revision: rev}
+			o := txn.Observation{Key: string(kv.Key), Present: true, Value: kv.Value, ModRevision: kv.ModRevision, Revision: p.Revision}
 			rec, err := decodeRecord(rules.TableAuthority, o)
 			if err != nil {
-				return location.AuthorityScanResult{}, err
+				return true, err
 			}
 			row, ok := rec.Value.(rules.AuthorityRow)
 			if !ok {
-				return location.AuthorityScanResult{}, fmt.Errorf("%w: %s holds %T", location.ErrInternal, o.Key, rec.Value)
+				return true, fmt.Errorf("%w: %s holds %T", location.ErrInternal, o.Key, rec.Value)
 			}
 			page.Items = append(page.Items, location.AuthorityEntry{
 				Key:      location.AuthorityKey(strings.TrimPrefix(o.Key, table)),
@@ -130,9 +114,15 @@ func (b backend) ScanAuthorities(ctx context.Context, prefix, cursor string, lim
 			})
 			size += len(kv.Value)
 		}
-		if !resp.More || len(resp.Kvs) == 0 {
-			return page, nil
-		}
-		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		return false, nil
+	})
+	switch {
+	case err == nil:
+		return page, nil
+	case errors.Is(err, location.ErrInternal):
+		return location.AuthorityScanResult{}, err
+	case rev > 0 && (txn.IsCompacted(err) || isFutureRevision(err)):
+		return expired, nil
 	}
+	return location.AuthorityScanResult{}, txn.Unavailable("read", err)
 }

@@ -395,7 +395,7 @@ func TestWatchCacheRidesOutBreaksAndCompactions(t *testing.T) {
 			require.Positive(t, ws.Resumes)
 			if tc.compact {
 				require.Equal(t, int64(1), st.Relists)
-				require.Equal(t, int64(1), ws.Compactions)
+				require.Equal(t, int64(1), ws.CompactionRelists)
 			} else {
 				require.Zero(t, st.Relists)
 			}
@@ -423,7 +423,7 @@ func TestWatchCacheTurnsOffAboveItsBound(t *testing.T) {
 	st := f.s.CacheStats()
 	require.Equal(t, int64(1), st.Overflows)
 	require.Zero(t, st.Bytes)
-	require.Eventually(t, func() bool { return f.s.WatchStats().Watches == 0 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return f.s.WatchStats().Watchers == 0 }, 10*time.Second, time.Millisecond)
 }
 
 // ReadOwnerLiveness reports, at one revision, which owners hold a lease
@@ -511,9 +511,9 @@ func TestCloseEndsWatches(t *testing.T) {
 	ch, err := f.s.WatchChanges(t.Context(), location.TablePeers)
 	require.NoError(t, err)
 	f.warmCache(t)
-	require.Equal(t, 4, f.s.WatchStats().Watches, "mesh nodes, ledger, peers and owner keys: the change watcher shares the last two")
+	require.Equal(t, int64(4), f.s.WatchStats().Watchers, "mesh nodes, ledger, peers and owner keys: the change watcher shares the last two")
 	require.NoError(t, f.s.Close())
-	require.Zero(t, f.s.WatchStats().Watches)
+	require.Zero(t, f.s.WatchStats().Watchers)
 	receive(t, ch, true)
 	_, err = f.s.ListMeshNodes(t.Context(), "m", location.PageRequest{})
 	require.NoError(t, err, "a closed store's lists read etcd")
@@ -545,6 +545,6 @@ func TestWatchCacheWatchesWhatItReads(t *testing.T) {
 		for _, prefix := range watched {
 			require.True(t, f.s.hub.watching(prefix), "%s: %s watched", r.name, prefix)
 		}
-		require.Equal(t, len(watched), f.s.WatchStats().Watches, r.name)
+		require.Equal(t, int64(len(watched)), f.s.WatchStats().Watchers, r.name)
 	}
 }

@@ -35,6 +35,10 @@ type Config struct {
 	TLS *TLSFiles
 	// Username and Password authenticate with etcd's user/password auth.
 	Username, Password string
+	// DialOptions are added to the gRPC dial options of the client (for
+	// example otelgrpc's stats handler, which traces every request: package
+	// observe/etcdobserve).
+	DialOptions []grpc.DialOption
 	// Options configure the store.
 	Options Options
 }
@@ -103,7 +107,8 @@ func Dial(ctx context.Context, cfg Config) (*Store, error) {
 
 // ClientConfig returns the etcd client configuration that Dial connects
 // with: the endpoints, the dial timeout (DefaultDialTimeout when 0), the TLS
-// material read from the files, the credentials and a silent logger.
+// material read from the files, the credentials, the extra DialOptions and
+// a silent logger.
 // Callers that need a client of their own beside the store (the command's
 // inspect and bench read and write keys directly) build it from this, so
 // that TLS and authentication are set up in one place. No endpoints is an
@@ -137,6 +142,7 @@ func (c Config) ClientConfig() (clientv3.Config, error) {
 		// connection's authority, overriding tls.Config.ServerName.
 		cc.DialOptions = append(cc.DialOptions, grpc.WithAuthority(c.TLS.ServerName))
 	}
+	cc.DialOptions = append(cc.DialOptions, c.DialOptions...)
 	return cc, nil
 }
 

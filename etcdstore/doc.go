@@ -29,13 +29,19 @@
 //   - a write whose response is lost is resolved by looking for its random
 //     nonce, never by guessing.
 //
+// The key layout and value encoding are documented in docs/key-layout.md,
+// and pinned by golden files (testdata/format, TestGolden*): this package
+// owns the stored format. Scan is the read-only scan that tools use
+// (inspect, gc): one part of the layout at one revision, decoded with the
+// store's own decoders; ScanRange is the one paging loop that every range
+// read of the module goes through.
+//
 // The store keeps one etcd watch per key range its consumers need, shared
 // by them (WatchChanges, the watch cache), and a watch cache that answers
 // ListMeshNodes, ListPeers and ReadOwnerLiveness from memory with one
 // linearizable request (docs/caching.md); WatchStats and CacheStats count
 // what they do.
 //
-// The key layout and value encoding are documented in docs/key-layout.md.
 // Beyond location.Store the store offers WatchChanges, the mesh-node change
 // stamp, ReadOwnerLiveness (location.OwnerLivenessReader), KeepOwnerLease
 // (location.OwnerLeaseKeeper), CollectGarbage (rows of owners whose lease

@@ -61,34 +61,14 @@ func (e *electionKV) Get(ctx context.Context, key string, opts ...clientv3.OpOpt
 }
 
 func (e *electionKV) Txn(ctx context.Context) clientv3.Txn {
-	return &electionTxn{Txn: e.KV.Txn(ctx), e: e}
-}
-
-type electionTxn struct {
-	clientv3.Txn
-	e      *electionKV
-	writes bool
-}
-
-func (t *electionTxn) If(cs ...clientv3.Cmp) clientv3.Txn { t.Txn = t.Txn.If(cs...); return t }
-func (t *electionTxn) Then(ops ...clientv3.Op) clientv3.Txn {
-	t.writes = t.writes || writes(ops)
-	t.Txn = t.Txn.Then(ops...)
-	return t
-}
-func (t *electionTxn) Else(ops ...clientv3.Op) clientv3.Txn {
-	t.writes = t.writes || writes(ops)
-	t.Txn = t.Txn.Else(ops...)
-	return t
-}
-
-func (t *electionTxn) Commit() (*clientv3.TxnResponse, error) {
-	if !t.writes {
-		if err := t.e.fail(); err != nil {
-			return nil, err
+	return txn.DeferredTxn(func(ops txn.TxnOps) (*clientv3.TxnResponse, error) {
+		if ops.OnlyReads() {
+			if err := e.fail(); err != nil {
+				return nil, err
+			}
 		}
-	}
-	return t.Txn.Commit()
+		return ops.Send(ctx, e.KV)
+	})
 }
 
 // newElectionFixture returns a fixture whose reads go through an

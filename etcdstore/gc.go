@@ -5,8 +5,6 @@ import (
 	"slices"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
@@ -76,7 +74,7 @@ func (s *Store) collectGarbage(ctx context.Context, opts GCOptions) (GCReport, e
 	const op = "CollectGarbage"
 	rep := GCReport{DryRun: opts.DryRun}
 	now := s.now()
-	entries, err := s.indexEntries(ctx, s.layout.ByOwnerPrefix())
+	entries, err := s.indexEntries(ctx, "")
 	if err != nil {
 		return rep, txn.Unavailable("read the owner index", err)
 	}
@@ -187,28 +185,27 @@ func (s *Store) countOwner(ctx context.Context, op, owner string, entries []inde
 // each only if unchanged since it was judged.
 func (s *Store) purge(ctx context.Context, op string, table rules.Table, dry bool, doomed func(txn.Observation) (bool, error)) (int64, error) {
 	prefix := s.layout.TablePrefix(string(table))
-	end := keys.PrefixEnd(prefix)
-	start := prefix
 	var candidates []string
-	for {
-		resp, err := s.kv.Get(ctx, start, clientv3.WithRange(end), clientv3.WithLimit(listBatch))
-		if err != nil {
-			return 0, txn.Unavailable("read "+string(table), err)
-		}
-		for _, kv := range resp.Kvs {
+	var judged error
+	_, err := ScanRange(ctx, s.kv, prefix, keys.PrefixEnd(prefix), ScanOptions{Batch: listBatch}, func(p ScanPage) (bool, error) {
+		for _, kv := range p.KVs {
 			o := txn.Observation{Key: string(kv.Key), Present: true, Value: kv.Value, ModRevision: kv.ModRevision}
 			ok, err := doomed(o)
 			if err != nil {
-				return 0, err
+				judged = err
+				return true, nil
 			}
 			if ok {
 				candidates = append(candidates, o.Key)
 			}
 		}
-		if !resp.More || len(resp.Kvs) == 0 {
-			break
-		}
-		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		return false, nil
+	})
+	switch {
+	case judged != nil:
+		return 0, judged
+	case err != nil:
+		return 0, txn.Unavailable("read "+string(table), err)
 	}
 	if dry {
 		return int64(len(candidates)), nil

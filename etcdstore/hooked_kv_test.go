@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
 // newHookedFixture returns a fixture whose store sends its transactions
@@ -28,31 +30,13 @@ type hookedKV struct {
 }
 
 func (h *hookedKV) Txn(ctx context.Context) clientv3.Txn {
-	return &hookedTxn{Txn: h.KV.Txn(ctx), kv: h}
-}
-
-type hookedTxn struct {
-	clientv3.Txn
-	kv   *hookedKV
-	then []clientv3.Op
-}
-
-func (t *hookedTxn) If(cs ...clientv3.Cmp) clientv3.Txn { t.Txn = t.Txn.If(cs...); return t }
-func (t *hookedTxn) Else(ops ...clientv3.Op) clientv3.Txn {
-	t.Txn = t.Txn.Else(ops...)
-	return t
-}
-func (t *hookedTxn) Then(ops ...clientv3.Op) clientv3.Txn {
-	t.then = append(t.then, ops...)
-	t.Txn = t.Txn.Then(ops...)
-	return t
-}
-
-func (t *hookedTxn) Commit() (*clientv3.TxnResponse, error) {
-	if t.kv.commit == nil {
-		return t.Txn.Commit()
-	}
-	return t.kv.commit(t.then, t.Txn.Commit)
+	return txn.DeferredTxn(func(ops txn.TxnOps) (*clientv3.TxnResponse, error) {
+		send := func() (*clientv3.TxnResponse, error) { return ops.Send(ctx, h.KV) }
+		if h.commit == nil {
+			return send()
+		}
+		return h.commit(ops.Then, send)
+	})
 }
 
 // writes reports whether ops put or delete anything.

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/rules"
@@ -177,56 +176,46 @@ func list(ctx context.Context, s *Store, q *storecore.ListQuery) (listPage, erro
 // latest, which then pins the rest of the scan), stopping after
 // pageSize + 1 matches when pageSize > 0.
 func scan(ctx context.Context, s *Store, q *storecore.ListQuery, prefix, start string, rev int64, pageSize int) (listPage, error) {
-	end := keys.PrefixEnd(prefix)
 	var out listPage
 	live := map[string]bool{}
-	for {
-		limit := int64(listBatch)
-		if pageSize > 0 {
-			limit = int64(min(listBatch, max(pageSize+1-len(out.rows), minListBatch)))
-		}
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(limit)}
-		if rev > 0 {
-			opts = append(opts, clientv3.WithRev(rev))
-		}
-		resp, err := s.kv.Get(ctx, start, opts...)
-		if err != nil {
-			return listPage{}, err
-		}
-		s.engine.NoteRevision(resp.Header.Revision)
-		if rev == 0 {
-			rev = resp.Header.Revision
-		}
+	opts := ScanOptions{Revision: rev, Batch: listBatch}
+	if pageSize > 0 {
+		opts.BatchFor = func() int64 { return int64(min(listBatch, max(pageSize+1-len(out.rows), minListBatch))) }
+	}
+	rev, err := ScanRange(ctx, s.kv, start, keys.PrefixEnd(prefix), opts, func(p ScanPage) (bool, error) {
+		s.engine.NoteRevision(p.HeaderRevision)
 		var batch []listedRow
 		// Without a liveness filter, the rows after the look-ahead match are
 		// not decoded.
 		enough := func() bool { return pageSize > 0 && q.LiveOwner == nil && len(out.rows)+len(batch) > pageSize }
-		for _, kv := range resp.Kvs {
+		for _, kv := range p.KVs {
 			if enough() {
 				break
 			}
 			o := txn.Observation{Key: string(kv.Key), Present: true, Value: kv.Value, ModRevision: kv.ModRevision,
-				CreateRevision: kv.CreateRevision, Version: kv.Version, Revision: rev}
+				CreateRevision: kv.CreateRevision, Version: kv.Version, Revision: p.Revision}
 			rec, err := decodeRecord(q.Table, o)
 			if err != nil {
-				return listPage{}, err
+				return true, err
 			}
 			if q.Match == nil || q.Match(rec.Value) {
 				batch = append(batch, listedRow{key: o.Key, row: rec.Value})
 			}
 		}
 		if q.LiveOwner != nil {
-			if batch, err = keepLiveOwners(ctx, s, rev, batch, q.LiveOwner, live); err != nil {
-				return listPage{}, err
+			var err error
+			if batch, err = keepLiveOwners(ctx, s, p.Revision, batch, q.LiveOwner, live); err != nil {
+				return true, err
 			}
 		}
 		out.rows = append(out.rows, batch...)
-		if pageSize > 0 && len(out.rows) > pageSize || !resp.More || len(resp.Kvs) == 0 {
-			out.revision = rev
-			return out, nil
-		}
-		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		return pageSize > 0 && len(out.rows) > pageSize, nil
+	})
+	if err != nil {
+		return listPage{}, err
 	}
+	out.revision = rev
+	return out, nil
 }
 
 // keepLiveOwners keeps the rows whose owner id has an owner key at rev

@@ -5,9 +5,6 @@ import (
 	"context"
 	"slices"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/rules"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
@@ -44,36 +41,18 @@ func sweepOrder(t rules.Table) int {
 // (about 100 bytes each).
 const indexBatch = 16384
 
-// indexEntries lists the owner-index entries under prefix (one owner's, or
-// all), sorted by owner id, then sweep order, then key.
-func (s *Store) indexEntries(ctx context.Context, prefix string) ([]indexEntry, error) {
-	end := keys.PrefixEnd(prefix)
-	start, rev := prefix, int64(0)
+// indexEntries lists the owner-index entries of ownerID ("": of every
+// owner), sorted by owner id, then sweep order, then key.
+func (s *Store) indexEntries(ctx context.Context, ownerID string) ([]indexEntry, error) {
 	var out []indexEntry
-	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(indexBatch), clientv3.WithKeysOnly()}
-		if rev > 0 {
-			opts = append(opts, clientv3.WithRev(rev))
-		}
-		resp, err := s.kv.Get(ctx, start, opts...)
-		if err != nil {
-			return nil, err
-		}
-		s.engine.NoteRevision(resp.Header.Revision)
-		if rev == 0 {
-			rev = resp.Header.Revision
-		}
-		for _, kv := range resp.Kvs {
-			owner, table, key, ok := s.layout.SplitOwnerIndexKey(string(kv.Key))
-			if ok {
-				out = append(out, indexEntry{ownerID: owner, table: rules.Table(table), key: key, indexKey: string(kv.Key)})
-			}
-		}
-		if !resp.More || len(resp.Kvs) == 0 {
-			break
-		}
-		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	rev, err := Scan(ctx, s.kv, s.layout, ScanOwnerIndex(ownerID), ScanOptions{Batch: indexBatch}, func(e Entry) error {
+		out = append(out, indexEntry{ownerID: e.OwnerID, table: e.Table, key: e.TableKey, indexKey: e.Key})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	s.engine.NoteRevision(rev)
 	slices.SortStableFunc(out, func(a, b indexEntry) int {
 		return cmp.Or(cmp.Compare(a.ownerID, b.ownerID), cmp.Compare(sweepOrder(a.table), sweepOrder(b.table)), cmp.Compare(a.key, b.key))
 	})

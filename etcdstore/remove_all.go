@@ -47,7 +47,7 @@ type batchOutcome struct {
 func (b backend) RemoveOwned(ctx context.Context, t location.OwnerToken) (int64, error) {
 	const op = "RemoveAllByOwner"
 	s := b.s
-	entries, err := s.indexEntries(ctx, s.layout.OwnerIndexPrefix(t.OwnerID))
+	entries, err := s.indexEntries(ctx, t.OwnerID)
 	if err != nil {
 		return 0, txn.Unavailable("read the owner index", err)
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
 	"github.com/zlink-systems/zlink-etcd/storecore"
@@ -145,24 +143,19 @@ func (s *Store) observeAt(ctx context.Context, refs []storecore.Ref, rev int64) 
 		sp.first, sp.last = min(sp.first, k), max(sp.last, k)
 	}
 	for _, t := range tables {
-		start, end := spans[t].first, spans[t].last+"\x00"
-		for {
-			resp, err := s.kv.Get(ctx, start, clientv3.WithRange(end), clientv3.WithRev(rev), clientv3.WithLimit(ledgerBatch))
-			if err != nil {
-				return nil, err
-			}
-			s.engine.NoteRevision(resp.Header.Revision)
-			for _, kv := range resp.Kvs {
+		_, err := ScanRange(ctx, s.kv, spans[t].first, spans[t].last+"\x00", ScanOptions{Revision: rev, Batch: ledgerBatch}, func(p ScanPage) (bool, error) {
+			s.engine.NoteRevision(p.HeaderRevision)
+			for _, kv := range p.KVs {
 				k := string(kv.Key)
 				if _, wanted := out[k]; wanted {
 					out[k] = txn.Observation{Key: k, Present: true, Value: kv.Value, ModRevision: kv.ModRevision,
 						CreateRevision: kv.CreateRevision, Version: kv.Version, Revision: rev}
 				}
 			}
-			if !resp.More || len(resp.Kvs) == 0 {
-				break
-			}
-			start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+			return false, nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package etcdstore
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -55,6 +56,16 @@ type Options struct {
 	// Observer sees every operation (storecore.Observer), CollectGarbage
 	// included; nil observes nothing.
 	Observer storecore.Observer
+	// WrapKV, when set, wraps the KV every request of the store goes
+	// through (the client's, or KV below), innermost: it sees each request
+	// as it is sent to etcd, every retry of a read included, with the
+	// operation's context. Instrumentation attaches here (package
+	// observe/etcdobserve counts and traces the requests).
+	WrapKV func(clientv3.KV) clientv3.KV
+	// OnTxnAttempt, when set, is called after every transaction an
+	// operation sends (txn.Options.OnAttempt): contention, lost answers and
+	// how they were resolved.
+	OnTxnAttempt func(ctx context.Context, a txn.Attempt)
 	// WatchCache configures the watch-fed cache that answers ListMeshNodes,
 	// ListPeers and ReadOwnerLiveness (docs/caching.md); on by default.
 	WatchCache WatchCacheOptions
@@ -118,6 +129,9 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 	if opts.Lease != nil {
 		lease, streams = opts.Lease, nil
 	}
+	if opts.WrapKV != nil {
+		s.kv = opts.WrapKV(s.kv)
+	}
 	if s.clock == nil {
 		s.clock = location.SystemClock
 	}
@@ -138,15 +152,13 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 		DeleteFence:    layout.DeleteFenceKey,
 		Logger:         s.log,
 		Retry:          s.retry,
+		OnAttempt:      opts.OnTxnAttempt,
 	})
-	s.leases = leasemap.New(s.kv, lease, layout, leasemap.Options{
+	s.leases = leasemap.New(s.engine, lease, layout, leasemap.Options{
 		Clock:            s.clock,
 		MinLeaseSeconds:  opts.MinLeaseSeconds,
 		MaxAttempts:      opts.MaxAttempts,
-		ResolveTimeout:   opts.ResolveTimeout,
-		Observe:          s.engine.Remember,
 		Logger:           s.log,
-		Retry:            s.retry,
 		Watcher:          s.watcher,
 		KeepAliveStreams: streams,
 	})
@@ -177,6 +189,11 @@ func (s *Store) Close() error {
 	}
 	return nil
 }
+
+// Client returns the etcd client the store was made with (Dial's own
+// client for a dialed store; Close closes it then). Requests sent on it
+// directly bypass the store's KV and Options.WrapKV: health checks use it.
+func (s *Store) Client() *clientv3.Client { return s.client }
 
 // Layout returns the store's key layout.
 func (s *Store) Layout() keys.Layout { return s.layout }

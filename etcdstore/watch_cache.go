@@ -397,28 +397,11 @@ func (c *watchCache) turnOff(why string) {
 }
 
 // readRange reads every key under prefix at one revision, batch by batch
-// (fn gets each batch), and returns the revision. It is the cache's
-// paging loop; the store's other range reads (lists, the owner index, the
-// garbage collector) page the same way.
+// (fn gets each batch), through ScanRange, and returns the revision.
 func (s *Store) readRange(ctx context.Context, prefix string, fn func([]*mvccpb.KeyValue)) (int64, error) {
-	start, end, rev := prefix, keys.PrefixEnd(prefix), int64(0)
-	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(listBatch)}
-		if rev > 0 {
-			opts = append(opts, clientv3.WithRev(rev))
-		}
-		resp, err := s.kv.Get(ctx, start, opts...)
-		if err != nil {
-			return 0, err
-		}
-		s.engine.NoteRevision(resp.Header.Revision)
-		if rev == 0 {
-			rev = resp.Header.Revision
-		}
-		fn(resp.Kvs)
-		if !resp.More || len(resp.Kvs) == 0 {
-			return rev, nil
-		}
-		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
-	}
+	return ScanRange(ctx, s.kv, prefix, keys.PrefixEnd(prefix), ScanOptions{Batch: listBatch}, func(p ScanPage) (bool, error) {
+		s.engine.NoteRevision(p.HeaderRevision)
+		fn(p.KVs)
+		return false, nil
+	})
 }

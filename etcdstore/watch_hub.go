@@ -179,11 +179,17 @@ func (h *watchHub) watching(prefix string) bool {
 	return ok
 }
 
-// openWatches returns the number of ranges watched now.
-func (h *watchHub) openWatches() int {
+// openWatches returns the number of ranges watched and the lowest revision
+// through which one of them has delivered its changes.
+func (h *watchHub) openWatches() (n int, oldest int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return len(h.ranges)
+	for _, rw := range h.ranges {
+		if oldest == 0 || rw.through < oldest {
+			oldest = rw.through
+		}
+	}
+	return len(h.ranges), oldest
 }
 
 // close stops every range watch and waits for their goroutines.

@@ -54,7 +54,7 @@ func TestWatchChangesShareWatches(t *testing.T) {
 	ctx2, cancel2 := context.WithCancel(t.Context())
 	ch2, err := f.s.WatchChanges(ctx2, location.TablePeers, location.TableMeshNodes)
 	require.NoError(t, err)
-	require.Equal(t, 3, f.s.WatchStats().Watches, "peers, mesh nodes, owner keys")
+	require.Equal(t, int64(3), f.s.WatchStats().Watchers, "peers, mesh nodes, owner keys")
 
 	a := f.claim(t, "a")
 	storedIn(t)(f.s.UpdatePeer(t.Context(), peer("n1", "a"), location.IntentNewClaim))
@@ -72,7 +72,7 @@ func TestWatchChangesShareWatches(t *testing.T) {
 	cancel1()
 	for range ch1 {
 	}
-	waitFor(t, func() bool { return f.s.WatchStats().Watches == 0 })
+	waitFor(t, func() bool { return f.s.WatchStats().Watchers == 0 })
 }
 
 // waitFor waits until cond holds (10 s at most).

@@ -101,7 +101,7 @@ func faultPlan(i int) []faultType {
 
 // reportFigures logs the figures and writes them to the file named by
 // ZLINK_RELIABILITY_REPORT, when set.
-func reportFigures(t *testing.T, name string, f *figures) {
+func reportFigures(t *testing.T, name string, f fmt.Stringer) {
 	t.Logf("%s figures:\n%s", name, f)
 	if path := os.Getenv("ZLINK_RELIABILITY_REPORT"); path != "" {
 		fh, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)

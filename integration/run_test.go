@@ -19,6 +19,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/observe/etcdstats"
 )
 
 // runConfig describes one history: its clients, its length and the faults
@@ -341,9 +342,9 @@ func (r *runReport) String() string {
 type cacheFigures struct{ hits, misses, fallbacks, relists int64 }
 
 // add adds one store's counters.
-func (c *cacheFigures) add(st etcdstore.CacheStats) {
+func (c *cacheFigures) add(st etcdstats.Cache) {
 	c.hits += st.Hits
-	c.misses += st.Misses
+	c.misses += st.Misses - st.Fallbacks
 	c.fallbacks += st.Fallbacks
 	c.relists += st.Relists
 }

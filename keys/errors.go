@@ -1,17 +1,13 @@
 package keys
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // ErrMalformed classifies every error of this package: the input could not be
 // encoded or decoded. Every *CodecError wraps it (errors.Is(err, ErrMalformed)).
-const ErrMalformed = sentinelError("keys: malformed input")
-
-// sentinelError is the type of ErrMalformed. It is a string type so that the
-// sentinel can be a constant.
-type sentinelError string
-
-// Error implements error.
-func (e sentinelError) Error() string { return string(e) }
+var ErrMalformed = errors.New("keys: malformed input")
 
 // Problem says what kind of violation a CodecError reports. Package location
 // maps it onto its error classes (length → range, shape → type).

@@ -2,11 +2,10 @@ package leasemap
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -18,127 +17,106 @@ import (
 // A live lease of the same owner id, the caller's own included, is a
 // conflict. The generation is the owner key's CreateRevision.
 // generationExhausted cannot happen on etcd.
+//
+// A lost response is settled by the engine (txn.Engine.Send): the owner key
+// carrying the attempt's nonce, or a put of it in the key's history since
+// the lease was granted, proves the claim applied (with the generation it
+// created, even if that lease has been released since); a key that has
+// existed since before proves it did not (a conflict); an absent key
+// without such a put means not applied, and the claim is sent again. When
+// it cannot be settled, the error wraps location.ErrOutcomeUnknown and the
+// granted lease is kept (the claim may hold it).
 func (m *Map) Claim(ctx context.Context, ownerID string, ttl time.Duration) (location.OwnerLeaseClaimResult, error) {
 	const op = "claim owner lease"
-	if err := ctxError(op, ctx); err != nil {
+	ms, err := validate(ctx, op, ownerID, ttl)
+	if err != nil {
 		return location.OwnerLeaseClaimResult{}, err
 	}
-	if err := location.ValidateOwnerID(ownerID); err != nil {
-		return location.OwnerLeaseClaimResult{}, fmt.Errorf("leasemap: %s: %w", op, err)
-	}
-	ms, err := location.ValidateLeaseTTL(ttl)
-	if err != nil {
-		return location.OwnerLeaseClaimResult{}, fmt.Errorf("leasemap: %s: %w", op, err)
-	}
-	now := m.now()
-	secs := m.leaseSeconds(ms)
+	now, secs := m.now(), m.leaseSeconds(ms)
 	grant, err := m.lease.Grant(ctx, secs)
 	if err != nil {
 		return location.OwnerLeaseClaimResult{}, txn.Unavailable("leasemap: "+op, err)
 	}
-	key := m.layout.OwnerKey(ownerID)
-	var nonces []string
-	claimed := func(generation int64) location.OwnerLeaseClaimResult {
-		m.remember(ownerID, leaseInfo{generation: generation, leaseID: grant.ID, seconds: secs})
-		return location.OwnerLeaseClaimResult{
-			Kind:           location.KindClaimed,
-			Token:          location.OwnerToken{OwnerID: ownerID, LeaseGeneration: generation},
-			LeaseExpiresAt: now.Add(time.Duration(ms) * time.Millisecond),
-			StoreNow:       now,
-		}
-	}
-	conflict := func() location.OwnerLeaseClaimResult {
-		m.revoke(ctx, grant.ID)
-		return location.OwnerLeaseClaimResult{Kind: location.KindConflict}
-	}
+	c := claim{m: m, key: m.layout.OwnerKey(ownerID), grant: grant.ID, sentAfter: m.revisionBefore(grant)}
 	for range m.maxAtt {
 		nonce := txn.NewNonce()
-		nonces = append(nonces, nonce)
 		val, err := encodeRecord(Record{OwnerID: ownerID, TTLMs: ms, ExpiresAtMs: now.UnixMilli() + ms,
 			LeaseID: leaseIDText(grant.ID), LeaseSeconds: secs, Nonce: nonce})
 		if err != nil {
 			m.revoke(ctx, grant.ID)
 			return location.OwnerLeaseClaimResult{}, fmt.Errorf("leasemap: %s: %w", op, err)
 		}
-		resp, err := m.kv.Txn(ctx).
-			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-			Then(clientv3.OpPut(key, val, clientv3.WithLease(grant.ID))).
-			Else(clientv3.OpGet(key)).
-			Commit()
-		if err == nil {
-			if resp.Succeeded {
-				rev := resp.Header.Revision
-				m.seen(txn.Observation{Key: key, Present: true, Value: []byte(val), ModRevision: rev, CreateRevision: rev,
-					Version: 1, Lease: int64(grant.ID), Revision: rev})
-				return claimed(rev), nil
-			}
-			held := resp.Responses[0].GetResponseRange().GetKvs()
-			if len(held) > 0 && hasAnyNonce(held[0].Value, nonces) {
-				// An earlier attempt whose response was lost did apply.
-				return claimed(held[0].CreateRevision), nil
-			}
-			if len(held) > 0 && len(nonces) > 1 && recreated(held[0], grant) {
-				return location.OwnerLeaseClaimResult{}, maybeOurs(ctx, m, op, grant)
-			}
-			return conflict(), nil
-		}
-		if !txn.IsAmbiguous(err) {
+		generation, conflict, err := c.send(ctx, op, val, nonce)
+		switch {
+		case errors.Is(err, txn.ErrOutcomeUnknown):
+			return location.OwnerLeaseClaimResult{}, err // the claim may hold the lease: keep it
+		case err != nil:
 			m.revoke(ctx, grant.ID)
-			return location.OwnerLeaseClaimResult{}, txn.Unavailable("leasemap: "+op, err)
+			return location.OwnerLeaseClaimResult{}, err
+		case conflict:
+			m.revoke(ctx, grant.ID)
+			return location.OwnerLeaseClaimResult{Kind: location.KindConflict}, nil
+		case generation > 0:
+			m.remember(ownerID, leaseInfo{generation: generation, leaseID: grant.ID, seconds: secs})
+			return location.OwnerLeaseClaimResult{
+				Kind:           location.KindClaimed,
+				Token:          location.OwnerToken{OwnerID: ownerID, LeaseGeneration: generation},
+				LeaseExpiresAt: now.Add(time.Duration(ms) * time.Millisecond),
+				StoreNow:       now,
+			}, nil
 		}
-		rctx, cancel := m.resolveContext(ctx)
-		got, gerr := m.kv.Get(rctx, key)
-		cancel()
-		if gerr != nil {
-			// The claim may have been applied: keep the lease.
-			return location.OwnerLeaseClaimResult{}, fmt.Errorf("leasemap: %s: %w: %w", op, txn.ErrOutcomeUnknown, err)
-		}
-		m.seenKV(key, got)
-		if len(got.Kvs) > 0 {
-			if hasAnyNonce(got.Kvs[0].Value, nonces) {
-				return claimed(got.Kvs[0].CreateRevision), nil
-			}
-			if recreated(got.Kvs[0], grant) {
-				return location.OwnerLeaseClaimResult{}, maybeOurs(ctx, m, op, grant)
-			}
-			return conflict(), nil
-		}
-		// Absent: the claim was not applied; claim again (unless the caller
-		// has given up).
+		// Not applied (its response was lost), the key absent: claim again,
+		// unless the caller has given up.
 		if cerr := ctx.Err(); cerr != nil {
 			m.revoke(ctx, grant.ID)
 			return location.OwnerLeaseClaimResult{}, fmt.Errorf("leasemap: %s: not applied: %w", op, cerr)
 		}
 	}
 	m.revoke(ctx, grant.ID)
-	return location.OwnerLeaseClaimResult{}, fmt.Errorf("leasemap: %s: %w (%w)", op, txn.ErrContention, location.ErrUnavailable)
+	return location.OwnerLeaseClaimResult{}, contention(op)
 }
 
-// recreated reports whether the owner key kv was created after the claim
-// began (after its lease was granted): an attempt of the claim whose
-// response was lost may then have created the key, which was deleted
-// (released, expired) and created again by another claim since. A key
-// created before cannot be the claim's: its guard required absence.
-func recreated(kv *mvccpb.KeyValue, grant *clientv3.LeaseGrantResponse) bool {
-	return grant.ResponseHeader == nil || kv.CreateRevision > grant.ResponseHeader.Revision
+// claim is one Claim call.
+type claim struct {
+	m     *Map
+	key   string
+	grant clientv3.LeaseID
+	// sentAfter is a revision committed before the first attempt was sent.
+	sentAfter int64
+	// lost are the nonces of attempts whose response was lost and that were
+	// settled "not applied": one may still land.
+	lost []string
 }
 
-// maybeOurs is the error of a claim that may or may not have applied: the
-// owner key holds another claim's value, but an attempt of this claim whose
-// response was lost may have held it before. The claim's lease is revoked
-// (if the claim applied, its key is gone already, so nothing else is
-// touched).
-func maybeOurs(ctx context.Context, m *Map, op string, grant *clientv3.LeaseGrantResponse) error {
-	m.revoke(ctx, grant.ID)
-	return fmt.Errorf("leasemap: %s: %w: the owner key was created again since an attempt whose response was lost", op, txn.ErrOutcomeUnknown)
-}
-
-// hasAnyNonce reports whether value carries one of the nonces.
-func hasAnyNonce(value []byte, nonces []string) bool {
-	for _, n := range nonces {
-		if strings.Contains(string(value), n) {
-			return true
+// send sends one attempt that stores value (which carries the fresh
+// nonce) if the owner key is absent. It returns the generation created (by
+// this attempt or an earlier lost one), or conflict when the key holds
+// another claim; neither means not applied with the key absent.
+func (c *claim) send(ctx context.Context, op, value, nonce string) (generation int64, conflict bool, err error) {
+	before, _ := c.m.engine.Cached(c.key)
+	sent, err := c.m.engine.Send(ctx, "leasemap: "+op, txn.Guarded{
+		If:        []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(c.key), "=", 0)},
+		Then:      []clientv3.Op{clientv3.OpPut(c.key, value, clientv3.WithLease(c.grant))},
+		Read:      []string{c.key},
+		Nonce:     nonce,
+		Puts:      []string{c.key},
+		Absent:    []string{c.key},
+		Before:    map[string]txn.Observation{c.key: before},
+		Earlier:   c.lost,
+		SentAfter: c.sentAfter,
+	})
+	switch {
+	case err != nil:
+		return 0, false, err
+	case sent.Applied:
+		// The value that carries a claim's nonce is the one that created
+		// the key: its revision is the generation.
+		if sent.Nonce == nonce {
+			c.m.seen(written(c.key, value, sent.Revision, c.grant, sent.Revision))
 		}
+		return sent.Revision, false, nil
+	case sent.Lost:
+		c.lost = append(c.lost, nonce)
 	}
-	return false
+	return 0, sent.Now.Keys[c.key].Present, nil
 }

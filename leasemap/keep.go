@@ -259,7 +259,7 @@ func (k *Kept) observe(kv *mvccKV, deleted bool, rev int64) {
 		k.end()
 		return
 	}
-	rec, err := decodeRecord(kv.Value)
+	rec, err := DecodeRecord(kv.Value)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if rev <= k.seenRev {

@@ -25,13 +25,13 @@ func newKeepFixture(t *testing.T) *keepFixture {
 	t.Helper()
 	f := newFixture(t)
 	sw := &revokeSwitch{Lease: f.rec.Lease(f.client.Lease)}
-	f.m = New(f.rec, sw, f.layout, Options{Clock: f.clock.Now, Watcher: f.client.Watcher})
+	f.m = f.newMap(f.rec, sw, Options{Clock: f.clock.Now, Watcher: f.client.Watcher})
 	return &keepFixture{fixture: f, lease: sw}
 }
 
 // withStreams makes the fixture's kept leases renew on keep-alive streams.
 func (f *keepFixture) withStreams() *keepFixture {
-	f.m = New(f.rec, f.lease, f.layout, Options{Clock: f.clock.Now, Watcher: f.client.Watcher,
+	f.m = f.newMap(f.rec, f.lease, Options{Clock: f.clock.Now, Watcher: f.client.Watcher,
 		KeepAliveStreams: clientv3.RetryLeaseClient(f.client)})
 	return f
 }
@@ -72,7 +72,7 @@ func (f *keepFixture) keep(t *testing.T, tok location.OwnerToken) *Kept {
 func (f *keepFixture) record(t *testing.T, ownerID string) (Record, *mvccKV) {
 	t.Helper()
 	kv := f.ownerKV(t, ownerID).Kvs[0]
-	rec, err := decodeRecord(kv.Value)
+	rec, err := DecodeRecord(kv.Value)
 	require.NoError(t, err)
 	return rec, kv
 }
@@ -141,7 +141,7 @@ func TestReadOfAKeptLease(t *testing.T) {
 		m    *Map
 	}{
 		{name: "the keeping map (TTL asked beside the key)", m: f.m},
-		{name: "another process's map", m: New(f.client.KV, f.client.Lease, f.layout, Options{Clock: f.clock.Now})},
+		{name: "another process's map", m: f.newMap(f.client.KV, f.client.Lease, Options{Clock: f.clock.Now})},
 	} {
 		t.Run(reader.name, func(t *testing.T) {
 			got, err := reader.m.Read(t.Context(), "a")
@@ -169,7 +169,7 @@ func TestKeptLeaseLearnsOfItsEnd(t *testing.T) {
 			require.NoError(t, f.m.Expire(t.Context(), "a"))
 		}},
 		{name: "released", end: func(t *testing.T, f *keepFixture, tok location.OwnerToken) {
-			kind, err := New(f.client.KV, f.client.Lease, f.layout, Options{}).Release(t.Context(), tok)
+			kind, err := f.newMap(f.client.KV, f.client.Lease, Options{}).Release(t.Context(), tok)
 			require.NoError(t, err)
 			require.Equal(t, location.KindReleased, kind)
 		}},
@@ -180,7 +180,7 @@ func TestKeptLeaseLearnsOfItsEnd(t *testing.T) {
 			require.Equal(t, location.KindReleased, kind)
 		}},
 		{name: "released and claimed again", end: func(t *testing.T, f *keepFixture, tok location.OwnerToken) {
-			other := New(f.client.KV, f.client.Lease, f.layout, Options{})
+			other := f.newMap(f.client.KV, f.client.Lease, Options{})
 			_, err := other.Release(t.Context(), tok)
 			require.NoError(t, err)
 			res, err := other.Claim(t.Context(), "a", time.Minute)

@@ -41,8 +41,15 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{client: c, clock: clock.NewManual(t0()), layout: layout}
 	f.flaky = &flakyKV{KV: c.KV}
 	f.rec = txn.NewRecorder(f.flaky)
-	f.m = New(f.rec, f.rec.Lease(c.Lease), layout, Options{Clock: f.clock.Now})
+	f.m = f.newMap(f.rec, f.rec.Lease(c.Lease), Options{Clock: f.clock.Now})
 	return f
+}
+
+// newMap returns a map of the fixture's layout whose requests go through kv
+// and lease, on an engine of its own (which searches the history with the
+// shared member's watcher).
+func (f *fixture) newMap(kv clientv3.KV, lease clientv3.Lease, opts Options) *Map {
+	return New(txn.New(kv, f.client.Watcher, txn.Options{}), lease, f.layout, opts)
 }
 
 // ownerKV reads the owner key directly.
@@ -83,28 +90,19 @@ func (f *flakyKV) take() (fail, send bool) {
 	return false, true
 }
 
-func (f *flakyKV) Txn(ctx context.Context) clientv3.Txn { return &flakyTxn{Txn: f.KV.Txn(ctx), f: f} }
-
-type flakyTxn struct {
-	clientv3.Txn
-	f *flakyKV
-}
-
-func (t *flakyTxn) If(cs ...clientv3.Cmp) clientv3.Txn   { t.Txn = t.Txn.If(cs...); return t }
-func (t *flakyTxn) Then(ops ...clientv3.Op) clientv3.Txn { t.Txn = t.Txn.Then(ops...); return t }
-func (t *flakyTxn) Else(ops ...clientv3.Op) clientv3.Txn { t.Txn = t.Txn.Else(ops...); return t }
-
-func (t *flakyTxn) Commit() (*clientv3.TxnResponse, error) {
-	fail, send := t.f.take()
-	if !fail {
-		return t.Txn.Commit()
-	}
-	if send {
-		if _, err := t.Txn.Commit(); err != nil {
-			return nil, err
+func (f *flakyKV) Txn(ctx context.Context) clientv3.Txn {
+	return txn.DeferredTxn(func(ops txn.TxnOps) (*clientv3.TxnResponse, error) {
+		fail, send := f.take()
+		if !fail {
+			return ops.Send(ctx, f.KV)
 		}
-	}
-	return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
+		if send {
+			if _, err := ops.Send(ctx, f.KV); err != nil {
+				return nil, err
+			}
+		}
+		return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
+	})
 }
 
 // contextCanceled returns a context that has already ended.

@@ -17,8 +17,9 @@ import (
 // MaxLeaseSeconds is the longest TTL etcd grants (its MaxLeaseTTL).
 const MaxLeaseSeconds int64 = 9_000_000_000
 
-// DefaultMaxAttempts bounds the transactions one renewal or claim may send
-// when concurrent writers keep moving the owner key.
+// DefaultMaxAttempts bounds the transactions one renewal, claim or release
+// may send when concurrent writers keep moving the owner key (or lost
+// responses keep being settled "not applied").
 const DefaultMaxAttempts = 8
 
 // Options configure a Map. The zero value is usable.
@@ -32,14 +33,6 @@ type Options struct {
 	// MaxAttempts bounds retries under contention; 0 means
 	// DefaultMaxAttempts.
 	MaxAttempts int
-	// ResolveTimeout is the least time the re-reads that resolve a lost
-	// response are given (txn.ResolveContext); 0 means
-	// txn.DefaultResolveTimeout.
-	ResolveTimeout time.Duration
-	// Retry sends the map's reads (of owner keys and of etcd leases' TTLs)
-	// again while etcd answers transient errors; the map wraps its KV with
-	// it. nil means a Retrier of its own with default options and Logger.
-	Retry *txn.Retrier
 	// Watcher watches the owner keys of kept leases (Keep); nil makes Keep
 	// unsupported.
 	Watcher clientv3.Watcher
@@ -47,26 +40,21 @@ type Options struct {
 	// stream each kept lease renews on (clientv3.RetryLeaseClient(client)
 	// has it); nil makes kept leases renew with Lease.KeepAliveOnce.
 	KeepAliveStreams KeepAliveStreams
-	// Observe, when set, is told about every owner key the map reads or
-	// writes, so that a transaction engine's cache stays fresh.
-	Observe func(txn.Observation)
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
 }
 
 // Map is the owner-lease table of one store. Safe for concurrent use.
 type Map struct {
+	engine  *txn.Engine
 	kv      clientv3.KV
 	lease   clientv3.Lease
 	watcher clientv3.Watcher
 	streams KeepAliveStreams
-	retry   *txn.Retrier
 	layout  keys.Layout
 	clock   location.Clock
 	minSecs int64
 	maxAtt  int
-	resolve time.Duration
-	observe func(txn.Observation)
 	log     *slog.Logger
 
 	mu    sync.Mutex
@@ -84,23 +72,23 @@ type leaseInfo struct {
 }
 
 // New returns the owner-lease map of the store whose keys layout describes.
-func New(kv clientv3.KV, lease clientv3.Lease, layout keys.Layout, opts Options) *Map {
-	retry := opts.Retry
-	if retry == nil {
-		retry = txn.NewRetrier(txn.RetryOptions{Logger: opts.Logger})
-	}
+// Every request of the map goes through engine: its writes are Guarded
+// transactions (txn.Engine.Send, which settles their lost responses), its
+// reads ride out elections with the engine's Retrier, and every owner key
+// it reads or writes is offered to the engine's cache, so that the store's
+// decisions that consult owner keys start from what the map saw. lease
+// grants, renews and revokes the etcd leases.
+func New(engine *txn.Engine, lease clientv3.Lease, layout keys.Layout, opts Options) *Map {
 	m := &Map{
-		kv:      retry.KV(kv),
+		engine:  engine,
+		kv:      engine.KV(),
 		lease:   lease,
 		watcher: opts.Watcher,
 		streams: opts.KeepAliveStreams,
-		retry:   retry,
 		layout:  layout,
 		clock:   opts.Clock,
 		minSecs: opts.MinLeaseSeconds,
 		maxAtt:  opts.MaxAttempts,
-		resolve: opts.ResolveTimeout,
-		observe: opts.Observe,
 		log:     opts.Logger,
 		known:   map[string]leaseInfo{},
 	}
@@ -109,9 +97,6 @@ func New(kv clientv3.KV, lease clientv3.Lease, layout keys.Layout, opts Options)
 	}
 	if m.maxAtt <= 0 {
 		m.maxAtt = DefaultMaxAttempts
-	}
-	if m.resolve <= 0 {
-		m.resolve = txn.DefaultResolveTimeout
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
@@ -129,12 +114,6 @@ func (m *Map) leaseSeconds(ms int64) int64 {
 		s++
 	}
 	return min(max(s, m.minSecs, 1), MaxLeaseSeconds)
-}
-
-// resolveContext returns a context for the re-reads after a lost response
-// (txn.ResolveContext).
-func (m *Map) resolveContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return txn.ResolveContext(ctx, m.resolve)
 }
 
 func (m *Map) remember(ownerID string, info leaseInfo) {
@@ -162,25 +141,17 @@ func (m *Map) lookup(ownerID string, generation int64) (leaseInfo, bool) {
 	return info, ok && info.generation == generation
 }
 
-// seen reports an observation of an owner key to the Observe hook.
-func (m *Map) seen(o txn.Observation) {
-	if m.observe != nil {
-		m.observe(o)
-	}
-}
+// seen offers an observation of an owner key (one the map wrote) to the
+// engine's cache.
+func (m *Map) seen(o txn.Observation) { m.engine.Remember(o) }
 
-// seenKV reports a read owner key (kv nil: absent) at revision rev.
-func (m *Map) seenKV(key string, kv *clientv3.GetResponse) {
-	if m.observe == nil {
-		return
+// readOwner reads an owner key (offered to the engine's cache).
+func (m *Map) readOwner(ctx context.Context, key string) (txn.Observation, error) {
+	got, err := m.engine.ReadKeys(ctx, []string{key}, 0)
+	if err != nil {
+		return txn.Observation{}, err
 	}
-	o := txn.Observation{Key: key, Revision: kv.Header.Revision}
-	if len(kv.Kvs) > 0 {
-		k := kv.Kvs[0]
-		o = txn.Observation{Key: key, Present: true, Value: k.Value, ModRevision: k.ModRevision,
-			CreateRevision: k.CreateRevision, Version: k.Version, Lease: k.Lease, Revision: kv.Header.Revision}
-	}
-	m.observe(o)
+	return got.Keys[key], nil
 }
 
 // revoke ends an etcd lease that no key needs, logging (not returning) a
@@ -189,7 +160,7 @@ func (m *Map) revoke(ctx context.Context, id clientv3.LeaseID) {
 	if id == clientv3.NoLease {
 		return
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.resolve)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.engine.ResolveTimeout())
 	defer cancel()
 	if _, err := m.lease.Revoke(rctx, id); err != nil && !txn.IsLeaseNotFound(err) {
 		m.log.Debug("leasemap: revoke failed; the lease will expire on its own", "lease", leaseIDText(id), "error", err)
@@ -197,13 +168,52 @@ func (m *Map) revoke(ctx context.Context, id clientv3.LeaseID) {
 }
 
 // infoOf derives the lease info from a stored owner key.
-func infoOf(k *mvccKV) (leaseInfo, Record, error) {
-	rec, err := decodeRecord(k.Value)
+func infoOf(o txn.Observation) (leaseInfo, Record, error) {
+	rec, err := DecodeRecord(o.Value)
 	if err != nil {
 		return leaseInfo{}, Record{}, err
 	}
-	return leaseInfo{generation: k.CreateRevision, leaseID: clientv3.LeaseID(k.Lease), seconds: rec.LeaseSeconds,
+	return leaseInfo{generation: o.CreateRevision, leaseID: clientv3.LeaseID(o.Lease), seconds: rec.LeaseSeconds,
 		keepAlive: rec.KeepAlive}, rec, nil
+}
+
+// written is the observation of an owner key the map wrote at rev, created
+// at generation, on lease id.
+func written(key, value string, generation int64, id clientv3.LeaseID, rev int64) txn.Observation {
+	return txn.Observation{Key: key, Present: true, Value: []byte(value), ModRevision: rev, CreateRevision: generation,
+		Lease: int64(id), Revision: rev}
+}
+
+// validate checks a context, an owner id and a TTL before anything is
+// sent, and returns the TTL in whole milliseconds.
+func validate(ctx context.Context, op, ownerID string, ttl time.Duration) (int64, error) {
+	if err := ctxError(op, ctx); err != nil {
+		return 0, err
+	}
+	if err := location.ValidateOwnerID(ownerID); err != nil {
+		return 0, fmt.Errorf("leasemap: %s: %w", op, err)
+	}
+	ms, err := location.ValidateLeaseTTL(ttl)
+	if err != nil {
+		return 0, fmt.Errorf("leasemap: %s: %w", op, err)
+	}
+	return ms, nil
+}
+
+// revisionBefore returns a revision committed before a transaction sent
+// after grant: the grant's, or a later one the engine has seen.
+func (m *Map) revisionBefore(grant *clientv3.LeaseGrantResponse) int64 {
+	rev := m.engine.LastRevision()
+	if grant.ResponseHeader != nil {
+		rev = max(rev, grant.ResponseHeader.Revision)
+	}
+	return rev
+}
+
+// contention is the error of a call that ran out of attempts (nothing
+// applied).
+func contention(op string) error {
+	return fmt.Errorf("leasemap: %s: %w (%w)", op, txn.ErrContention, location.ErrUnavailable)
 }
 
 // ctxError wraps the error of a context that ended before the call started.

@@ -156,7 +156,7 @@ func TestClaim(t *testing.T) {
 	})
 	t.Run("MinLeaseSeconds raises the etcd TTL only", func(t *testing.T) {
 		f := newFixture(t)
-		m := New(f.client.KV, f.client.Lease, f.layout, Options{Clock: f.clock.Now, MinLeaseSeconds: 60})
+		m := f.newMap(f.client.KV, f.client.Lease, Options{Clock: f.clock.Now, MinLeaseSeconds: 60})
 		res, err := m.Claim(t.Context(), "a", time.Second)
 		require.NoError(t, err)
 		require.Equal(t, t0().Add(time.Second), res.LeaseExpiresAt)
@@ -318,7 +318,7 @@ func TestRenew(t *testing.T) {
 		f := newFixture(t)
 		a := f.claim(t, "a")
 		rec := txn.NewRecorder(f.client.KV)
-		m := New(rec, rec.Lease(f.client.Lease), f.layout, Options{Clock: f.clock.Now})
+		m := f.newMap(rec, rec.Lease(f.client.Lease), Options{Clock: f.clock.Now})
 		res, err := m.Renew(t.Context(), a, ttl30s)
 		require.NoError(t, err)
 		require.Equal(t, location.KindRenewed, res.Kind)
@@ -327,7 +327,7 @@ func TestRenew(t *testing.T) {
 	t.Run("a concurrent move to another lease is followed", func(t *testing.T) {
 		f := newFixture(t)
 		a := f.claim(t, "a")
-		other := New(f.client.KV, f.client.Lease, f.layout, Options{Clock: f.clock.Now})
+		other := f.newMap(f.client.KV, f.client.Lease, Options{Clock: f.clock.Now})
 		res, err := other.Renew(t.Context(), a, time.Minute)
 		require.NoError(t, err)
 		require.Equal(t, location.KindRenewed, res.Kind)

@@ -44,12 +44,11 @@ func (m *Map) Read(ctx context.Context, ownerID string) (location.OwnerLeaseRead
 		if err != nil {
 			return location.OwnerLeaseReadResult{}, txn.Unavailable("leasemap: "+op, err)
 		}
-		m.seenKV(key, got)
-		if len(got.Kvs) == 0 {
+		if !got.Present {
 			m.forget(ownerID)
 			return location.OwnerLeaseReadResult{Kind: location.KindMissing}, nil
 		}
-		info, rec, err := infoOf(got.Kvs[0])
+		info, rec, err := infoOf(got)
 		if err != nil {
 			return location.OwnerLeaseReadResult{}, fmt.Errorf("leasemap: %s: %w", op, err)
 		}
@@ -72,21 +71,32 @@ func (m *Map) Read(ctx context.Context, ownerID string) (location.OwnerLeaseRead
 			// An expired lease that etcd has not revoked yet reports no
 			// time left: its key goes within moments.
 			found.StoreNow = m.now()
-			found.LeaseExpiresAt = found.StoreNow.Add(time.Duration(max(ttl.TTL, 0)+1) * time.Second)
+			found.LeaseExpiresAt = KeptExpiry(found.StoreNow, ttl.TTL)
 			return found, nil
 		}
 		// The lease was revoked after the key was read: its key is deleted
 		// with it (or was moved to another lease meanwhile). Read again.
 		m.forget(ownerID)
 	}
-	return location.OwnerLeaseReadResult{}, fmt.Errorf("leasemap: %s: %w (%w)", op, txn.ErrContention, location.ErrUnavailable)
+	return location.OwnerLeaseReadResult{}, contention(op)
+}
+
+// KeptExpiry is the expiry of a kept-alive owner lease (Record.KeepAlive)
+// whose etcd lease had remaining seconds left when etcd answered, now being
+// read after that answer: now + the remaining whole seconds + 1 s, since
+// etcd truncates the remaining time to whole seconds. It is never earlier
+// than the etcd lease's expiry as the leader knew it, and never in the past
+// while the lease exists (an expired lease that etcd has not revoked yet
+// reports 0 s or less left).
+func KeptExpiry(now time.Time, remaining int64) time.Time {
+	return now.Add(time.Duration(max(remaining, 0)+1) * time.Second)
 }
 
 // readWithTTL reads an owner key and, when guess names a kept-alive lease,
 // that lease's remaining TTL in parallel (nil otherwise).
-func (m *Map) readWithTTL(ctx context.Context, key string, guess leaseInfo) (*clientv3.GetResponse, *clientv3.LeaseTimeToLiveResponse, error) {
+func (m *Map) readWithTTL(ctx context.Context, key string, guess leaseInfo) (txn.Observation, *clientv3.LeaseTimeToLiveResponse, error) {
 	if !guess.keepAlive {
-		got, err := m.kv.Get(ctx, key)
+		got, err := m.readOwner(ctx, key)
 		return got, nil, err
 	}
 	var (
@@ -95,10 +105,10 @@ func (m *Map) readWithTTL(ctx context.Context, key string, guess leaseInfo) (*cl
 		ttlErr error
 	)
 	wg.Go(func() { ttl, ttlErr = m.timeToLive(ctx, guess.leaseID) })
-	got, err := m.kv.Get(ctx, key)
+	got, err := m.readOwner(ctx, key)
 	wg.Wait()
 	if err != nil {
-		return nil, nil, err
+		return txn.Observation{}, nil, err
 	}
 	if ttlErr != nil {
 		// Asked again once the key names its lease.
@@ -111,7 +121,7 @@ func (m *Map) readWithTTL(ctx context.Context, key string, guess leaseInfo) (*cl
 // errors (see leaseExists).
 func (m *Map) timeToLive(ctx context.Context, id clientv3.LeaseID) (*clientv3.LeaseTimeToLiveResponse, error) {
 	var resp *clientv3.LeaseTimeToLiveResponse
-	err := m.retry.Do(ctx, "lease time-to-live "+leaseIDText(id), func(ctx context.Context) error {
+	err := m.engine.Retrier().Do(ctx, "lease time-to-live "+leaseIDText(id), func(ctx context.Context) error {
 		var err error
 		resp, err = m.lease.TimeToLive(ctx, id)
 		if txn.IsLeaseNotFound(err) {

@@ -2,7 +2,6 @@ package leasemap
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -10,7 +9,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/location"
-	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
 // RecordFormat is the format tag of owner-lease values.
@@ -48,8 +46,11 @@ func encodeRecord(r Record) (string, error) {
 	return string(b), nil
 }
 
-// decodeRecord parses an owner-lease value.
-func decodeRecord(b []byte) (Record, error) {
+// DecodeRecord parses an owner-lease value: the one decoder of the format
+// (tools read owner leases through etcdstore.Scan, which uses it). An
+// undecodable value, or one of another format, is an error wrapping
+// location.ErrInternal.
+func DecodeRecord(b []byte) (Record, error) {
 	var r Record
 	if err := json.Unmarshal(b, &r); err != nil {
 		return Record{}, fmt.Errorf("%w: undecodable owner-lease value: %w", location.ErrInternal, err)
@@ -62,9 +63,6 @@ func decodeRecord(b []byte) (Record, error) {
 
 // mvccKV is a stored key-value as etcd returns it.
 type mvccKV = mvccpb.KeyValue
-
-// isUnknown reports whether err says that a write's outcome is unknown.
-func isUnknown(err error) bool { return errors.Is(err, txn.ErrOutcomeUnknown) }
 
 // leaseIDText returns the hex text of an etcd lease id.
 func leaseIDText(id clientv3.LeaseID) string { return strconv.FormatInt(int64(id), 16) }

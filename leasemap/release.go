@@ -1,11 +1,10 @@
 package leasemap
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
-	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -19,11 +18,14 @@ import (
 //
 // The deleting transaction also writes a release marker (Layout.
 // ReleaseMarkerKey: the owner and generation, holding this call's nonce, on
-// a short etcd lease of its own), so that a lost response is resolved by
+// a short etcd lease of its own), so that a lost response is settled by
 // reading whose delete ended the generation: this call's (released),
 // another release's (stale: of two concurrent releases of one lease, one
 // answers released), or none, the key having expired (released, as the
-// reference answers for an expired entry, anomaly A-20).
+// reference answers for an expired entry, anomaly A-20). The marker is put
+// only by the delete of the generation's key, so at most one release
+// writes it, and its lease outlives the resolution: the state alone
+// settles the outcome (txn.Guarded.StateOnly).
 func (m *Map) Release(ctx context.Context, t location.OwnerToken) (location.ResultKind, error) {
 	const op = "release owner lease"
 	if err := ctxError(op, ctx); err != nil {
@@ -33,141 +35,107 @@ func (m *Map) Release(ctx context.Context, t location.OwnerToken) (location.Resu
 		return location.KindStale, nil
 	}
 	key := m.layout.OwnerKey(t.OwnerID)
-	marker := m.layout.ReleaseMarkerKey(t.OwnerID, t.LeaseGeneration)
-	nonce := []byte(txn.NewNonce())
-	markerLease := clientv3.NoLease
-	var kind location.ResultKind
-	defer func() {
+	owner, err := m.readOwner(ctx, key)
+	if err != nil {
+		return "", txn.Unavailable("leasemap: "+op, err)
+	}
+	if !owner.Present || owner.CreateRevision != t.LeaseGeneration {
+		return location.KindStale, nil
+	}
+	grant, err := m.lease.Grant(ctx, releaseMarkerSeconds)
+	if err != nil {
+		return "", txn.Unavailable("leasemap: "+op, err)
+	}
+	r := release{m: m, op: op, token: t, key: key, marker: m.layout.ReleaseMarkerKey(t.OwnerID, t.LeaseGeneration),
+		markerLease: grant.ID, nonce: txn.NewNonce(), owner: owner}
+	kind, err := r.run(ctx)
+	if kind != location.KindReleased {
 		// The marker of a release that ended the generation stays until its
 		// lease expires: a concurrent release whose response was lost reads
 		// it. Otherwise the marker lease is revoked, so that an attempt of
 		// this call still queued at the server cannot land after the answer.
-		if kind != location.KindReleased {
-			m.revoke(ctx, markerLease)
-		}
-	}()
-	// lost is set once an attempt's response was lost: that attempt may
-	// still land, so a later failure no longer proves nothing was applied,
-	// and a key found gone may be this call's doing.
-	lost := false
-	failed := func(err error) error {
-		if lost {
-			return fmt.Errorf("leasemap: %s: %w: %w", op, txn.ErrOutcomeUnknown, err)
-		}
-		return txn.Unavailable("leasemap: "+op, err)
+		m.revoke(ctx, grant.ID)
 	}
-	done := func(k location.ResultKind, leaseID clientv3.LeaseID, rev int64) (location.ResultKind, error) {
-		if k == location.KindReleased {
-			m.released(ctx, t.OwnerID, key, leaseID, rev)
-		}
-		kind = k
-		return k, nil
-	}
-	var leaseID clientv3.LeaseID
-	for range m.maxAtt {
-		if cerr := ctx.Err(); cerr != nil {
-			if lost {
-				return "", failed(cerr)
-			}
-			return "", fmt.Errorf("leasemap: %s: %w", op, cerr)
-		}
-		got, err := m.kv.Get(ctx, key)
-		if err != nil {
-			return "", failed(err)
-		}
-		m.seenKV(key, got)
-		if len(got.Kvs) == 0 || got.Kvs[0].CreateRevision != t.LeaseGeneration {
-			if !lost {
-				return location.KindStale, nil
-			}
-			k, rev, rerr := m.resolveRelease(ctx, key, marker, nonce, t.LeaseGeneration)
-			if rerr != nil {
-				return "", failed(rerr)
-			}
-			return done(k, leaseID, rev)
-		}
-		leaseID = clientv3.LeaseID(got.Kvs[0].Lease)
-		if markerLease == clientv3.NoLease {
-			grant, err := m.lease.Grant(ctx, releaseMarkerSeconds)
-			if err != nil {
-				return "", failed(err)
-			}
-			markerLease = grant.ID
-		}
-		resp, err := m.kv.Txn(ctx).
-			If(clientv3.Compare(clientv3.CreateRevision(key), "=", t.LeaseGeneration)).
-			Then(clientv3.OpDelete(key), clientv3.OpPut(marker, string(nonce), clientv3.WithLease(markerLease))).
-			Else(clientv3.OpGet(marker)).
-			Commit()
-		switch {
-		case err == nil && resp.Succeeded:
-			return done(location.KindReleased, leaseID, resp.Header.Revision)
-		case err == nil && markedBy(resp.Responses[0].GetResponseRange(), nonce):
-			// An earlier attempt of this call, whose response was lost,
-			// landed since.
-			return done(location.KindReleased, leaseID, resp.Header.Revision)
-		case err == nil:
-			return done(location.KindStale, leaseID, resp.Header.Revision)
-		case !txn.IsAmbiguous(err):
-			return "", failed(err)
-		}
-		lost = true
-		k, rev, rerr := m.resolveRelease(ctx, key, marker, nonce, t.LeaseGeneration)
-		if rerr != nil {
-			return "", failed(err)
-		}
-		if k != "" {
-			return done(k, leaseID, rev)
-		}
-	}
-	if lost {
-		return "", failed(txn.ErrContention)
-	}
-	return "", fmt.Errorf("leasemap: %s: %w (%w)", op, txn.ErrContention, location.ErrUnavailable)
+	return kind, err
 }
 
 // releaseMarkerSeconds is the TTL of a release marker's etcd lease: far
 // longer than resolving a lost response takes.
 const releaseMarkerSeconds = 60
 
-// resolveRelease reads the owner key and the release marker after a lost
-// response, at revision rev: the marker names the release that ended the
-// generation; with no marker, a key of the generation still there means
-// nothing was applied (kind "": try again), and a key gone means it
-// expired.
-func (m *Map) resolveRelease(ctx context.Context, key, marker string, nonce []byte, generation int64) (kind location.ResultKind, rev int64, err error) {
-	rctx, cancel := m.resolveContext(ctx)
-	defer cancel()
-	resp, err := m.kv.Txn(rctx).Then(clientv3.OpGet(key), clientv3.OpGet(marker)).Commit()
-	if err != nil {
-		return "", 0, err
-	}
-	owner, mark := resp.Responses[0].GetResponseRange(), resp.Responses[1].GetResponseRange()
-	m.seenKV(key, &clientv3.GetResponse{Header: resp.Header, Kvs: owner.GetKvs()})
-	rev = resp.Header.Revision
-	switch {
-	case markedBy(mark, nonce):
-		return location.KindReleased, rev, nil
-	case len(mark.GetKvs()) > 0:
-		return location.KindStale, rev, nil
-	case len(owner.GetKvs()) > 0 && owner.GetKvs()[0].CreateRevision == generation:
-		return "", rev, nil
-	default:
-		return location.KindReleased, rev, nil
-	}
+// release is one Release call of a generation found live.
+type release struct {
+	m           *Map
+	op          string
+	token       location.OwnerToken
+	key, marker string
+	markerLease clientv3.LeaseID
+	// nonce is the marker's value, the same for every attempt: an attempt
+	// that lands late is this call's.
+	nonce string
+	// owner is the owner key as last read.
+	owner txn.Observation
+	// lost is set once an attempt's response was lost: that attempt may
+	// still land, so a later failure no longer proves nothing was applied,
+	// and a key found gone may be this call's doing.
+	lost bool
 }
 
-// markedBy reports whether a read of a release marker found this call's
-// nonce.
-func markedBy(r *etcdserverpb.RangeResponse, nonce []byte) bool {
-	kvs := r.GetKvs()
-	return len(kvs) > 0 && bytes.Equal(kvs[0].Value, nonce)
+// run sends the deleting transaction until it is settled.
+func (r *release) run(ctx context.Context) (location.ResultKind, error) {
+	for range r.m.maxAtt {
+		if cerr := ctx.Err(); cerr != nil {
+			return "", r.failed(fmt.Errorf("leasemap: %s: %w", r.op, cerr))
+		}
+		sent, err := r.m.engine.Send(ctx, "leasemap: "+r.op, txn.Guarded{
+			If: []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(r.key), "=", r.token.LeaseGeneration)},
+			Then: []clientv3.Op{clientv3.OpDelete(r.key),
+				clientv3.OpPut(r.marker, r.nonce, clientv3.WithLease(r.markerLease))},
+			Read:      []string{r.key, r.marker},
+			Nonce:     r.nonce,
+			Puts:      []string{r.marker},
+			Deletes:   []string{r.key},
+			Before:    map[string]txn.Observation{r.key: r.owner},
+			StateOnly: true,
+		})
+		r.lost = r.lost || sent.Lost
+		owner, mark := sent.Now.Keys[r.key], sent.Now.Keys[r.marker]
+		switch {
+		case err != nil:
+			return "", r.failed(err)
+		case sent.Applied:
+			// The key was deleted at the marker's revision.
+			r.m.seen(txn.Observation{Key: r.key, Revision: sent.Revision})
+			r.m.released(ctx, r.token.OwnerID, clientv3.LeaseID(r.owner.Lease))
+			return location.KindReleased, nil
+		case !sent.Lost, mark.Present:
+			// The guard failed, or another release's marker ended the
+			// generation.
+			return location.KindStale, nil
+		case !owner.Present || owner.CreateRevision != r.token.LeaseGeneration:
+			// No marker and the generation's key gone: it expired.
+			r.m.released(ctx, r.token.OwnerID, clientv3.LeaseID(r.owner.Lease))
+			return location.KindReleased, nil
+		}
+		r.owner = owner // not applied: send it again
+	}
+	return "", r.failed(contention(r.op))
+}
+
+// failed is the error of a release that ended without an answer (err,
+// prefixed like every error of the map): once an attempt's response was
+// lost, that attempt may still land, so the outcome is unknown (and err no
+// longer proves that nothing was applied).
+func (r *release) failed(err error) error {
+	if r.lost && !errors.Is(err, txn.ErrOutcomeUnknown) {
+		return fmt.Errorf("leasemap: %s: %w: an earlier attempt whose answer was lost may still apply (%v)", r.op, txn.ErrOutcomeUnknown, err)
+	}
+	return err
 }
 
 // released finishes a release: forget the lease and revoke it.
-func (m *Map) released(ctx context.Context, ownerID, key string, leaseID clientv3.LeaseID, rev int64) {
+func (m *Map) released(ctx context.Context, ownerID string, leaseID clientv3.LeaseID) {
 	m.forget(ownerID)
-	m.seen(txn.Observation{Key: key, Revision: rev})
 	m.revoke(ctx, leaseID)
 }
 
@@ -181,15 +149,15 @@ func (m *Map) Expire(ctx context.Context, ownerID string) error {
 		return err
 	}
 	key := m.layout.OwnerKey(ownerID)
-	got, err := m.kv.Get(ctx, key)
+	got, err := m.readOwner(ctx, key)
 	if err != nil {
 		return txn.Unavailable("leasemap: "+op, err)
 	}
 	m.forget(ownerID)
-	if len(got.Kvs) == 0 {
+	if !got.Present {
 		return nil
 	}
-	resp, err := m.lease.Revoke(ctx, clientv3.LeaseID(got.Kvs[0].Lease))
+	resp, err := m.lease.Revoke(ctx, clientv3.LeaseID(got.Lease))
 	switch {
 	case err == nil:
 		m.seen(txn.Observation{Key: key, Revision: resp.Header.Revision})

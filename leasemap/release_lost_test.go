@@ -40,8 +40,8 @@ func TestReleaseLostResponse(t *testing.T) {
 			f := newFixture(t)
 			a := f.claim(t, "a")
 			kv := &afterLossKV{KV: f.client.KV, unsent: tc.unsent}
-			m := New(kv, f.client.Lease, f.layout, Options{Clock: f.clock.Now})
-			other := New(f.client.KV, f.client.Lease, f.layout, Options{Clock: f.clock.Now})
+			m := f.newMap(kv, f.client.Lease, Options{Clock: f.clock.Now})
+			other := f.newMap(f.client.KV, f.client.Lease, Options{Clock: f.clock.Now})
 			var otherKind location.ResultKind
 			kv.after = func() { otherKind = tc.meanwhile(f, other, a) }
 			kind, err := m.Release(t.Context(), a)

@@ -2,6 +2,7 @@ package leasemap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -28,15 +29,9 @@ func (m *Map) Renew(ctx context.Context, t location.OwnerToken, ttl time.Duratio
 // keep-alive mark (Record.KeepAlive, see Keep). It also returns the
 // renewed lease and a revision at which the key held the written value.
 func (m *Map) renew(ctx context.Context, op string, t location.OwnerToken, ttl time.Duration, keepAlive bool) (location.OwnerLeaseRenewResult, renewed, error) {
-	if err := ctxError(op, ctx); err != nil {
-		return location.OwnerLeaseRenewResult{}, renewed{}, err
-	}
-	if err := location.ValidateOwnerID(t.OwnerID); err != nil {
-		return location.OwnerLeaseRenewResult{}, renewed{}, fmt.Errorf("leasemap: %s: %w", op, err)
-	}
-	ms, err := location.ValidateLeaseTTL(ttl)
+	ms, err := validate(ctx, op, t.OwnerID, ttl)
 	if err != nil {
-		return location.OwnerLeaseRenewResult{}, renewed{}, fmt.Errorf("leasemap: %s: %w", op, err)
+		return location.OwnerLeaseRenewResult{}, renewed{}, err
 	}
 	stale := location.OwnerLeaseRenewResult{Kind: location.KindStale}
 	if t.LeaseGeneration <= 0 {
@@ -46,12 +41,11 @@ func (m *Map) renew(ctx context.Context, op string, t location.OwnerToken, ttl t
 	r := renewal{m: m, key: m.layout.OwnerKey(t.OwnerID), token: t, ms: ms, secs: m.leaseSeconds(ms), now: now, keepAlive: keepAlive}
 	info, ok := m.lookup(t.OwnerID, t.LeaseGeneration)
 	if !ok {
-		got, err := m.kv.Get(ctx, r.key)
+		got, err := m.readOwner(ctx, r.key)
 		if err != nil {
 			return location.OwnerLeaseRenewResult{}, renewed{}, txn.Unavailable("leasemap: "+op, err)
 		}
-		m.seenKV(r.key, got)
-		if info, ok, err = r.current(got.Kvs); err != nil {
+		if info, ok, err = r.current(got); err != nil {
 			return location.OwnerLeaseRenewResult{}, renewed{}, fmt.Errorf("leasemap: %s: %w", op, err)
 		} else if !ok {
 			return stale, renewed{}, nil
@@ -83,7 +77,7 @@ func (m *Map) renew(ctx context.Context, op string, t location.OwnerToken, ttl t
 			}, renewed{info: info, revision: r.revision}, nil
 		}
 	}
-	return location.OwnerLeaseRenewResult{}, renewed{}, fmt.Errorf("leasemap: %s: %w (%w)", op, txn.ErrContention, location.ErrUnavailable)
+	return location.OwnerLeaseRenewResult{}, renewed{}, contention(op)
 }
 
 // renewed is what renew learnt of a renewed lease: its etcd lease, and a
@@ -110,12 +104,12 @@ type renewal struct {
 
 // current interprets the owner key as read: ok is false (stale) when it is
 // absent or of another generation.
-func (r *renewal) current(kvs []*mvccKV) (leaseInfo, bool, error) {
-	if len(kvs) == 0 || kvs[0].CreateRevision != r.token.LeaseGeneration {
+func (r *renewal) current(o txn.Observation) (leaseInfo, bool, error) {
+	if !o.Present || o.CreateRevision != r.token.LeaseGeneration {
 		r.m.forget(r.token.OwnerID)
 		return leaseInfo{}, false, nil
 	}
-	info, _, err := infoOf(kvs[0])
+	info, _, err := infoOf(o)
 	if err != nil {
 		return leaseInfo{}, false, err
 	}
@@ -131,44 +125,42 @@ func (r *renewal) value(id clientv3.LeaseID, nonce string) (string, error) {
 // guarded sends the transaction that rewrites the owner key on lease id
 // when the key still has the token's generation and is on lease from. It
 // returns whether it was applied and, when it was not, the key as it is.
-// A lost response is resolved by re-reading the key for the nonce.
-func (r *renewal) guarded(ctx context.Context, from, id clientv3.LeaseID) (applied bool, now []*mvccKV, err error) {
+//
+// A lost response is settled by the engine (txn.Engine.Send). A rewrite on
+// the same lease is settled by the key's state alone: no nonce means not
+// applied, and the caller sends it again, which is harmless either way. A
+// move to a new lease searches the history too (sentAfter: a revision
+// before the new lease was granted), because the caller revokes the new
+// lease when the move did not apply: were that a guess, a move that did
+// apply (and whose value another holder's renewal has replaced since, on
+// the same new lease) would lose the key with the lease.
+func (r *renewal) guarded(ctx context.Context, from, id clientv3.LeaseID, sentAfter int64) (applied bool, now txn.Observation, err error) {
 	nonce := txn.NewNonce()
 	val, err := r.value(id, nonce)
 	if err != nil {
-		return false, nil, err
+		return false, txn.Observation{}, err
 	}
-	resp, err := r.m.kv.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(r.key), "=", r.token.LeaseGeneration),
-			clientv3.Compare(clientv3.LeaseValue(r.key), "=", from)).
-		Then(clientv3.OpPut(r.key, val, clientv3.WithLease(id))).
-		Else(clientv3.OpGet(r.key)).
-		Commit()
-	if err == nil {
-		if resp.Succeeded {
-			rev := resp.Header.Revision
-			r.m.seen(txn.Observation{Key: r.key, Present: true, Value: []byte(val), ModRevision: rev,
-				CreateRevision: r.token.LeaseGeneration, Lease: int64(id), Revision: rev})
-			r.revision = rev
-			return true, nil, nil
-		}
-		return false, resp.Responses[0].GetResponseRange().GetKvs(), nil
+	before, _ := r.m.engine.Cached(r.key)
+	sent, err := r.m.engine.Send(ctx, "write", txn.Guarded{
+		If: []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(r.key), "=", r.token.LeaseGeneration),
+			clientv3.Compare(clientv3.LeaseValue(r.key), "=", from)},
+		Then:      []clientv3.Op{clientv3.OpPut(r.key, val, clientv3.WithLease(id))},
+		Read:      []string{r.key},
+		Nonce:     nonce,
+		Puts:      []string{r.key},
+		Before:    map[string]txn.Observation{r.key: before},
+		SentAfter: sentAfter,
+		StateOnly: from == id,
+	})
+	switch {
+	case err != nil:
+		return false, txn.Observation{}, err
+	case sent.Applied:
+		r.m.seen(written(r.key, val, r.token.LeaseGeneration, id, sent.Revision))
+		r.revision = sent.Revision
+		return true, txn.Observation{}, nil
 	}
-	if !txn.IsAmbiguous(err) {
-		return false, nil, txn.Unavailable("write", err)
-	}
-	rctx, cancel := r.m.resolveContext(ctx)
-	defer cancel()
-	got, gerr := r.m.kv.Get(rctx, r.key)
-	if gerr != nil {
-		return false, nil, fmt.Errorf("%w: %w (while resolving: %w)", txn.ErrOutcomeUnknown, err, gerr)
-	}
-	r.m.seenKV(r.key, got)
-	if len(got.Kvs) > 0 && hasAnyNonce(got.Kvs[0].Value, []string{nonce}) {
-		r.revision = got.Header.Revision
-		return true, nil, nil
-	}
-	return false, got.Kvs, nil
+	return false, sent.Now.Keys[r.key], nil
 }
 
 // keepAliveAndWrite renews on the same etcd lease: KeepAliveOnce and the
@@ -181,7 +173,7 @@ func (r *renewal) keepAliveAndWrite(ctx context.Context, info leaseInfo) (leaseI
 		kaErr error
 	)
 	wg.Go(func() { ka, kaErr = r.m.lease.KeepAliveOnce(ctx, info.leaseID) })
-	applied, now, err := r.guarded(ctx, info.leaseID, info.leaseID)
+	applied, now, err := r.guarded(ctx, info.leaseID, info.leaseID, 0)
 	wg.Wait()
 	if err != nil {
 		return info, false, err
@@ -213,9 +205,9 @@ func (r *renewal) move(ctx context.Context, info leaseInfo) (leaseInfo, bool, er
 	if err != nil {
 		return info, false, txn.Unavailable("grant", err)
 	}
-	applied, now, err := r.guarded(ctx, info.leaseID, grant.ID)
+	applied, now, err := r.guarded(ctx, info.leaseID, grant.ID, r.m.revisionBefore(grant))
 	if err != nil {
-		if !isUnknown(err) {
+		if !errors.Is(err, txn.ErrOutcomeUnknown) {
 			r.m.revoke(ctx, grant.ID)
 		}
 		return info, false, err

@@ -27,6 +27,14 @@ var (
 	// applied" when this error is returned (ambiguous outcomes are resolved by
 	// the store before it answers).
 	ErrUnavailable = errors.New("store unavailable")
+	// ErrOutcomeUnknown reports a write whose answer was lost (deadline, lost
+	// connection) and whose outcome the store could not settle by re-reading
+	// before the caller's deadline (for example because the history it
+	// needed was compacted, or the backend stayed unreachable): it may or
+	// may not have been applied, and may still apply. It never wraps
+	// ErrUnavailable. The caller must read before acting on the write's
+	// effect (decision E-9).
+	ErrOutcomeUnknown = errors.New("outcome of the write is unknown")
 )
 
 // ErrorClass says which kind of bad input an InputError reports. The values

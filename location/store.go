@@ -513,12 +513,17 @@ type AggregateStore interface {
 //   - Errors besides bad input: ErrTooLarge (does not fit one transaction;
 //     nothing written), ErrUnavailable (the backend could not be reached;
 //     nothing applied), ErrInternal (a broken invariant; nothing written),
-//     ErrScanExpired (a location list token whose snapshot is gone). A store
-//     whose write may have applied without its answer arriving resolves the
-//     outcome by re-reading before it answers (E-9); when it cannot within
-//     the context's deadline it returns an error saying the outcome is
-//     unknown (etcdstore: txn.ErrOutcomeUnknown), and the caller must read
-//     to find out.
+//     ErrScanExpired (a location list token whose snapshot is gone), and
+//     ErrOutcomeUnknown. A store whose write may have applied without its
+//     answer arriving resolves the outcome by re-reading before it answers
+//     (E-9); when it cannot within the context's deadline it returns an
+//     error wrapping ErrOutcomeUnknown (and not ErrUnavailable): the write
+//     may have applied, or may still apply, and the caller must read to
+//     find out. Every write method can answer it, reads never do; a caller
+//     classifies a failed write as: ErrInvalidArgument, ErrTooLarge,
+//     ErrInternal or ErrUnavailable (not applied); ErrOutcomeUnknown
+//     (perhaps applied); anything else, such as the context's own error,
+//     is best treated as perhaps applied too.
 //   - Times come from the store's clock, in UTC at millisecond precision; a
 //     real write stores UpdatedAt = the call's store time.
 //   - Values are copied in and out: nothing a caller holds aliases the store

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	filledpkg "github.com/zlink-systems/zlink-etcd/internal/filled"
 	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
@@ -130,9 +131,7 @@ func TestRegistryClonesShareNoMemory(t *testing.T) {
 // OwnedTables, Lookup). Tests may list tables (they pin behaviour).
 func TestNoTableListOutsideRegistry(t *testing.T) {
 	// pending names lists that other work will replace; each says by what.
-	pending := map[string]string{
-		"internal/inspect/snapshot.go": "the bookkeeping tables inspect counts (issue 16 step 5 moves inspect onto etcdstore's scan)",
-	}
+	pending := map[string]string{}
 	names := map[string]bool{}
 	for _, dir := range []string{".", "../location"} {
 		for name := range tableConstants(t, dir) {
@@ -243,59 +242,8 @@ func tableConstants(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// filled returns a value of type typ whose fields are all set: pointers
-// point at filled values, slices and maps hold one filled element, strings
-// are "x".
-func filled(typ reflect.Type) any {
-	v := reflect.New(typ).Elem()
-	fill(v, 0)
-	return v.Interface()
-}
-
-func fill(v reflect.Value, depth int) {
-	if depth > 8 {
-		return
-	}
-	if v.Type() == reflect.TypeFor[time.Time]() {
-		v.Set(reflect.ValueOf(time.UnixMilli(1_782_950_400_000).UTC()))
-		return
-	}
-	switch v.Kind() {
-	case reflect.Pointer:
-		p := reflect.New(v.Type().Elem())
-		fill(p.Elem(), depth+1)
-		v.Set(p)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				fill(v.Field(i), depth+1)
-			}
-		}
-	case reflect.Slice:
-		s := reflect.MakeSlice(v.Type(), 1, 1)
-		fill(s.Index(0), depth+1)
-		v.Set(s)
-	case reflect.Map:
-		m := reflect.MakeMap(v.Type())
-		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-		fill(k, depth+1)
-		fill(e, depth+1)
-		m.SetMapIndex(k, e)
-		v.Set(m)
-	case reflect.String:
-		v.SetString("x")
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(1)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(1)
-	case reflect.Float32, reflect.Float64:
-		v.SetFloat(1)
-	case reflect.Interface:
-		v.Set(reflect.ValueOf("x"))
-	}
-}
+// filled returns a value of typ with every exported field set.
+func filled(typ reflect.Type) any { return filledpkg.Value(typ) }
 
 // requireNoSharedMemory walks a and b (equal values) in step and fails
 // where they share a pointer, a slice's array or a map.

@@ -2,7 +2,6 @@ package txn
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,16 +11,10 @@ import (
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
-// prepared is a transaction ready to send.
-type prepared struct {
-	cmps []clientv3.Cmp
-	then []clientv3.Op
-	els  []clientv3.Op
-}
-
 // build turns a decision's view and commit into a guarded transaction,
-// checking the commit's invariants and the server limits first.
-func (e *Engine) build(op string, v *View, c *Commit) (*prepared, error) {
+// checking the commit's invariants and the server limits first. The
+// caller sets Earlier and SentAfter.
+func (e *Engine) build(op string, v *View, c *Commit) (Guarded, error) {
 	c.Touch = append(c.Touch, e.deletedFences(c)...)
 	if !c.hasPut() && e.markerKey != "" {
 		c.Touch = append(c.Touch, e.markerKey)
@@ -29,54 +22,50 @@ func (e *Engine) build(op string, v *View, c *Commit) (*prepared, error) {
 	c.Touch = dedupe(c.Touch)
 	nonce := []byte(v.nonce)
 	seen := make(map[string]bool, len(c.Writes)+len(c.Touch))
-	p := &prepared{}
+	g := Guarded{Read: v.order, Nonce: v.nonce, Before: v.obs}
 	size := 0
 	for _, w := range c.allWrites() {
 		if seen[w.Key] {
-			return nil, fmt.Errorf("%s: %w: key %q written twice in one commit", op, location.ErrInternal, w.Key)
+			return Guarded{}, fmt.Errorf("%s: %w: key %q written twice in one commit", op, location.ErrInternal, w.Key)
 		}
 		seen[w.Key] = true
 		if w.Delete {
-			p.then = append(p.then, clientv3.OpDelete(w.Key))
+			g.Then = append(g.Then, clientv3.OpDelete(w.Key))
+			g.Deletes = append(g.Deletes, w.Key)
 			size += keyCost(w.Key)
 			continue
 		}
 		if !bytes.Contains(w.Value, nonce) {
-			return nil, fmt.Errorf("%s: %w: the value of %q does not carry the write nonce", op, location.ErrInternal, w.Key)
+			return Guarded{}, fmt.Errorf("%s: %w: the value of %q does not carry the write nonce", op, location.ErrInternal, w.Key)
 		}
-		p.then = append(p.then, clientv3.OpPut(w.Key, string(w.Value)))
+		g.Then = append(g.Then, clientv3.OpPut(w.Key, string(w.Value)))
+		g.Puts = append(g.Puts, w.Key)
 		size += keyCost(w.Key) + len(w.Value)
 	}
 	for _, k := range c.Touch {
 		if seen[k] {
-			return nil, fmt.Errorf("%s: %w: key %q both written and touched", op, location.ErrInternal, k)
+			return Guarded{}, fmt.Errorf("%s: %w: key %q both written and touched", op, location.ErrInternal, k)
 		}
 		seen[k] = true
-		p.then = append(p.then, clientv3.OpPut(k, v.nonce))
+		g.Then = append(g.Then, clientv3.OpPut(k, v.nonce))
+		g.Puts = append(g.Puts, k)
 		size += keyCost(k) + len(v.nonce)
 	}
-	p.cmps, p.els = guardOps(v)
+	g.If, _ = guardOps(v)
 	for _, k := range v.order {
 		size += 2 * keyCost(k) // one compare and one Get per guarded key
+		if !v.obs[k].Present {
+			g.Absent = append(g.Absent, k)
+		}
 	}
 	for _, f := range e.issuedFences(v) {
-		p.cmps = append(p.cmps, clientv3.Compare(clientv3.ModRevision(f.key), "<", f.readAt+1))
+		g.If = append(g.If, clientv3.Compare(clientv3.ModRevision(f.key), "<", f.readAt+1))
 		size += keyCost(f.key)
 	}
-	if err := e.limits.Check(op, TxnShape{Compares: len(p.cmps), Then: len(p.then), Else: len(p.els), Bytes: size}); err != nil {
-		return nil, err
+	if err := e.limits.Check(op, TxnShape{Compares: len(g.If), Then: len(g.Then), Else: len(g.Read), Bytes: size}); err != nil {
+		return Guarded{}, err
 	}
-	return p, nil
-}
-
-// commit sends the transaction.
-func (p *prepared) commit(ctx context.Context, e *Engine) (*clientv3.TxnResponse, error) {
-	resp, err := e.kv.Txn(ctx).If(p.cmps...).Then(p.then...).Else(p.els...).Commit()
-	if err != nil {
-		return nil, err
-	}
-	e.NoteRevision(resp.Header.Revision)
-	return resp, nil
+	return g, nil
 }
 
 // deletedFences returns the delete fences of the keys the commit deletes.

@@ -2,6 +2,7 @@ package txn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -58,6 +59,11 @@ type Options struct {
 	// errors; the engine wraps its KV with it (Retrier.KV). nil means a
 	// Retrier of its own with default options and Logger.
 	Retry *Retrier
+	// OnAttempt, when set, is called (synchronously, so it must be quick)
+	// after every transaction an operation sends, with the operation's
+	// context: commits, verifications, contention, lost answers and how
+	// they were resolved. Metrics and tracing attach here.
+	OnAttempt func(ctx context.Context, a Attempt)
 }
 
 // Engine runs decisions against etcd. Safe for concurrent use.
@@ -72,6 +78,7 @@ type Engine struct {
 	cache          *cache
 	log            *slog.Logger
 	retry          *Retrier
+	onAttempt      func(context.Context, Attempt)
 	lastRev        atomic.Int64
 }
 
@@ -94,6 +101,7 @@ func New(kv clientv3.KV, watcher clientv3.Watcher, opts Options) *Engine {
 		deleteFence:    opts.DeleteFence,
 		cache:          newCache(opts.CacheSize),
 		log:            opts.Logger,
+		onAttempt:      opts.OnAttempt,
 	}
 	if e.maxAttempts <= 0 {
 		e.maxAttempts = DefaultMaxAttempts
@@ -119,6 +127,10 @@ func (e *Engine) KV() clientv3.KV { return e.kv }
 
 // Retrier returns the engine's Retrier.
 func (e *Engine) Retrier() *Retrier { return e.retry }
+
+// ResolveTimeout returns the least time the engine gives the re-reads that
+// settle a lost response (Options.ResolveTimeout).
+func (e *Engine) ResolveTimeout() time.Duration { return e.resolveTimeout }
 
 // NoteRevision records a header revision seen by a caller's own request.
 func (e *Engine) NoteRevision(rev int64) {
@@ -308,55 +320,51 @@ func RunWith[R any](ctx context.Context, e *Engine, op string, prefetch Prefetch
 			out.Attempts++
 			ok, fresh, err := e.verify(ctx, v)
 			if err != nil {
+				e.report(ctx, Attempt{Op: op, Number: out.Attempts, Verify: true, Result: AttemptFailed, Err: err})
 				return zero, out, notApplied(op, pending, Unavailable(op, err))
 			}
 			if ok {
+				e.report(ctx, Attempt{Op: op, Number: out.Attempts, Verify: true, Result: AttemptVerified})
 				return res, out, nil
 			}
-			if r, rev, found := pendingApplied(pending, fresh); found {
+			r, rev, found := pendingApplied(pending, fresh)
+			e.report(ctx, Attempt{Op: op, Number: out.Attempts, Verify: true, Result: AttemptGuardFailed, EarlierApplied: found})
+			if found {
 				return r, Outcome{Written: true, Revision: rev, Attempts: out.Attempts}, nil
 			}
 			v = fresh
 			continue
 		}
-		t, err := e.build(op, v, &c)
+		g, err := e.build(op, v, &c)
 		if err != nil {
 			return zero, out, err
 		}
 		out.Attempts++
-		sentAfter := e.sentAfter(v)
-		resp, err := t.commit(ctx, e)
-		if err != nil {
-			if !IsAmbiguous(err) {
-				return zero, out, notApplied(op, pending, Unavailable(op, err))
-			}
+		g.Earlier = pendingNonces(pending)
+		g.SentAfter = e.sentAfter(v)
+		sent, err := e.Send(ctx, op, g)
+		e.report(ctx, sent.attempt(op, out.Attempts, v.nonce, err))
+		if sent.Lost && !sent.Applied {
 			pending = append(pending, pendingAttempt[R]{nonce: v.nonce, res: res})
-			applied, rev, fresh, rerr := e.resolve(ctx, v, &c, sentAfter)
-			if rerr != nil {
-				return zero, out, fmt.Errorf("%s: %w: %w (while resolving: %w)", op, ErrOutcomeUnknown, err, rerr)
-			}
-			if applied {
-				e.log.Debug("txn: ambiguous commit was applied", "op", op, "revision", rev)
-				e.applied(v, &c, rev)
-				return res, Outcome{Written: true, Revision: rev, Attempts: out.Attempts}, nil
-			}
-			if cerr := ctx.Err(); cerr != nil {
-				return zero, out, fmt.Errorf("%s: not applied: %w", op, cerr)
-			}
-			e.log.Debug("txn: ambiguous commit was not applied; retrying", "op", op, "error", err)
-			v = fresh
-			continue
 		}
-		if resp.Succeeded {
-			e.applied(v, &c, resp.Header.Revision)
-			return res, Outcome{Written: true, Revision: resp.Header.Revision, Attempts: out.Attempts}, nil
+		switch {
+		case err != nil && errors.Is(err, ErrOutcomeUnknown):
+			return zero, out, err
+		case err != nil:
+			return zero, out, notApplied(op, pending, err)
+		case sent.Applied && sent.Nonce == v.nonce:
+			e.applied(v, &c, sent.Revision)
+			return res, Outcome{Written: true, Revision: sent.Revision, Attempts: out.Attempts}, nil
+		case sent.Applied:
+			return pendingResult(pending, sent.Nonce), Outcome{Written: true, Revision: sent.Revision, Attempts: out.Attempts}, nil
+		case sent.Lost && ctx.Err() != nil:
+			return zero, out, fmt.Errorf("%s: not applied: %w", op, ctx.Err())
+		case sent.Lost:
+			e.log.Debug("txn: ambiguous commit was not applied; retrying", "op", op)
+		default:
+			e.log.Debug("txn: guard failed; deciding again", "op", op, "attempt", out.Attempts, "revision", sent.Now.Revision)
 		}
-		fresh := e.viewFromElse(v, resp)
-		if r, rev, found := pendingApplied(pending, fresh); found {
-			return r, Outcome{Written: true, Revision: rev, Attempts: out.Attempts}, nil
-		}
-		e.log.Debug("txn: guard failed; deciding again", "op", op, "attempt", out.Attempts, "revision", resp.Header.Revision)
-		v = fresh
+		v = e.viewOf(v.order, sent.Now)
 	}
 }
 
@@ -393,6 +401,27 @@ func pendingApplied[R any](pending []pendingAttempt[R], v *View) (R, int64, bool
 	}
 	var zero R
 	return zero, 0, false
+}
+
+// pendingNonces returns the nonces of the earlier ambiguous attempts.
+func pendingNonces[R any](pending []pendingAttempt[R]) []string {
+	out := make([]string, len(pending))
+	for i, p := range pending {
+		out[i] = p.nonce
+	}
+	return out
+}
+
+// pendingResult returns the result of the earlier attempt whose nonce
+// turned up.
+func pendingResult[R any](pending []pendingAttempt[R], nonce string) R {
+	for _, p := range pending {
+		if p.nonce == nonce {
+			return p.res
+		}
+	}
+	var zero R
+	return zero
 }
 
 // startView builds the first view: from the cache when it holds every
@@ -564,21 +593,36 @@ func guardOps(v *View) ([]clientv3.Cmp, []clientv3.Op) {
 }
 
 // viewFromElse builds the view of the guarded keys from the Else branch of
-// a failed transaction (consistent at its revision).
+// a failed verification (consistent at its revision).
 func (e *Engine) viewFromElse(v *View, resp *clientv3.TxnResponse) *View {
 	e.NoteRevision(resp.Header.Revision)
-	fresh := newView()
-	fresh.consistent = true
-	rev := resp.Header.Revision
-	for i, k := range v.order {
+	return e.viewOf(v.order, e.elseObservations(v.order, resp))
+}
+
+// elseObservations returns what the Else branch of a failed transaction
+// read (one Get per key, in order), and offers it to the cache.
+func (e *Engine) elseObservations(keys []string, resp *clientv3.TxnResponse) Observations {
+	now := Observations{Revision: resp.Header.Revision, Keys: make(map[string]Observation, len(keys))}
+	for i, k := range keys {
 		if i >= len(resp.Responses) {
 			break
 		}
-		o := observe(k, firstKV(resp.Responses[i].GetResponseRange().GetKvs()), rev)
-		fresh.add(o)
+		o := observe(k, firstKV(resp.Responses[i].GetResponseRange().GetKvs()), resp.Header.Revision)
+		now.Keys[k] = o
 		e.cache.store(o)
 	}
-	fresh.rev = rev
+	return now
+}
+
+// viewOf returns a consistent view of keys as read at one revision.
+func (e *Engine) viewOf(keys []string, now Observations) *View {
+	fresh := newView()
+	fresh.consistent, fresh.rev = true, now.Revision
+	for _, k := range keys {
+		if o, ok := now.Keys[k]; ok {
+			fresh.add(o)
+		}
+	}
 	return fresh
 }
 

@@ -13,24 +13,18 @@ import (
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
-// Error is the type of this package's sentinel errors (a string type, so
-// that the sentinels are constants).
-type Error string
-
-// Error implements error.
-func (e Error) Error() string { return string(e) }
-
 // Sentinel errors. Test with errors.Is.
-const (
+var (
 	// ErrContention: the observations of a decision kept changing between
 	// its read and its commit for the whole retry budget. Nothing was
-	// written. It also wraps location.ErrUnavailable.
-	ErrContention = Error("txn: too much contention, the write was not applied")
-	// ErrOutcomeUnknown: a transaction's result was lost (deadline, lost
-	// connection) and re-reading could not prove whether it was applied (for
-	// example because the history was compacted meanwhile). The caller must
-	// re-read before acting on the operation's effect.
-	ErrOutcomeUnknown = Error("txn: outcome of the write is unknown")
+	// written. Errors that wrap it also wrap location.ErrUnavailable.
+	ErrContention = errors.New("txn: too much contention, the write was not applied")
+	// ErrOutcomeUnknown is location.ErrOutcomeUnknown: a transaction's
+	// result was lost (deadline, lost connection) and re-reading could not
+	// prove whether it was applied (for example because the history was
+	// compacted meanwhile). The caller must re-read before acting on the
+	// operation's effect.
+	ErrOutcomeUnknown = location.ErrOutcomeUnknown
 )
 
 // contentionError wraps ErrContention and location.ErrUnavailable.

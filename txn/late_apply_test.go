@@ -22,49 +22,30 @@ type lateKV struct {
 	clientv3.KV
 	mu     sync.Mutex
 	writes int
-	held   *lateTxn
+	// held is the first write transaction, held back.
+	held TxnOps
 }
 
-func (k *lateKV) Txn(ctx context.Context) clientv3.Txn { return &lateTxn{k: k, ctx: ctx} }
-
-// lateTxn records a transaction and sends it on Commit (or later).
-type lateTxn struct {
-	k         *lateKV
-	ctx       context.Context
-	cmps      []clientv3.Cmp
-	then, els []clientv3.Op
-}
-
-func (t *lateTxn) If(cs ...clientv3.Cmp) clientv3.Txn   { t.cmps = append(t.cmps, cs...); return t }
-func (t *lateTxn) Then(ops ...clientv3.Op) clientv3.Txn { t.then = append(t.then, ops...); return t }
-func (t *lateTxn) Else(ops ...clientv3.Op) clientv3.Txn { t.els = append(t.els, ops...); return t }
-
-func (t *lateTxn) send(ctx context.Context) (*clientv3.TxnResponse, error) {
-	return t.k.KV.Txn(ctx).If(t.cmps...).Then(t.then...).Else(t.els...).Commit()
-}
-
-func (t *lateTxn) Commit() (*clientv3.TxnResponse, error) {
-	writes := false
-	for _, op := range t.then {
-		writes = writes || op.IsPut() || op.IsDelete()
-	}
-	t.k.mu.Lock()
-	n := 0
-	if writes {
-		t.k.writes++
-		n = t.k.writes
-		if n == 1 {
-			t.k.held = t
+func (k *lateKV) Txn(ctx context.Context) clientv3.Txn {
+	return DeferredTxn(func(ops TxnOps) (*clientv3.TxnResponse, error) {
+		n := 0
+		if !ops.OnlyReads() {
+			k.mu.Lock()
+			k.writes++
+			n = k.writes
+			if n == 1 {
+				k.held = ops
+			}
+			k.mu.Unlock()
 		}
-	}
-	t.k.mu.Unlock()
-	switch n {
-	case 1:
-		return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
-	case 2:
-		return nil, status.Error(codes.Unavailable, "etcdserver: no leader")
-	}
-	return t.send(t.ctx)
+		switch n {
+		case 1:
+			return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
+		case 2:
+			return nil, status.Error(codes.Unavailable, "etcdserver: no leader")
+		}
+		return ops.Send(ctx, k.KV)
+	})
 }
 
 // An operation whose first commit was lost and resolved as not applied,
@@ -79,7 +60,7 @@ func TestRunLateApplyIsNotUnavailable(t *testing.T) {
 	require.ErrorIs(t, err, ErrOutcomeUnknown)
 	require.NotErrorIs(t, err, location.ErrUnavailable, "ErrUnavailable promises that nothing was applied")
 
-	resp, err := kv.held.send(t.Context())
+	resp, err := kv.held.Send(t.Context(), c.KV)
 	require.NoError(t, err)
 	require.True(t, resp.Succeeded, "the late commit's guards still hold: it applies")
 }

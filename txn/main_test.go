@@ -108,40 +108,24 @@ func (f *flakyKV) take() (fail, send bool, after func()) {
 	return false, true, nil
 }
 
-func (f *flakyKV) Txn(ctx context.Context) clientv3.Txn { return &flakyTxn{Txn: f.KV.Txn(ctx), f: f} }
-
-type flakyTxn struct {
-	clientv3.Txn
-	f      *flakyKV
-	writes bool
-}
-
-func (t *flakyTxn) If(cs ...clientv3.Cmp) clientv3.Txn { t.Txn = t.Txn.If(cs...); return t }
-func (t *flakyTxn) Then(ops ...clientv3.Op) clientv3.Txn {
-	for _, op := range ops {
-		t.writes = t.writes || op.IsPut() || op.IsDelete()
-	}
-	t.Txn = t.Txn.Then(ops...)
-	return t
-}
-func (t *flakyTxn) Else(ops ...clientv3.Op) clientv3.Txn { t.Txn = t.Txn.Else(ops...); return t }
-
-// Commit fails only transactions that write.
-func (t *flakyTxn) Commit() (*clientv3.TxnResponse, error) {
-	if !t.writes {
-		return t.Txn.Commit()
-	}
-	fail, send, after := t.f.take()
-	if !fail {
-		return t.Txn.Commit()
-	}
-	if send {
-		if _, err := t.Txn.Commit(); err != nil {
-			return nil, err
+// Txn fails only transactions that write.
+func (f *flakyKV) Txn(ctx context.Context) clientv3.Txn {
+	return DeferredTxn(func(ops TxnOps) (*clientv3.TxnResponse, error) {
+		if ops.OnlyReads() {
+			return ops.Send(ctx, f.KV)
 		}
-	}
-	if after != nil {
-		after()
-	}
-	return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
+		fail, send, after := f.take()
+		if !fail {
+			return ops.Send(ctx, f.KV)
+		}
+		if send {
+			if _, err := ops.Send(ctx, f.KV); err != nil {
+				return nil, err
+			}
+		}
+		if after != nil {
+			after()
+		}
+		return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
+	})
 }

@@ -106,32 +106,10 @@ func (r *Recorder) Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse,
 
 // Txn implements clientv3.KV; the transaction counts when committed.
 func (r *Recorder) Txn(ctx context.Context) clientv3.Txn {
-	return &recordingTxn{Txn: r.KV.Txn(ctx), r: r}
-}
-
-type recordingTxn struct {
-	clientv3.Txn
-	r *Recorder
-}
-
-func (t *recordingTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
-	t.Txn = t.Txn.If(cs...)
-	return t
-}
-
-func (t *recordingTxn) Then(ops ...clientv3.Op) clientv3.Txn {
-	t.Txn = t.Txn.Then(ops...)
-	return t
-}
-
-func (t *recordingTxn) Else(ops ...clientv3.Op) clientv3.Txn {
-	t.Txn = t.Txn.Else(ops...)
-	return t
-}
-
-func (t *recordingTxn) Commit() (*clientv3.TxnResponse, error) {
-	t.r.count(CallTxn)
-	return t.Txn.Commit()
+	return DeferredTxn(func(ops TxnOps) (*clientv3.TxnResponse, error) {
+		r.count(CallTxn)
+		return ops.Send(ctx, r.KV)
+	})
 }
 
 // Lease wraps a Lease so that its requests count in r too.

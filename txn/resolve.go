@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -14,60 +15,76 @@ import (
 // its watch has caught up.
 const progressInterval = 20 * time.Millisecond
 
-// resolve decides whether a commit whose result was lost was applied
-// (decision E-9). It re-reads the guarded and written keys, retrying
-// transient errors until the caller's context ends (and for at least the
-// resolve timeout, even when it has ended already: ResolveContext):
+// resolve settles a guarded transaction whose response was lost (decision
+// E-9). It re-reads the keys the transaction reads and writes at one
+// revision, retrying transient errors until the caller's context ends (and
+// for at least the resolve timeout, even when it has ended already:
+// ResolveContext):
 //
-//   - a written value carrying the attempt's nonce proves the commit applied
-//     (at that key's ModRevision);
-//   - a written key that existed before and still has the observed
-//     ModRevision proves it did not (a commit writes all its keys or none);
-//   - otherwise the history of one written key since the commit was sent
-//     shows whether a value with the nonce was ever written.
+//   - a value carrying the attempt's nonce (or an Earlier one) proves that
+//     attempt applied (at that key's ModRevision);
+//   - the state proves it did not (a commit writes all its keys or none,
+//     and a key once deleted comes back only as a new incarnation): a key
+//     it put still has the ModRevision observed before it was sent, a key
+//     it deleted is still the incarnation observed before, or a key its
+//     compares required absent exists since before it was sent;
+//   - otherwise the history of one put key since the transaction was sent
+//     shows whether a value with the nonce was ever written (unless
+//     StateOnly: then it was not applied).
 //
-// When not applied, fresh is a consistent view of the guarded keys.
-func (e *Engine) resolve(ctx context.Context, v *View, c *Commit, sentAfter int64) (applied bool, rev int64, fresh *View, err error) {
+// When not applied, Sent.Now holds the keys as read.
+func (e *Engine) resolve(ctx context.Context, g Guarded) (Sent, error) {
 	rctx, cancel := ResolveContext(ctx, e.resolveTimeout)
 	defer cancel()
-	var puts []string
-	for _, w := range c.allWrites() {
-		if !w.Delete {
-			puts = append(puts, w.Key)
-		}
-	}
-	puts = append(puts, c.Touch...)
-	obs, err := e.ReadKeys(rctx, append(append([]string(nil), v.order...), puts...), 0)
+	obs, err := e.ReadKeys(rctx, slices.Concat(g.Read, g.Puts, g.Deletes, g.Absent), 0)
 	if err != nil {
-		return false, 0, nil, err
+		return Sent{}, err
 	}
-	for _, k := range puts {
-		if o := obs.Keys[k]; o.HasNonce(v.nonce) {
-			return true, o.ModRevision, nil, nil
-		}
+	if rev, nonce, ok := obs.carrying(g.Nonce, g.Earlier); ok {
+		return Sent{Applied: true, Revision: rev, Nonce: nonce}, nil
 	}
-	fresh = newView()
-	fresh.consistent, fresh.rev = true, obs.Revision
-	for _, k := range v.order {
-		fresh.add(obs.Keys[k])
+	if g.StateOnly || provesNotApplied(g, obs) {
+		return Sent{Now: obs}, nil
 	}
-	for _, w := range c.Writes {
-		prev, now := v.obs[w.Key], obs.Keys[w.Key]
-		if !w.Delete && prev.Present && now.Present && now.ModRevision == prev.ModRevision {
-			return false, 0, fresh, nil
-		}
+	if len(g.Puts) == 0 {
+		return Sent{}, errors.New("the commit wrote no value that could carry its nonce")
 	}
-	if len(puts) == 0 {
-		return false, 0, nil, errors.New("the commit wrote no value that could carry its nonce")
-	}
-	found, rev, err := e.searchHistory(rctx, puts[0], v.nonce, sentAfter+1, obs.Revision)
+	found, rev, err := e.searchHistory(rctx, g.Puts[0], g.Nonce, g.SentAfter+1, obs.Revision)
 	if err != nil {
-		return false, 0, nil, err
+		return Sent{}, err
 	}
 	if found {
-		return true, rev, nil, nil
+		return Sent{Applied: true, Revision: rev, Nonce: g.Nonce}, nil
 	}
-	return false, 0, fresh, nil
+	return Sent{Now: obs}, nil
+}
+
+// provesNotApplied reports whether the keys as read now prove that the
+// transaction g was not applied (so far): a key it put still has the
+// ModRevision observed before it was sent; a key it deleted is still the
+// incarnation observed before (a deleted key can only exist again under a
+// later CreateRevision); or a key its compares required absent was created
+// no later than SentAfter (it has existed ever since, so the compare
+// failed at whatever revision the transaction reached the server).
+func provesNotApplied(g Guarded, now Observations) bool {
+	for _, k := range g.Puts {
+		prev, cur := g.Before[k], now.Keys[k]
+		if prev.Present && cur.Present && cur.ModRevision == prev.ModRevision {
+			return true
+		}
+	}
+	for _, k := range g.Deletes {
+		prev, cur := g.Before[k], now.Keys[k]
+		if prev.Present && cur.Present && cur.CreateRevision == prev.CreateRevision {
+			return true
+		}
+	}
+	for _, k := range g.Absent {
+		if cur := now.Keys[k]; cur.Present && cur.CreateRevision <= g.SentAfter {
+			return true
+		}
+	}
+	return false
 }
 
 // searchHistory watches key from revision from and reports whether a put

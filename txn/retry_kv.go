@@ -51,48 +51,21 @@ func (k *retryingKV) Do(ctx context.Context, op clientv3.Op) (clientv3.OpRespons
 }
 
 // Txn implements clientv3.KV. The transaction is built on the wrapped KV
-// when committed (once per attempt).
-func (k *retryingKV) Txn(ctx context.Context) clientv3.Txn { return &retryingTxn{ctx: ctx, k: k} }
-
-// retryingTxn records a transaction and sends it on Commit.
-type retryingTxn struct {
-	ctx         context.Context
-	k           *retryingKV
-	cmps        []clientv3.Cmp
-	then, other []clientv3.Op
-}
-
-func (t *retryingTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
-	t.cmps = append(t.cmps, cs...)
-	return t
-}
-
-func (t *retryingTxn) Then(ops ...clientv3.Op) clientv3.Txn {
-	t.then = append(t.then, ops...)
-	return t
-}
-
-func (t *retryingTxn) Else(ops ...clientv3.Op) clientv3.Txn {
-	t.other = append(t.other, ops...)
-	return t
-}
-
-// Commit sends the transaction: once when it may write, else until it
+// when committed (once per attempt): once when it may write, else until it
 // succeeds, fails for a reason that is not transient, or the context ends.
-func (t *retryingTxn) Commit() (*clientv3.TxnResponse, error) {
-	send := func(ctx context.Context) (*clientv3.TxnResponse, error) {
-		return t.k.KV.Txn(ctx).If(t.cmps...).Then(t.then...).Else(t.other...).Commit()
-	}
-	if !allReadOnly(t.then) || !allReadOnly(t.other) {
-		return send(t.ctx)
-	}
-	var resp *clientv3.TxnResponse
-	err := t.k.r.Do(t.ctx, "read txn", func(ctx context.Context) error {
-		var err error
-		resp, err = send(ctx)
-		return err
+func (k *retryingKV) Txn(ctx context.Context) clientv3.Txn {
+	return DeferredTxn(func(ops TxnOps) (*clientv3.TxnResponse, error) {
+		if !ops.OnlyReads() {
+			return ops.Send(ctx, k.KV)
+		}
+		var resp *clientv3.TxnResponse
+		err := k.r.Do(ctx, "read txn", func(ctx context.Context) error {
+			var err error
+			resp, err = ops.Send(ctx, k.KV)
+			return err
+		})
+		return resp, err
 	})
-	return resp, err
 }
 
 // readOnly reports whether op only reads (a Get, or a Txn of reads).

@@ -173,35 +173,15 @@ func (f *faultKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption
 	return f.KV.Get(ctx, key, opts...)
 }
 
-func (f *faultKV) Txn(ctx context.Context) clientv3.Txn { return &faultTxn{Txn: f.KV.Txn(ctx), f: f} }
-
-type faultTxn struct {
-	clientv3.Txn
-	f      *faultKV
-	writes bool
-}
-
-func (t *faultTxn) If(cs ...clientv3.Cmp) clientv3.Txn { t.Txn = t.Txn.If(cs...); return t }
-func (t *faultTxn) Then(ops ...clientv3.Op) clientv3.Txn {
-	t.writes = t.writes || !allReadOnly(ops)
-	t.Txn = t.Txn.Then(ops...)
-	return t
-}
-func (t *faultTxn) Else(ops ...clientv3.Op) clientv3.Txn {
-	t.writes = t.writes || !allReadOnly(ops)
-	t.Txn = t.Txn.Else(ops...)
-	return t
-}
-
-func (t *faultTxn) Commit() (*clientv3.TxnResponse, error) {
-	if t.writes {
-		t.f.writes.Add(1)
-		return t.Txn.Commit()
-	}
-	if err := t.f.fail(); err != nil {
-		return nil, err
-	}
-	return t.Txn.Commit()
+func (f *faultKV) Txn(ctx context.Context) clientv3.Txn {
+	return DeferredTxn(func(ops TxnOps) (*clientv3.TxnResponse, error) {
+		if !ops.OnlyReads() {
+			f.writes.Add(1)
+		} else if err := f.fail(); err != nil {
+			return nil, err
+		}
+		return ops.Send(ctx, f.KV)
+	})
 }
 
 func TestRetryingKVRetriesReadsOnly(t *testing.T) {

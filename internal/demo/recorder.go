@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 
@@ -44,12 +45,7 @@ func (r *recorder) Disconnect(t autoconnect.Target) {
 func (r *recorder) keys() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]string, 0, len(r.active))
-	for k := range r.active {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(r.active))
 }
 
 // targets returns the connected targets, sorted by key.

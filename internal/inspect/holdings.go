@@ -3,7 +3,10 @@ package inspect
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
+
+	"github.com/zlink-systems/zlink-etcd/etcdstore"
 )
 
 // Holdings is what one owner id holds according to the owner index.
@@ -28,23 +31,19 @@ func (r *Reader) Holdings(ctx context.Context) ([]Holdings, error) {
 	for _, o := range owners {
 		live[o.OwnerID] = true
 	}
-	kvs, _, err := r.readRange(ctx, r.layout.ByOwnerPrefix(), rev, true)
-	if err != nil {
-		return nil, err
-	}
 	by := map[string]*Holdings{}
-	for _, kv := range kvs {
-		owner, table, _, ok := r.layout.SplitOwnerIndexKey(string(kv.Key))
-		if !ok {
-			continue
-		}
-		h := by[owner]
+	_, err = etcdstore.Scan(ctx, r.client, r.layout, etcdstore.ScanOwnerIndex(""), r.scanOptions(rev), func(e etcdstore.Entry) error {
+		h := by[e.OwnerID]
 		if h == nil {
-			h = &Holdings{OwnerID: owner, Live: live[owner], Tables: map[string]int{}}
-			by[owner] = h
+			h = &Holdings{OwnerID: e.OwnerID, Live: live[e.OwnerID], Tables: map[string]int{}}
+			by[e.OwnerID] = h
 		}
-		h.Tables[table]++
+		h.Tables[string(e.Table)]++
 		h.Total++
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("inspect: read the owner index: %w", err)
 	}
 	out := make([]Holdings, 0, len(by))
 	for _, h := range by {

@@ -120,6 +120,15 @@ func (t *tableWriter) table(title string, header []string, rows [][]string) {
 	}
 }
 
+// writeRows writes one titled table of rows, each rendered by cells.
+func writeRows[T any](t *tableWriter, title string, header []string, rows []T, cells func(T) []string) {
+	out := make([][]string, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, cells(r))
+	}
+	t.table(title, header, out)
+}
+
 // yesNo renders a liveness flag.
 func yesNo(b bool) string {
 	if b {
@@ -181,79 +190,64 @@ func ridText(r *location.RoutingID) string {
 }
 
 func (t *tableWriter) meshNodes(rows []Row[location.MeshNodeDescriptor]) {
-	out := make([][]string, 0, len(rows))
-	for _, r := range rows {
+	writeRows(t, "MESH NODES", []string{"MESH", "RID", "LIFECYCLE", "REVISION", "ENDPOINT", "ROLE", "STATE", "ACTORS a/r/max", "SPOTS a/r/max", "OWNER", "LEASE GEN", "LIVE"}, rows, func(r Row[location.MeshNodeDescriptor]) []string {
 		d := r.Value
-		out = append(out, []string{d.MeshName, d.RID.String(), itoa(d.LifecycleGeneration), itoa(d.DescriptorRevision), d.Endpoint,
+		return []string{d.MeshName, d.RID.String(), itoa(d.LifecycleGeneration), itoa(d.DescriptorRevision), d.Endpoint,
 			string(d.ObjectRole), stateName(d.State), usage(d.PopulationCapacity.Actors), usage(d.PopulationCapacity.Spots),
-			d.OwnerID, itoa(d.LeaseGeneration), yesNo(r.OwnerLive)})
-	}
-	t.table("MESH NODES", []string{"MESH", "RID", "LIFECYCLE", "REVISION", "ENDPOINT", "ROLE", "STATE", "ACTORS a/r/max", "SPOTS a/r/max", "OWNER", "LEASE GEN", "LIVE"}, out)
+			d.OwnerID, itoa(d.LeaseGeneration), yesNo(r.OwnerLive)}
+	})
 }
 
 func (t *tableWriter) clientServers(rows []Row[location.ClientServerDescriptor]) {
-	out := make([][]string, 0, len(rows))
-	for _, r := range rows {
+	writeRows(t, "CLIENT SERVERS", []string{"CHANNEL", "SERVER RID", "LIFECYCLE", "REVISION", "ENDPOINT", "WEIGHT", "STATE", "OWNER", "LEASE GEN", "LIVE"}, rows, func(r Row[location.ClientServerDescriptor]) []string {
 		d := r.Value
-		out = append(out, []string{d.ChannelName, d.ServerRID.String(), itoa(d.LifecycleGeneration), itoa(d.DescriptorRevision), d.Endpoint,
-			itoa(d.Weight), stateName(d.State), d.OwnerID, itoa(d.LeaseGeneration), yesNo(r.OwnerLive)})
-	}
-	t.table("CLIENT SERVERS", []string{"CHANNEL", "SERVER RID", "LIFECYCLE", "REVISION", "ENDPOINT", "WEIGHT", "STATE", "OWNER", "LEASE GEN", "LIVE"}, out)
+		return []string{d.ChannelName, d.ServerRID.String(), itoa(d.LifecycleGeneration), itoa(d.DescriptorRevision), d.Endpoint,
+			itoa(d.Weight), stateName(d.State), d.OwnerID, itoa(d.LeaseGeneration), yesNo(r.OwnerLive)}
+	})
 }
 
 func (t *tableWriter) fanout(rows []Row[location.FanoutPublisherDescriptor]) {
-	out := make([][]string, 0, len(rows))
-	for _, r := range rows {
+	writeRows(t, "FANOUT PUBLISHERS", []string{"CHANNEL", "PUBLISHER RID", "LIFECYCLE", "REVISION", "ENDPOINT", "STATE", "OWNER", "LEASE GEN", "LIVE"}, rows, func(r Row[location.FanoutPublisherDescriptor]) []string {
 		d := r.Value
-		out = append(out, []string{d.ChannelName, d.PublisherRID.String(), itoa(d.LifecycleGeneration), itoa(d.DescriptorRevision), d.Endpoint,
-			stateName(d.State), d.OwnerID, itoa(d.LeaseGeneration), yesNo(r.OwnerLive)})
-	}
-	t.table("FANOUT PUBLISHERS", []string{"CHANNEL", "PUBLISHER RID", "LIFECYCLE", "REVISION", "ENDPOINT", "STATE", "OWNER", "LEASE GEN", "LIVE"}, out)
+		return []string{d.ChannelName, d.PublisherRID.String(), itoa(d.LifecycleGeneration), itoa(d.DescriptorRevision), d.Endpoint,
+			stateName(d.State), d.OwnerID, itoa(d.LeaseGeneration), yesNo(r.OwnerLive)}
+	})
 }
 
 func (t *tableWriter) peers(rows []Row[location.PeerLocation]) {
-	out := make([][]string, 0, len(rows))
-	for _, r := range rows {
+	writeRows(t, "PEERS", []string{"TYPE", "MESH", "ROLE", "RID", "ENDPOINT", "WEIGHT", "DRAINING", "OWNER", "GEN", "LIVE"}, rows, func(r Row[location.PeerLocation]) []string {
 		p := r.Value
-		out = append(out, []string{p.AutoConnectType.String(), p.MeshName, p.Role.String(), ridText(p.NodeRID), p.Endpoint,
-			itoa(p.Weight), yesNo(p.Draining), p.OwnerID, itoa(r.Generation), yesNo(r.OwnerLive)})
-	}
-	t.table("PEERS", []string{"TYPE", "MESH", "ROLE", "RID", "ENDPOINT", "WEIGHT", "DRAINING", "OWNER", "GEN", "LIVE"}, out)
+		return []string{p.AutoConnectType.String(), p.MeshName, p.Role.String(), ridText(p.NodeRID), p.Endpoint,
+			itoa(p.Weight), yesNo(p.Draining), p.OwnerID, itoa(r.Generation), yesNo(r.OwnerLive)}
+	})
 }
 
 func (t *tableWriter) spots(rows []Row[location.SpotLocation]) {
-	out := make([][]string, 0, len(rows))
-	for _, r := range rows {
+	writeRows(t, "SPOTS", []string{"MESH", "SPOT", "TYPE", "KIND", "NODE", "NODE GEN", "OWNER", "LEASE GEN", "GEN", "LIVE"}, rows, func(r Row[location.SpotLocation]) []string {
 		s := r.Value
-		out = append(out, []string{s.MeshName, s.SpotID, s.SpotType, string(s.SpotKind), s.OwnerNodeRID.String(),
-			itoa(s.OwnerNodeGeneration), s.OwnerID, itoa(s.LeaseGeneration), itoa(r.Generation), yesNo(r.OwnerLive)})
-	}
-	t.table("SPOTS", []string{"MESH", "SPOT", "TYPE", "KIND", "NODE", "NODE GEN", "OWNER", "LEASE GEN", "GEN", "LIVE"}, out)
+		return []string{s.MeshName, s.SpotID, s.SpotType, string(s.SpotKind), s.OwnerNodeRID.String(),
+			itoa(s.OwnerNodeGeneration), s.OwnerID, itoa(s.LeaseGeneration), itoa(r.Generation), yesNo(r.OwnerLive)}
+	})
 }
 
 func (t *tableWriter) actors(rows []Row[location.ActorLocation]) {
-	out := make([][]string, 0, len(rows))
-	for _, r := range rows {
+	writeRows(t, "ACTORS", []string{"MESH", "ACTOR", "TYPE", "NODE", "NODE GEN", "SPOT", "OWNER", "LEASE GEN", "GEN", "LIVE"}, rows, func(r Row[location.ActorLocation]) []string {
 		a := r.Value
-		out = append(out, []string{a.MeshName, a.ActorID, a.ActorType, a.OwnerNodeRID.String(), itoa(a.OwnerNodeGeneration),
-			string(a.SpotKind) + ":" + a.SpotID, a.OwnerID, itoa(a.LeaseGeneration), itoa(r.Generation), yesNo(r.OwnerLive)})
-	}
-	t.table("ACTORS", []string{"MESH", "ACTOR", "TYPE", "NODE", "NODE GEN", "SPOT", "OWNER", "LEASE GEN", "GEN", "LIVE"}, out)
+		return []string{a.MeshName, a.ActorID, a.ActorType, a.OwnerNodeRID.String(), itoa(a.OwnerNodeGeneration),
+			string(a.SpotKind) + ":" + a.SpotID, a.OwnerID, itoa(a.LeaseGeneration), itoa(r.Generation), yesNo(r.OwnerLive)}
+	})
 }
 
 func (t *tableWriter) routes(rows []Row[location.RouteLocation]) {
-	out := make([][]string, 0, len(rows))
-	for _, r := range rows {
+	writeRows(t, "ROUTES", []string{"KIND", "KEY", "NODE", "OWNER", "GEN", "VALUE BYTES", "LIVE"}, rows, func(r Row[location.RouteLocation]) []string {
 		rt := r.Value
-		out = append(out, []string{routeKindName(rt.RouteKind), rt.RouteKey, rt.OwnerNodeRID.String(), rt.OwnerID,
-			itoa(r.Generation), strconv.Itoa(len(rt.Value)), yesNo(r.OwnerLive)})
-	}
-	t.table("ROUTES", []string{"KIND", "KEY", "NODE", "OWNER", "GEN", "VALUE BYTES", "LIVE"}, out)
+		return []string{routeKindName(rt.RouteKind), rt.RouteKey, rt.OwnerNodeRID.String(), rt.OwnerID,
+			itoa(r.Generation), strconv.Itoa(len(rt.Value)), yesNo(r.OwnerLive)}
+	})
 }
 
 func (t *tableWriter) leases(rows []OwnerLease) {
-	out := make([][]string, 0, len(rows))
-	for _, l := range rows {
+	writeRows(t, "OWNER LEASES", []string{"OWNER", "GENERATION", "ETCD LEASE", "TTL", "REMAINING", "EXPIRES AT (store clock)"}, rows, func(l OwnerLease) []string {
 		remaining := "expired"
 		switch {
 		case l.RemainingUnknown:
@@ -261,27 +255,26 @@ func (t *tableWriter) leases(rows []OwnerLease) {
 		case l.RemainingSeconds >= 0:
 			remaining = (time.Duration(l.RemainingSeconds) * time.Second).String()
 		}
-		out = append(out, []string{l.OwnerID, itoa(l.Generation), l.LeaseID, (time.Duration(l.TTLMs) * time.Millisecond).String(),
-			remaining, l.ExpiresAt.Format(time.RFC3339)})
-	}
-	t.table("OWNER LEASES", []string{"OWNER", "GENERATION", "ETCD LEASE", "TTL", "REMAINING", "EXPIRES AT (store clock)"}, out)
+		expires := "unknown"
+		if !l.ExpiresAt.IsZero() {
+			expires = l.ExpiresAt.Format(time.RFC3339)
+		}
+		return []string{l.OwnerID, itoa(l.Generation), l.LeaseID, (time.Duration(l.TTLMs) * time.Millisecond).String(),
+			remaining, expires}
+	})
 }
 
 func (t *tableWriter) authorities(rows []Authority) {
-	out := make([][]string, 0, len(rows))
-	for _, a := range rows {
+	writeRows(t, "AUTHORITIES", []string{"KEY", "VERSION", "STATE", "KIND", "TYPE", "NODE", "LIFECYCLE", "OWNER", "LEASE GEN", "OBJECT GEN", "OWNER GEN", "LIVE"}, rows, func(a Authority) []string {
 		al := a.Allocation
-		out = append(out, []string{string(a.Key), string(a.StoreVersion), string(al.State), string(al.ObjectKind), al.StableType,
+		return []string{string(a.Key), string(a.StoreVersion), string(al.State), string(al.ObjectKind), al.StableType,
 			al.Descriptor.MeshName + "/" + al.Descriptor.RID.String(), itoa(al.DescriptorLifecycleGeneration),
-			a.Owner.OwnerID, itoa(a.Owner.LeaseGeneration), itoa(a.ObjectGeneration), itoa(a.AuthorityOwnerGeneration), yesNo(a.OwnerLive)})
-	}
-	t.table("AUTHORITIES", []string{"KEY", "VERSION", "STATE", "KIND", "TYPE", "NODE", "LIFECYCLE", "OWNER", "LEASE GEN", "OBJECT GEN", "OWNER GEN", "LIVE"}, out)
+			a.Owner.OwnerID, itoa(a.Owner.LeaseGeneration), itoa(a.ObjectGeneration), itoa(a.AuthorityOwnerGeneration), yesNo(a.OwnerLive)}
+	})
 }
 
 func (t *tableWriter) other(rows []KeyCount) {
-	out := make([][]string, 0, len(rows))
-	for _, c := range rows {
-		out = append(out, []string{c.Part, itoa(c.Keys)})
-	}
-	t.table("OTHER KEYS", []string{"PART", "KEYS"}, out)
+	writeRows(t, "OTHER KEYS", []string{"PART", "KEYS"}, rows, func(c KeyCount) []string {
+		return []string{c.Part, itoa(c.Keys)}
+	})
 }

@@ -2,24 +2,20 @@ package inspect
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/leasemap"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
 )
-
-// readBatch is how many keys one range read returns at most.
-const readBatch = 500
 
 // Row is one row of a location table as stored.
 type Row[T any] struct {
@@ -43,8 +39,14 @@ type OwnerLease struct {
 	// TTL is what the holder asked for; LeaseSeconds what etcd granted.
 	TTLMs        int64 `json:"ttlMs"`
 	LeaseSeconds int64 `json:"leaseSeconds"`
-	// ExpiresAt is the expiry the store reported at the last claim or
-	// renewal (store clock).
+	// KeptAlive says the lease is renewed by keep-alives alone (a session
+	// on etcd, leasemap.Record.KeepAlive), which do not rewrite its key.
+	KeptAlive bool `json:"keptAlive,omitempty"`
+	// ExpiresAt is the lease's expiry (store clock), as ReadOwnerLease
+	// reports it: the one recorded by the last claim or renewal, or, for a
+	// kept lease, derived from the time etcd says its lease has left
+	// (leasemap.KeptExpiry); zero for a kept lease when etcd was not asked
+	// (RemainingUnknown).
 	ExpiresAt time.Time `json:"expiresAt"`
 	// RemainingSeconds is what etcd says the lease has left; -1 when the
 	// lease is already gone.
@@ -141,16 +143,10 @@ func NewReader(client *clientv3.Client, store Store, opts ...ReaderOption) *Read
 	return r
 }
 
-// readOptions are the options of every range read of the reader at rev
-// (0: the latest).
-func (r *Reader) readOptions(rev int64, more ...clientv3.OpOption) []clientv3.OpOption {
-	if rev > 0 {
-		more = append(more, clientv3.WithRev(rev))
-	}
-	if r.serializable {
-		more = append(more, clientv3.WithSerializable())
-	}
-	return more
+// scanOptions are the options of every scan of the reader at rev (0: the
+// latest).
+func (r *Reader) scanOptions(rev int64) etcdstore.ScanOptions {
+	return etcdstore.ScanOptions{Revision: rev, Serializable: r.serializable}
 }
 
 // Read reads the given sections (every section when none is given).
@@ -182,21 +178,21 @@ func (r *Reader) readSection(ctx context.Context, snap *Snapshot, sec Section, o
 	rev := snap.Revision
 	switch sec {
 	case SectionMeshNodes:
-		if snap.MeshNodes, err = readTable(ctx, r, rev, location.TableMeshNodes, live, func(d location.MeshNodeDescriptor) string { return d.OwnerID }); err == nil {
+		if snap.MeshNodes, err = readTable[location.MeshNodeDescriptor](ctx, r, rev, location.TableMeshNodes, live); err == nil {
 			err = r.fillUsage(ctx, snap.MeshNodes)
 		}
 	case SectionClientServers:
-		snap.ClientServers, err = readTable(ctx, r, rev, location.TableClientServers, live, func(d location.ClientServerDescriptor) string { return d.OwnerID })
+		snap.ClientServers, err = readTable[location.ClientServerDescriptor](ctx, r, rev, location.TableClientServers, live)
 	case SectionFanoutPublishers:
-		snap.FanoutPublishers, err = readTable(ctx, r, rev, location.TableFanoutPublishers, live, func(d location.FanoutPublisherDescriptor) string { return d.OwnerID })
+		snap.FanoutPublishers, err = readTable[location.FanoutPublisherDescriptor](ctx, r, rev, location.TableFanoutPublishers, live)
 	case SectionPeers:
-		snap.Peers, err = readTable(ctx, r, rev, location.TablePeers, live, func(p location.PeerLocation) string { return p.OwnerID })
+		snap.Peers, err = readTable[location.PeerLocation](ctx, r, rev, location.TablePeers, live)
 	case SectionSpots:
-		snap.Spots, err = readTable(ctx, r, rev, location.TableSpots, live, func(s location.SpotLocation) string { return s.OwnerID })
+		snap.Spots, err = readTable[location.SpotLocation](ctx, r, rev, location.TableSpots, live)
 	case SectionActors:
-		snap.Actors, err = readTable(ctx, r, rev, location.TableActors, live, func(a location.ActorLocation) string { return a.OwnerID })
+		snap.Actors, err = readTable[location.ActorLocation](ctx, r, rev, location.TableActors, live)
 	case SectionRoutes:
-		snap.Routes, err = readTable(ctx, r, rev, location.TableRoutes, live, func(rt location.RouteLocation) string { return rt.OwnerID })
+		snap.Routes, err = readTable[location.RouteLocation](ctx, r, rev, location.TableRoutes, live)
 	case SectionOwnerLeases:
 		snap.OwnerLeases = owners
 		err = r.fillRemaining(ctx, snap.OwnerLeases)
@@ -210,104 +206,67 @@ func (r *Reader) readSection(ctx context.Context, snap *Snapshot, sec Section, o
 	return err
 }
 
-// readRange reads every key under prefix at rev (0: the latest), page by
-// page; it returns the revision read.
-func (r *Reader) readRange(ctx context.Context, prefix string, rev int64, keysOnly bool) ([]*mvccpb.KeyValue, int64, error) {
-	end := keys.PrefixEnd(prefix)
-	start := prefix
-	var out []*mvccpb.KeyValue
-	for {
-		opts := r.readOptions(rev, clientv3.WithRange(end), clientv3.WithLimit(readBatch))
-		if keysOnly {
-			opts = append(opts, clientv3.WithKeysOnly())
-		}
-		resp, err := r.client.Get(ctx, start, opts...)
-		if err != nil {
-			return nil, 0, fmt.Errorf("inspect: read %s: %w", prefix, err)
-		}
-		if rev == 0 {
-			rev = resp.Header.Revision
-		}
-		out = append(out, resp.Kvs...)
-		if !resp.More || len(resp.Kvs) == 0 {
-			return out, rev, nil
-		}
-		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
-	}
-}
-
 // readOwners reads the owner leases (and fixes the snapshot's revision).
 func (r *Reader) readOwners(ctx context.Context) ([]OwnerLease, int64, error) {
-	kvs, rev, err := r.readRange(ctx, r.layout.OwnerPrefix(), 0, false)
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]OwnerLease, 0, len(kvs))
-	for _, kv := range kvs {
-		var rec leasemap.Record
-		if err := json.Unmarshal(kv.Value, &rec); err != nil || rec.Format != leasemap.RecordFormat {
-			return nil, 0, fmt.Errorf("inspect: owner lease %q: not a %s value", kv.Key, leasemap.RecordFormat)
-		}
-		owner, ok := r.layout.OwnerIDOfKey(string(kv.Key))
-		if !ok {
-			owner = rec.OwnerID
-		}
+	var out []OwnerLease
+	rev, err := etcdstore.Scan(ctx, r.client, r.layout, etcdstore.ScanOwnerLeases(), r.scanOptions(0), func(e etcdstore.Entry) error {
+		rec := e.OwnerLease
 		out = append(out, OwnerLease{
-			OwnerID: owner, Generation: kv.CreateRevision, LeaseID: strconv.FormatInt(kv.Lease, 16),
-			TTLMs: rec.TTLMs, LeaseSeconds: rec.LeaseSeconds, ExpiresAt: time.UnixMilli(rec.ExpiresAtMs).UTC(),
-			RemainingSeconds: -1,
+			OwnerID: e.OwnerID, Generation: e.CreateRevision, LeaseID: strconv.FormatInt(e.Lease, 16),
+			TTLMs: rec.TTLMs, LeaseSeconds: rec.LeaseSeconds, KeptAlive: rec.KeepAlive,
+			ExpiresAt: time.UnixMilli(rec.ExpiresAtMs).UTC(), RemainingSeconds: -1,
 		})
+		return nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("inspect: read the owner leases: %w", err)
 	}
 	return out, rev, nil
 }
 
-// fillRemaining asks etcd how long each lease has left.
+// fillRemaining asks etcd how long each lease has left, and derives the
+// expiry of kept leases from it (their keys do not record it).
 func (r *Reader) fillRemaining(ctx context.Context, leases []OwnerLease) error {
 	for i := range leases {
+		l := &leases[i]
 		if r.serializable {
-			leases[i].RemainingUnknown = true
+			l.RemainingUnknown = true
+			if l.KeptAlive {
+				l.ExpiresAt = time.Time{}
+			}
 			continue
 		}
-		id, err := strconv.ParseInt(leases[i].LeaseID, 16, 64)
+		id, err := strconv.ParseInt(l.LeaseID, 16, 64)
 		if err != nil {
 			continue
 		}
 		resp, err := r.client.TimeToLive(ctx, clientv3.LeaseID(id))
 		if err != nil {
-			return fmt.Errorf("inspect: lease %s of owner %q: %w", leases[i].LeaseID, leases[i].OwnerID, err)
+			return fmt.Errorf("inspect: lease %s of owner %q: %w", l.LeaseID, l.OwnerID, err)
 		}
-		leases[i].RemainingSeconds = resp.TTL
+		l.RemainingSeconds = resp.TTL
+		if l.KeptAlive {
+			l.ExpiresAt = leasemap.KeptExpiry(location.Millis(r.now()), resp.TTL)
+		}
 	}
 	return nil
 }
 
-// envelope is the stored form of a table value.
-type envelope struct {
-	Format     string          `json:"format"`
-	Generation int64           `json:"generation"`
-	Value      json.RawMessage `json:"value"`
-}
-
-// readTable reads and decodes every row of a location table at rev.
-func readTable[T any](ctx context.Context, r *Reader, rev int64, table location.Table, live map[string]bool, owner func(T) string) ([]Row[T], error) {
-	kvs, _, err := r.readRange(ctx, r.layout.TablePrefix(string(table)), rev, false)
+// readTable reads and decodes (etcdstore.Scan) every row of a location
+// table at rev; T is the table's value type.
+func readTable[T any](ctx context.Context, r *Reader, rev int64, table location.Table, live map[string]bool) ([]Row[T], error) {
+	out := []Row[T]{}
+	_, err := etcdstore.Scan(ctx, r.client, r.layout, etcdstore.ScanRows(table), r.scanOptions(rev), func(e etcdstore.Entry) error {
+		v, ok := e.Row.Value.(T)
+		if !ok {
+			return fmt.Errorf("%s row %q holds %T", table, e.TableKey, e.Row.Value)
+		}
+		owner, _ := rules.RowOwnerID(v)
+		out = append(out, Row[T]{Generation: e.Row.Generation, ModRevision: e.ModRevision, OwnerLive: live[owner], Value: v})
+		return nil
+	})
 	if err != nil {
-		return nil, err
-	}
-	out := make([]Row[T], 0, len(kvs))
-	for _, kv := range kvs {
-		var env envelope
-		if err := json.Unmarshal(kv.Value, &env); err != nil {
-			return nil, fmt.Errorf("inspect: %s row %q: %w", table, kv.Key, err)
-		}
-		if want := "zlink." + string(table) + "/v1"; env.Format != want {
-			return nil, fmt.Errorf("inspect: %s row %q has format %q, want %q", table, kv.Key, env.Format, want)
-		}
-		var v T
-		if err := json.Unmarshal(env.Value, &v); err != nil {
-			return nil, fmt.Errorf("inspect: %s row %q: %w", table, kv.Key, err)
-		}
-		out = append(out, Row[T]{Generation: env.Generation, ModRevision: kv.ModRevision, OwnerLive: live[owner(v)], Value: v})
+		return nil, fmt.Errorf("inspect: read %s: %w", table, err)
 	}
 	return out, nil
 }
@@ -392,13 +351,15 @@ func authorityOf(e location.AuthorityEntry, live map[string]bool) Authority {
 	return a
 }
 
-// otherParts are the parts of the layout that Other counts, besides the
-// bookkeeping tables.
+// otherParts are the parts of the layout that Other counts: the
+// bookkeeping tables (neither location tables nor owned, in registry
+// order), the change stamps and the owner index.
 func (r *Reader) otherParts() []KeyCount {
 	var parts []KeyCount
-	for _, t := range []rules.Table{rules.TableEntryClaims, rules.TableLedger, rules.TableRelocations, rules.TableAggregates,
-		rules.TableTransferActive, rules.TableTransferRecords, rules.TableReservationTerminals, rules.TableOperationTerminals} {
-		parts = append(parts, KeyCount{Part: string(t)})
+	for _, spec := range rules.Tables() {
+		if !spec.Location() && !spec.Owned() {
+			parts = append(parts, KeyCount{Part: string(spec.Name())})
+		}
 	}
 	return append(parts, KeyCount{Part: "stamp"}, KeyCount{Part: "meshnode-stamp"}, KeyCount{Part: "by-owner"})
 }
@@ -408,7 +369,11 @@ func (r *Reader) countOther(ctx context.Context, rev int64) ([]KeyCount, error) 
 	parts := r.otherParts()
 	for i := range parts {
 		prefix := r.layout.Root() + parts[i].Part + "/"
-		resp, err := r.client.Get(ctx, prefix, r.readOptions(rev, clientv3.WithRange(keys.PrefixEnd(prefix)), clientv3.WithCountOnly())...)
+		opts := []clientv3.OpOption{clientv3.WithRange(keys.PrefixEnd(prefix)), clientv3.WithCountOnly(), clientv3.WithRev(rev)}
+		if r.serializable {
+			opts = append(opts, clientv3.WithSerializable())
+		}
+		resp, err := r.client.Get(ctx, prefix, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("inspect: count %s: %w", prefix, err)
 		}

@@ -28,7 +28,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -36,6 +35,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/leasemap"
 	"github.com/zlink-systems/zlink-etcd/txn"
@@ -127,30 +127,30 @@ const ownerKeyMarker = "/owner/"
 // and of the prefix's marker. Values that are not owner leases are
 // skipped; a lease that is already gone is not an error.
 func revokeLeases(ctx context.Context, c Etcd, prefix string) error {
-	end := keys.PrefixEnd(prefix)
-	start := prefix
 	seen := map[clientv3.LeaseID]bool{}
 	marker := MarkerKey(prefix)
-	for {
-		resp, err := c.Get(ctx, start, clientv3.WithRange(end), clientv3.WithLimit(500))
-		if err != nil {
-			return fmt.Errorf("scratch: read %s: %w", prefix, err)
-		}
-		for _, kv := range resp.Kvs {
+	var revokeErr error
+	_, err := etcdstore.ScanRange(ctx, c, prefix, keys.PrefixEnd(prefix), etcdstore.ScanOptions{}, func(p etcdstore.ScanPage) (bool, error) {
+		for _, kv := range p.KVs {
 			id := clientv3.LeaseID(kv.Lease)
 			if id == 0 || seen[id] || (string(kv.Key) != marker && !isOwnerRecord(string(kv.Key), kv.Value)) {
 				continue
 			}
 			seen[id] = true
 			if _, err := c.Revoke(ctx, id); err != nil && !txn.IsLeaseNotFound(err) {
-				return fmt.Errorf("scratch: revoke lease %x: %w", int64(id), err)
+				revokeErr = fmt.Errorf("scratch: revoke lease %x: %w", int64(id), err)
+				return true, nil
 			}
 		}
-		if !resp.More || len(resp.Kvs) == 0 {
-			return nil
-		}
-		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		return false, nil
+	})
+	switch {
+	case revokeErr != nil:
+		return revokeErr
+	case err != nil:
+		return fmt.Errorf("scratch: read %s: %w", prefix, err)
 	}
+	return nil
 }
 
 // isOwnerRecord reports whether key and value are an owner lease.
@@ -158,6 +158,6 @@ func isOwnerRecord(key string, value []byte) bool {
 	if !strings.Contains(key, ownerKeyMarker) {
 		return false
 	}
-	var rec leasemap.Record
-	return json.Unmarshal(value, &rec) == nil && rec.Format == leasemap.RecordFormat
+	_, err := leasemap.DecodeRecord(value)
+	return err == nil
 }

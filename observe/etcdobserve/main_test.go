@@ -1,0 +1,20 @@
+package etcdobserve_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
+)
+
+// TestMain runs the tests with one embedded etcd member shared by them
+// (the health test starts its own, to stop it), and fails them when any
+// goroutine outlives them. The member stops before the leak check.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(sharedMember{m}) }
+
+// sharedMember runs the tests inside etcdtest.RunShared.
+type sharedMember struct{ m *testing.M }
+
+// Run implements goleak.TestingM.
+func (s sharedMember) Run() int { return etcdtest.RunShared(s.m) }

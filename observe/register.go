@@ -1,0 +1,38 @@
+package observe
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// DurationBuckets returns the default buckets of the latency histograms,
+// in seconds: 0.5 ms (a memstore operation, an etcd keep-alive) to 10 s (an
+// operation that rode out a leader election).
+func DurationBuckets() []float64 {
+	return []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+}
+
+// Register registers every collector on reg, or none: when one fails
+// (a metric of the same name is registered already), the ones registered
+// before it are unregistered and the error names the cause. A nil reg
+// registers nothing.
+func Register(reg prometheus.Registerer, cs ...prometheus.Collector) error {
+	if reg == nil {
+		return nil
+	}
+	for i, c := range cs {
+		if err := reg.Register(c); err != nil {
+			for _, done := range cs[:i] {
+				reg.Unregister(done)
+			}
+			var are prometheus.AlreadyRegisteredError
+			if errors.As(err, &are) {
+				return fmt.Errorf("observe: register metrics: %w (a second set of the same metrics on one registry needs a distinguishing label: prometheus.WrapRegistererWith)", err)
+			}
+			return fmt.Errorf("observe: register metrics: %w", err)
+		}
+	}
+	return nil
+}
