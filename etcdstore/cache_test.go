@@ -160,7 +160,13 @@ func TestWatchCacheAgreesWithEtcd(t *testing.T) {
 	require.True(t, st.Ready)
 	require.Zero(t, st.Fallbacks)
 	require.Positive(t, st.Hits)
+	require.Positive(t, st.Entries)
+	require.Zero(t, st.Evictions)
 	require.Zero(t, f.s.ReadRetries().Retries)
+	// The last reads confirmed the latest revision this process saw, and
+	// waited for every range to deliver the changes through it.
+	require.Zero(t, st.Lag)
+	require.Zero(t, f.s.WatchStats().LagRevisions)
 }
 
 // A continuation token pins the first page's revision: later pages read
@@ -330,6 +336,7 @@ func TestWatchCacheFallsBackWhenItCannotCatchUp(t *testing.T) {
 			require.Less(t, time.Since(start), tc.timeout)
 			after := f.s.CacheStats()
 			require.Equal(t, before.Fallbacks+1, after.Fallbacks)
+			require.Equal(t, before.Misses+1, after.Misses, "a fallback is a miss")
 			require.Equal(t, before.Waits+1, after.Waits)
 		})
 	}
@@ -394,8 +401,11 @@ func TestWatchCacheRidesOutBreaksAndCompactions(t *testing.T) {
 			st, ws := f.s.CacheStats(), f.s.WatchStats()
 			require.Positive(t, ws.Resumes)
 			if tc.compact {
-				require.Equal(t, int64(1), st.Relists)
-				require.Equal(t, int64(1), ws.CompactionRelists)
+				// At least the broken range's; on a loaded machine the member
+				// can lose its leader meanwhile, which ends every watch, and
+				// the other ranges then meet the compaction too.
+				require.GreaterOrEqual(t, st.Relists, int64(1))
+				require.GreaterOrEqual(t, ws.CompactionRelists, int64(1))
 			} else {
 				require.Zero(t, st.Relists)
 			}
