@@ -70,10 +70,13 @@
 // Done), stop acting on it at once and write nothing with it:
 //
 //  1. Loop.PrepareTransportShutdown: it cancels the timers, the watch and
-//     the tick in flight, waits for that tick (the store calls return when
-//     their context is cancelled, no connection is started after it, and
-//     Executor.Connect must return promptly once its context is done), and
-//     disconnects every peer. It makes no store call. Do not call
+//     the tick in flight, waits for that tick, and disconnects every peer.
+//     It makes no store call. The wait is short because the tick's calls
+//     return promptly once their context is cancelled: a store call must
+//     (etcdstore's do, also a write whose answer was lost: a cancellation
+//     ends its resolution at once and it answers location.ErrOutcomeUnknown;
+//     memstore never blocks), and so must Executor.Connect. No connection
+//     is started after it. Do not call
 //     FinishTransportShutdown (or Stop) afterwards: it removes the local
 //     peer row by owner id and row generation, which the next incarnation
 //     may already have taken over.
