@@ -21,12 +21,8 @@ func TestTickReads(t *testing.T) {
 		lt := newTracker(t, store, clock, 0)
 		tctx := withTickReads(ctx)
 		for range 3 {
-			live, err := lt.IsOwnerLive(tctx, "x")
-			require.NoError(t, err)
-			require.True(t, live)
-			live, err = lt.IsOwnerLive(tctx, "dead")
-			require.NoError(t, err)
-			require.False(t, live)
+			requireLive(t, tctx, lt, "x", true)
+			requireLive(t, tctx, lt, "dead", false)
 		}
 		require.Equal(t, []int{1, 1}, readCounts(store, "x", "dead"), "one read per owner in the tick, missing ones too")
 		lt.InvalidateLiveness()

@@ -102,6 +102,15 @@ func newTracker(t *testing.T, store OwnerLeaseReader, clock Clock, pollingMs int
 	return lt
 }
 
+// requireLive requires that lt answers owner's liveness without error, and
+// that the answer is want.
+func requireLive(t *testing.T, ctx context.Context, lt *LeaseTracker, owner string, want bool, msgAndArgs ...any) {
+	t.Helper()
+	live, err := lt.IsOwnerLive(ctx, owner)
+	require.NoError(t, err)
+	require.Equal(t, want, live, msgAndArgs...)
+}
+
 // fakeMeshNodes is a MeshNodeLister that pages by decimal offsets.
 type fakeMeshNodes struct {
 	mu     sync.Mutex
@@ -178,9 +187,7 @@ func TestTracker(t *testing.T) {
 			reads int
 		}{{0, true, 1}, {999, true, 1}, {1000, false, 2}} {
 			clock.SetMs(c.at)
-			live, err := lt.IsOwnerLive(ctx, "x")
-			require.NoError(t, err)
-			require.Equal(t, c.live, live, "t=%d", c.at)
+			requireLive(t, ctx, lt, "x", c.live, "t=%d", c.at)
 			require.Equal(t, c.reads, store.count("x"), "t=%d", c.at)
 		}
 	})
@@ -194,9 +201,7 @@ func TestTracker(t *testing.T) {
 			reads int
 		}{{0, 1}, {500, 1}, {1000, 2}, {1500, 2}} {
 			clock.SetMs(c.at)
-			live, err := lt.IsOwnerLive(ctx, "x")
-			require.NoError(t, err)
-			require.True(t, live)
+			requireLive(t, ctx, lt, "x", true)
 			require.Equal(t, c.reads, store.count("x"), "t=%d", c.at)
 		}
 		remaining, err := lt.RemainingLease(ctx, "x")
@@ -214,15 +219,11 @@ func TestTracker(t *testing.T) {
 		store, clock := newFakeLeaseStore(), newFakeClock()
 		lt := newTracker(t, store, clock, 1000)
 		for i := 1; i <= 3; i++ {
-			live, err := lt.IsOwnerLive(ctx, "x")
-			require.NoError(t, err)
-			require.False(t, live)
+			requireLive(t, ctx, lt, "x", false)
 			require.Equal(t, i, store.count("x"))
 		}
 		store.set("x", found(15_000))
-		live, err := lt.IsOwnerLive(ctx, "x")
-		require.NoError(t, err)
-		require.True(t, live, "claimed later: live on the next check")
+		requireLive(t, ctx, lt, "x", true, "claimed later: live on the next check")
 		remaining, err := lt.RemainingLease(ctx, "nobody")
 		require.NoError(t, err)
 		require.Zero(t, remaining)
@@ -261,9 +262,7 @@ func TestTracker(t *testing.T) {
 		lt := newTracker(t, store, clock, 1000)
 		_, err := lt.IsOwnerLive(ctx, "x")
 		require.ErrorIs(t, err, errStoreDown)
-		live, err := lt.IsOwnerLive(ctx, "x")
-		require.NoError(t, err)
-		require.True(t, live, "the error was not cached")
+		requireLive(t, ctx, lt, "x", true, "the error was not cached")
 		require.Equal(t, 2, store.count("x"))
 
 		store.set("y", leaseAnswer{err: errStoreDown})

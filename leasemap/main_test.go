@@ -75,6 +75,16 @@ func (f *flakyKV) failNext(applied, lost int) {
 	f.failApplied, f.failLost = applied, lost
 }
 
+// loseNextResponse makes the next commit fail with a timeout, after it was
+// applied (applied) or without sending it.
+func (f *fixture) loseNextResponse(applied bool) {
+	if applied {
+		f.flaky.failNext(1, 0)
+	} else {
+		f.flaky.failNext(0, 1)
+	}
+}
+
 // take returns what to do with the next commit.
 func (f *flakyKV) take() (fail, send bool) {
 	f.mu.Lock()

@@ -388,22 +388,19 @@ func TestRelease(t *testing.T) {
 
 // Lost responses are resolved by re-reading for the write nonce (E-9).
 func TestLostResponses(t *testing.T) {
-	t.Run("claim applied", func(t *testing.T) {
-		f := newFixture(t)
-		f.flaky.failNext(1, 0)
-		res, err := f.m.Claim(t.Context(), "a", ttl30s)
-		require.NoError(t, err)
-		require.Equal(t, location.KindClaimed, res.Kind)
-		require.Equal(t, f.ownerKV(t, "a").Kvs[0].CreateRevision, res.Token.LeaseGeneration)
-	})
-	t.Run("claim not applied", func(t *testing.T) {
-		f := newFixture(t)
-		f.flaky.failNext(0, 1)
-		res, err := f.m.Claim(t.Context(), "a", ttl30s)
-		require.NoError(t, err)
-		require.Equal(t, location.KindClaimed, res.Kind)
-		require.Equal(t, f.ownerKV(t, "a").Kvs[0].CreateRevision, res.Token.LeaseGeneration)
-	})
+	for _, tc := range []struct {
+		name    string
+		applied bool
+	}{{"claim applied", true}, {"claim not applied", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.loseNextResponse(tc.applied)
+			res, err := f.m.Claim(t.Context(), "a", ttl30s)
+			require.NoError(t, err)
+			require.Equal(t, location.KindClaimed, res.Kind)
+			require.Equal(t, f.ownerKV(t, "a").Kvs[0].CreateRevision, res.Token.LeaseGeneration)
+		})
+	}
 	t.Run("claim lost while another holds the lease", func(t *testing.T) {
 		f := newFixture(t)
 		f.claim(t, "a")
@@ -426,11 +423,7 @@ func TestLostResponses(t *testing.T) {
 			f := newFixture(t)
 			a := f.claim(t, "a")
 			f.clock.Advance(time.Second)
-			if tc.applied {
-				f.flaky.failNext(1, 0)
-			} else {
-				f.flaky.failNext(0, 1)
-			}
+			f.loseNextResponse(tc.applied)
 			res, err := f.m.Renew(t.Context(), a, tc.ttl)
 			require.NoError(t, err)
 			require.Equal(t, location.KindRenewed, res.Kind)
@@ -446,11 +439,7 @@ func TestLostResponses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			a := f.claim(t, "a")
-			if tc.applied {
-				f.flaky.failNext(1, 0)
-			} else {
-				f.flaky.failNext(0, 1)
-			}
+			f.loseNextResponse(tc.applied)
 			kind, err := f.m.Release(t.Context(), a)
 			require.NoError(t, err)
 			require.Equal(t, location.KindReleased, kind)
