@@ -26,9 +26,8 @@ func TestLivenessInvalidation(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("tracker_reads_again", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, clock, lt := newFakeTracker(t, 1000)
 		store.set("x", found(15_000), missing())
-		lt := newTracker(t, store, clock, 1000)
 		requireLive(t, ctx, lt, "x", true)
 		v, err := lt.LiveOwnerSetVersion(ctx)
 		require.NoError(t, err)
@@ -46,10 +45,9 @@ func TestLivenessInvalidation(t *testing.T) {
 	})
 
 	t.Run("read_in_flight_is_not_reused", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, _, lt := newFakeTracker(t, 1000)
 		store.set("x", found(15_000))
 		store.gate, store.entered = make(chan struct{}), make(chan string, 2)
-		lt := newTracker(t, store, clock, 1000)
 		lt.joinedFlight = func(string) { t.Error("a check joined a read started before the invalidation") }
 		results := make(chan bool, 2)
 		check := func() {

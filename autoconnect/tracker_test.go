@@ -102,6 +102,14 @@ func newTracker(t *testing.T, store OwnerLeaseReader, clock Clock, pollingMs int
 	return lt
 }
 
+// newFakeTracker returns a tracker with the given polling interval over a
+// fake lease store and a fake clock, which the test programs.
+func newFakeTracker(t *testing.T, pollingMs int64) (*fakeLeaseStore, *fakeClock, *LeaseTracker) {
+	t.Helper()
+	store, clock := newFakeLeaseStore(), newFakeClock()
+	return store, clock, newTracker(t, store, clock, pollingMs)
+}
+
 // requireLive requires that lt answers owner's liveness without error, and
 // that the answer is want.
 func requireLive(t *testing.T, ctx context.Context, lt *LeaseTracker, owner string, want bool, msgAndArgs ...any) {
@@ -178,9 +186,8 @@ func TestTracker(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("AC-T1_liveness_formula", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, clock, lt := newFakeTracker(t, 10_000)
 		store.set("x", found(1000), missing())
-		lt := newTracker(t, store, clock, 10_000)
 		for _, c := range []struct {
 			at    int64
 			live  bool
@@ -193,9 +200,8 @@ func TestTracker(t *testing.T) {
 	})
 
 	t.Run("AC-T2_positive_cache", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, clock, lt := newFakeTracker(t, 1000)
 		store.set("x", found(15_000))
-		lt := newTracker(t, store, clock, 1000)
 		for _, c := range []struct {
 			at    int64
 			reads int
@@ -216,8 +222,7 @@ func TestTracker(t *testing.T) {
 	})
 
 	t.Run("AC-T3_no_negative_cache", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
-		lt := newTracker(t, store, clock, 1000)
+		store, _, lt := newFakeTracker(t, 1000)
 		for i := 1; i <= 3; i++ {
 			requireLive(t, ctx, lt, "x", false)
 			require.Equal(t, i, store.count("x"))
@@ -230,10 +235,9 @@ func TestTracker(t *testing.T) {
 	})
 
 	t.Run("AC-T4_single_flight", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, _, lt := newFakeTracker(t, 1000)
 		store.set("x", found(15_000))
 		store.gate, store.entered = make(chan struct{}), make(chan string, 2)
-		lt := newTracker(t, store, clock, 1000)
 		joined := make(chan string, 1)
 		lt.joinedFlight = func(o string) { joined <- o }
 
@@ -257,9 +261,8 @@ func TestTracker(t *testing.T) {
 	})
 
 	t.Run("AC-T5_read_error", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, _, lt := newFakeTracker(t, 1000)
 		store.set("x", leaseAnswer{err: errStoreDown}, found(15_000))
-		lt := newTracker(t, store, clock, 1000)
 		_, err := lt.IsOwnerLive(ctx, "x")
 		require.ErrorIs(t, err, errStoreDown)
 		requireLive(t, ctx, lt, "x", true, "the error was not cached")
@@ -313,10 +316,9 @@ func TestTracker(t *testing.T) {
 	})
 
 	t.Run("AC-T8_live_owner_set_version", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, clock, lt := newFakeTracker(t, 1000)
 		store.set("x", found(15_000))
 		store.set("y", found(2_000))
-		lt := newTracker(t, store, clock, 1000)
 		v, err := lt.LiveOwnerSetVersion(ctx)
 		require.NoError(t, err)
 		require.Equal(t, int64(1), v, "first call")
