@@ -41,10 +41,7 @@ func TestDiff(t *testing.T) {
 
 	t.Run("AC-D3_steady_state", func(t *testing.T) {
 		h := newHarness(t, harnessConfig{})
-		h.src.set(b, c)
-		h.tick()
-		h.sink.take()
-		h.rec.reset()
+		h.settle(b, c)
 		h.tick()
 		require.Empty(t, h.rec.only("connect", "disconnect"))
 		require.Empty(t, h.sink.take())
@@ -52,10 +49,7 @@ func TestDiff(t *testing.T) {
 
 	t.Run("AC-D4_authoritative_empty_listing", func(t *testing.T) {
 		h := newHarness(t, harnessConfig{})
-		h.src.set(b)
-		h.tick()
-		h.sink.take()
-		h.rec.reset()
+		h.settle(b)
 		h.src.set()
 		h.tick()
 		require.Equal(t, []string{"stale:0", "disconnect:tcp://b:ob"}, h.rec.transport())
@@ -65,10 +59,7 @@ func TestDiff(t *testing.T) {
 
 	t.Run("AC-D5_peer_restart_new_generation", func(t *testing.T) {
 		h := newHarness(t, harnessConfig{})
-		h.src.set(b)
-		h.tick()
-		h.sink.take()
-		h.rec.reset()
+		h.settle(b)
 		b2 := router("ob", "node-b", "tcp://b", gen(2))
 		h.src.set(b2)
 		h.tick()
@@ -81,10 +72,7 @@ func TestDiff(t *testing.T) {
 
 	t.Run("AC-D6_owner_takeover_same_key_without_prober", func(t *testing.T) {
 		h := newHarness(t, harnessConfig{wrap: wrapNoProbe})
-		h.src.set(b)
-		h.tick()
-		h.sink.take()
-		h.rec.reset()
+		h.settle(b)
 		h.src.set(router("ob2", "node-b", "tcp://b"))
 		h.tick()
 		require.Equal(t, []string{"disconnect:tcp://b:ob", "connect:tcp://b:ob2", "stale:1"}, h.rec.transport())
@@ -97,10 +85,7 @@ func TestDiff(t *testing.T) {
 
 	t.Run("AC-D7_replacement_waits_for_close", func(t *testing.T) {
 		h := newHarness(t, harnessConfig{})
-		h.src.set(b)
-		h.tick()
-		h.sink.take()
-		h.rec.reset()
+		h.settle(b)
 		newB := router("ob2", "node-b", "tcp://b")
 		h.src.set(newB)
 		h.tick()
@@ -125,9 +110,7 @@ func TestDiff(t *testing.T) {
 		moved := router("ob", "node-b", "tcp://b-moved")
 		t.Run("without_prober", func(t *testing.T) {
 			h := newHarness(t, harnessConfig{wrap: wrapNoProbe})
-			h.src.set(b)
-			h.tick()
-			h.rec.reset()
+			h.settle(b)
 			h.src.set(moved)
 			h.tick()
 			require.Equal(t, []string{"disconnect:tcp://b:ob", "connect:tcp://b-moved:ob", "stale:1"}, h.rec.transport())
@@ -135,9 +118,7 @@ func TestDiff(t *testing.T) {
 		})
 		t.Run("with_prober_waits_for_close", func(t *testing.T) {
 			h := newHarness(t, harnessConfig{})
-			h.src.set(b)
-			h.tick()
-			h.rec.reset()
+			h.settle(b)
 			h.src.set(moved)
 			h.tick()
 			require.Equal(t, []string{"disconnect:tcp://b:ob", "stale:1"}, h.rec.transport())
@@ -150,9 +131,7 @@ func TestDiff(t *testing.T) {
 		})
 		t.Run("with_prober_already_closed", func(t *testing.T) {
 			h := newHarness(t, harnessConfig{})
-			h.src.set(b)
-			h.tick()
-			h.rec.reset()
+			h.settle(b)
 			h.exec.setClosed(targetOfRow(b), true)
 			h.src.set(moved)
 			h.tick()
@@ -164,10 +143,7 @@ func TestDiff(t *testing.T) {
 
 	t.Run("AC-D9_dead_transport_under_active_key", func(t *testing.T) {
 		h := newHarness(t, harnessConfig{})
-		h.src.set(b)
-		h.tick()
-		h.sink.take()
-		h.rec.reset()
+		h.settle(b)
 		h.exec.setClosed(targetOfRow(b), true)
 		h.tick()
 		require.Equal(t, []string{"connect:tcp://b:ob", "stale:1"}, h.rec.transport())
@@ -177,9 +153,7 @@ func TestDiff(t *testing.T) {
 
 	t.Run("AC-D10_draining_retention", func(t *testing.T) {
 		h := newHarness(t, harnessConfig{})
-		h.src.set(b)
-		h.tick()
-		h.rec.reset()
+		h.settle(b)
 		h.src.set(router("ob", "node-b", "tcp://b", drain()), router("oc", "node-c", "tcp://c", drain()))
 		h.tick()
 		require.Equal(t, []string{"stale:2"}, h.rec.transport())
@@ -216,9 +190,7 @@ func TestDiff(t *testing.T) {
 		h := newHarness(t, harnessConfig{})
 		h.src.set(b)
 		h.tick()
-		h.src.set()
-		h.tick()
-		h.rec.reset()
+		h.settle()
 		h.src.set(b)
 		h.tick()
 		require.Empty(t, h.rec.only("connect"), "skipped while the old connection is open")
@@ -231,10 +203,7 @@ func TestDiff(t *testing.T) {
 
 	t.Run("AC-D14_disconnect_if_needed", func(t *testing.T) {
 		h := newHarness(t, harnessConfig{})
-		h.src.set(b)
-		h.tick()
-		h.sink.take()
-		h.rec.reset()
+		h.settle(b)
 		h.exec.setClosed(targetOfRow(b), true)
 		h.src.set()
 		h.tick()
@@ -281,9 +250,7 @@ func TestDiff(t *testing.T) {
 		require.Empty(t, h.failedEndpoints())
 		// Observable as AC-F6 behaviour: b is retried during an outage again.
 		h.exec.queueConnect(false)
-		h.src.set(b)
-		h.tick()
-		h.rec.reset()
+		h.settle(b)
 		h.src.fail(errStoreDown)
 		h.tick()
 		require.Equal(t, []string{"connect:tcp://b:ob"}, h.rec.only("connect"))
@@ -291,9 +258,7 @@ func TestDiff(t *testing.T) {
 
 	t.Run("AC-D18_optional_capabilities_absent", func(t *testing.T) {
 		h := newHarness(t, harnessConfig{wrap: wrapPlain})
-		h.src.set(b)
-		h.tick()
-		h.rec.reset()
+		h.settle(b)
 		h.tick() // no dead-transport detection: nothing happens
 		require.Empty(t, h.rec.all())
 		h.src.set(router("ob2", "node-b", "tcp://b"), c)

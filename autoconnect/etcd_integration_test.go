@@ -13,6 +13,7 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -156,10 +157,8 @@ func (m *simMesh) names() []string {
 // claim claims the owner lease of a new node.
 func (m *simMesh) claim(name, ridText, endpoint string) *simNode {
 	m.t.Helper()
-	res, err := m.store.ClaimOwnerLease(m.t.Context(), name, integrationLeaseTTL)
-	require.NoError(m.t, err)
-	require.Equal(m.t, location.KindClaimed, res.Kind)
-	n := &simNode{name: name, rid: location.RoutingID(ridText), endpoint: endpoint, token: res.Token}
+	token := storetest.Claim(m.t, m.t.Context(), m.store, name, integrationLeaseTTL)
+	n := &simNode{name: name, rid: location.RoutingID(ridText), endpoint: endpoint, token: token}
 	m.nodes = append(m.nodes, n)
 	return n
 }

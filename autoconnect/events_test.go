@@ -99,9 +99,7 @@ func TestEvents(t *testing.T) {
 
 	t.Run("AC-E5_stale_metadata_retained", func(t *testing.T) {
 		h := newHarness(t, harnessConfig{})
-		h.src.set(router("ob", "node-b", "tcp://b", md("securityIdentity", "old", MetadataDescriptorRevision, "1")))
-		h.tick()
-		h.rec.reset()
+		h.settle(router("ob", "node-b", "tcp://b", md("securityIdentity", "old", MetadataDescriptorRevision, "1")))
 		h.src.set(router("ob", "node-b", "tcp://b", md("securityIdentity", "new", MetadataDescriptorRevision, "2")))
 		h.tick()
 		require.Empty(t, h.rec.only("connect", "disconnect"))

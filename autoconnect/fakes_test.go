@@ -710,6 +710,16 @@ func (h *harness) tick() {
 	require.NoError(h.t, h.r.Tick(context.Background()))
 }
 
+// settle sets the source to rows and ticks once, then empties the sink and
+// the recorder: what a test checks next is what its own change did.
+func (h *harness) settle(rows ...location.PeerLocation) {
+	h.t.Helper()
+	h.src.set(rows...)
+	h.tick()
+	h.sink.take()
+	h.rec.reset()
+}
+
 // pendingKeys returns the keys of the pending disconnects.
 func (h *harness) pendingKeys() []string {
 	h.r.mu.Lock()

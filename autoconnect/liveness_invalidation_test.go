@@ -26,12 +26,9 @@ func TestLivenessInvalidation(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("tracker_reads_again", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, clock, lt := newFakeTracker(t, 1000)
 		store.set("x", found(15_000), missing())
-		lt := newTracker(t, store, clock, 1000)
-		live, err := lt.IsOwnerLive(ctx, "x")
-		require.NoError(t, err)
-		require.True(t, live)
+		requireLive(t, ctx, lt, "x", true)
 		v, err := lt.LiveOwnerSetVersion(ctx)
 		require.NoError(t, err)
 		require.Equal(t, int64(1), v)
@@ -42,18 +39,15 @@ func TestLivenessInvalidation(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, int64(2), v, "the seen owner was read again and is gone")
 		require.Equal(t, 2, store.count("x"))
-		live, err = lt.IsOwnerLive(ctx, "x")
-		require.NoError(t, err)
-		require.False(t, live)
+		requireLive(t, ctx, lt, "x", false)
 		require.Equal(t, 3, store.count("x"))
 		require.Equal(t, time.Duration(0), clock.Now(), "no time passed")
 	})
 
 	t.Run("read_in_flight_is_not_reused", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, _, lt := newFakeTracker(t, 1000)
 		store.set("x", found(15_000))
 		store.gate, store.entered = make(chan struct{}), make(chan string, 2)
-		lt := newTracker(t, store, clock, 1000)
 		lt.joinedFlight = func(string) { t.Error("a check joined a read started before the invalidation") }
 		results := make(chan bool, 2)
 		check := func() {
@@ -71,9 +65,7 @@ func TestLivenessInvalidation(t *testing.T) {
 		close(store.gate)
 		require.True(t, <-results)
 		require.True(t, <-results)
-		live, err := lt.IsOwnerLive(ctx, "x")
-		require.NoError(t, err)
-		require.True(t, live)
+		requireLive(t, ctx, lt, "x", true)
 		require.Equal(t, 2, store.count("x"), "the read after the invalidation is cached")
 	})
 

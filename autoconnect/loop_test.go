@@ -67,14 +67,21 @@ func (f *fakeLoopRec) set(failed, published bool) {
 // waitTick waits until the n-th tick has ended.
 func (f *fakeLoopRec) waitTick(t *testing.T, n int) {
 	t.Helper()
+	waitCount(t, f.ticked, n, "tick")
+}
+
+// waitCount waits until counts delivers n or more; what names the counted
+// event in the failure.
+func waitCount(t *testing.T, counts <-chan int, n int, what string) {
+	t.Helper()
 	for {
 		select {
-		case got := <-f.ticked:
+		case got := <-counts:
 			if got >= n {
 				return
 			}
 		case <-time.After(waitLimit):
-			t.Fatalf("tick %d did not happen", n)
+			t.Fatalf("%s %d did not happen", what, n)
 		}
 	}
 }
@@ -442,16 +449,7 @@ func (w *fakeWatcher) WatchChanges(ctx context.Context, tables ...location.Table
 // waitCall waits for the n-th WatchChanges call.
 func (w *fakeWatcher) waitCall(t *testing.T, n int) {
 	t.Helper()
-	for {
-		select {
-		case got := <-w.calls:
-			if got >= n {
-				return
-			}
-		case <-time.After(waitLimit):
-			t.Fatalf("watch call %d did not happen", n)
-		}
-	}
+	waitCount(t, w.calls, n, "watch call")
 }
 
 // notify sends one notification on the newest watch.

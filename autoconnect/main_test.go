@@ -12,10 +12,4 @@ import (
 // the etcd integration tests and benchmarks, and fails them when any
 // goroutine outlives them. The member is stopped before the leak check, so
 // its own goroutines do not count.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(sharedMember{m}) }
-
-// sharedMember runs the tests inside etcdtest.RunShared.
-type sharedMember struct{ m *testing.M }
-
-// Run implements goleak.TestingM.
-func (s sharedMember) Run() int { return etcdtest.RunShared(s.m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(etcdtest.Shared(m)) }

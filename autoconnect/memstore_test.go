@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zlink-systems/zlink-etcd/clock"
+	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/memstore"
 )
@@ -43,11 +44,8 @@ func newMemFix(t *testing.T) *memFix {
 // claim claims a 15 s owner lease.
 func (f *memFix) claim(owner string) location.OwnerToken {
 	f.t.Helper()
-	res, err := f.store.ClaimOwnerLease(f.ctx, owner, 15*time.Second)
-	require.NoError(f.t, err)
-	require.Equal(f.t, location.KindClaimed, res.Kind)
-	f.tok[owner] = res.Token
-	return res.Token
+	f.tok[owner] = storetest.Claim(f.t, f.ctx, f.store, owner, 15*time.Second)
+	return f.tok[owner]
 }
 
 // meshNode writes a descriptor of testMesh (revision 1) for a claimed

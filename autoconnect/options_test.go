@@ -53,9 +53,7 @@ func TestPollingIntervalZero(t *testing.T) {
 		lt, err := NewLeaseTracker(LeaseTrackerOptions{Store: store, Options: zero, Clock: clock})
 		require.NoError(t, err)
 		for i := 1; i <= 3; i++ {
-			live, err := lt.IsOwnerLive(ctx, "x")
-			require.NoError(t, err)
-			require.True(t, live)
+			requireLive(t, ctx, lt, "x", true)
 			require.Equal(t, i, store.count("x"), "no time passed, read again")
 		}
 		v, err := lt.LiveOwnerSetVersion(ctx)

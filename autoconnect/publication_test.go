@@ -183,9 +183,7 @@ func TestPublication(t *testing.T) {
 		for name, answer := range map[string]writeAnswer{"ignored_stale": staleAnswer(), "error": failed(errStoreDown)} {
 			t.Run(name, func(t *testing.T) {
 				h := newHarness(t, harnessConfig{localRow: localRowA()})
-				h.src.set(own, peerB)
-				h.tick()
-				h.rec.reset()
+				h.settle(own, peerB)
 				h.pub.queueWrite(answer)
 				h.src.set(peerB)
 				h.tick()

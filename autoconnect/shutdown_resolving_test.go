@@ -13,6 +13,7 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
@@ -104,9 +105,8 @@ func TestPrepareTransportShutdownWhileATickWriteResolves(t *testing.T) {
 	store, err := etcdstore.New(client, etcdstore.Options{Root: etcdtest.UniquePrefix(t), KV: kv, ResolveTimeout: time.Hour})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, store.Close()) })
-	claimed, err := store.ClaimOwnerLease(t.Context(), "oa", time.Minute)
-	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = store.ReleaseOwnerLease(context.Background(), claimed.Token) })
+	claimed := storetest.Claim(t, t.Context(), store, "oa", time.Minute)
+	t.Cleanup(func() { _, _ = store.ReleaseOwnerLease(context.Background(), claimed) })
 	t.Cleanup(kv.stop) // first
 
 	clk := newFakeClock()

@@ -195,9 +195,7 @@ func TestStoreFailure(t *testing.T) {
 
 	t.Run("AC-F10_deferral_only_after_failure", func(t *testing.T) {
 		h := newHarness(t, harnessConfig{opts: Options{OwnerLeaseTTL: ms(1000)}})
-		h.src.set(b)
-		h.tick()
-		h.rec.reset()
+		h.settle(b)
 		h.src.set()
 		h.tick()
 		require.Equal(t, []string{"stale:0", "disconnect:tcp://b:ob"}, h.rec.transport())

@@ -68,11 +68,10 @@ func TestTrackerForgetsOwners(t *testing.T) {
 	}
 
 	t.Run("unlisted_owner_forgotten", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, clock, lt := newFakeTracker(t, 1000)
 		for _, o := range []string{"a", "b", "c"} {
 			store.set(o, found(15_000))
 		}
-		lt := newTracker(t, store, clock, 1000)
 		lister := &mutablePeerLister{}
 		src, err := NewPeerRowSource(lister, lt)
 		require.NoError(t, err)
@@ -92,8 +91,7 @@ func TestTrackerForgetsOwners(t *testing.T) {
 	})
 
 	t.Run("bounded_by_the_listing", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
-		lt := newTracker(t, store, clock, 1000)
+		store, _, lt := newFakeTracker(t, 1000)
 		lister := &mutablePeerLister{}
 		src, err := NewPeerRowSource(lister, lt)
 		require.NoError(t, err)
@@ -115,9 +113,8 @@ func TestTrackerForgetsOwners(t *testing.T) {
 		// A row whose owner's lease ended stays listed until it is removed;
 		// the tracker keeps reading its owner, so that a new lease of the
 		// same owner id makes the row live again.
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, _, lt := newFakeTracker(t, 1000)
 		store.set("a", found(15_000))
-		lt := newTracker(t, store, clock, 1000)
 		lister := &mutablePeerLister{}
 		lister.set(router("a", "node-a", "tcp://a"), router("d", "node-d", "tcp://d"))
 		src, err := NewPeerRowSource(lister, lt)
@@ -135,10 +132,9 @@ func TestTrackerForgetsOwners(t *testing.T) {
 		// listed live after one version read, and dies before the next.
 		// The live owners both reads see are {a}; the version must move
 		// all the same, or the loop would skip the tick that drops c.
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, clock, lt := newFakeTracker(t, 1000)
 		store.set("a", found(15_000))
 		store.set("c", found(15_000))
-		lt := newTracker(t, store, clock, 1000)
 		lister := &mutablePeerLister{}
 		lister.set(router("a", "node-a", "tcp://a"))
 		src, err := NewPeerRowSource(lister, lt)
@@ -155,11 +151,10 @@ func TestTrackerForgetsOwners(t *testing.T) {
 	t.Run("scopes_are_independent", func(t *testing.T) {
 		// One tracker behind a peer-row source and a mesh-node source: an
 		// owner stays while either listing references it.
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, _, lt := newFakeTracker(t, 1000)
 		for _, o := range []string{"a", "b", "x"} {
 			store.set(o, found(15_000))
 		}
-		lt := newTracker(t, store, clock, 1000)
 		lister := &mutablePeerLister{}
 		lister.set(router("x", "node-x", "tcp://x"), router("a", "node-a", "tcp://a"))
 		peers, err := NewPeerRowSource(lister, lt)
@@ -182,22 +177,17 @@ func TestTrackerForgetsOwners(t *testing.T) {
 	})
 
 	t.Run("direct_checks_until_the_next_listing", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, _, lt := newFakeTracker(t, 1000)
 		store.set("a", found(15_000))
 		store.set("z", found(15_000))
-		lt := newTracker(t, store, clock, 1000)
-		live, err := lt.IsOwnerLive(ctx, "z")
-		require.NoError(t, err)
-		require.True(t, live)
+		requireLive(t, ctx, lt, "z", true)
 		lister := &mutablePeerLister{}
 		lister.set(router("a", "node-a", "tcp://a"))
 		src, err := NewPeerRowSource(lister, lt)
 		require.NoError(t, err)
 		list(t, src)
 		require.Equal(t, []string{"a"}, cachedOwners(lt))
-		live, err = lt.IsOwnerLive(ctx, "z")
-		require.NoError(t, err)
-		require.True(t, live, "a forgotten owner is read again when asked")
+		requireLive(t, ctx, lt, "z", true, "a forgotten owner is read again when asked")
 		require.Equal(t, 2, store.count("z"))
 	})
 }
@@ -206,9 +196,8 @@ func TestTickReadsEachOwnerOnce(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("listing_checks_each_owner_once", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, _, lt := newFakeTracker(t, 1000)
 		store.set("a", found(15_000))
-		lt := newTracker(t, store, clock, 1000)
 		src, err := NewPeerRowSource(fakePeerLister{rows: []location.PeerLocation{
 			router("a", "node-a1", "tcp://a1"), router("d", "node-d1", "tcp://d1"),
 			router("a", "node-a2", "tcp://a2"), router("d", "node-d2", "tcp://d2"),

@@ -16,17 +16,12 @@ func TestTickReads(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("within_a_tick", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, _, lt := newFakeTracker(t, 0)
 		store.set("x", found(15_000))
-		lt := newTracker(t, store, clock, 0)
 		tctx := withTickReads(ctx)
 		for range 3 {
-			live, err := lt.IsOwnerLive(tctx, "x")
-			require.NoError(t, err)
-			require.True(t, live)
-			live, err = lt.IsOwnerLive(tctx, "dead")
-			require.NoError(t, err)
-			require.False(t, live)
+			requireLive(t, tctx, lt, "x", true)
+			requireLive(t, tctx, lt, "dead", false)
 		}
 		require.Equal(t, []int{1, 1}, readCounts(store, "x", "dead"), "one read per owner in the tick, missing ones too")
 		lt.InvalidateLiveness()
@@ -42,14 +37,13 @@ func TestTickReads(t *testing.T) {
 
 func TestConcurrentLeaseReads(t *testing.T) {
 	ctx := context.Background()
-	store, clock := newFakeLeaseStore(), newFakeClock()
+	store, _, lt := newFakeTracker(t, 1000)
 	owners := make([]string, 20)
 	for i := range owners {
 		owners[i] = fmt.Sprintf("o%02d", i)
 		store.set(owners[i], found(15_000))
 	}
 	store.gate, store.entered = make(chan struct{}), make(chan string, len(owners))
-	lt := newTracker(t, store, clock, 1000)
 	lt.RetainOwners("test", owners)
 
 	done := make(chan error, 1)
@@ -70,9 +64,8 @@ func TestConcurrentLeaseReads(t *testing.T) {
 	require.Equal(t, slices.Repeat([]int{1}, len(owners)), readCounts(store, owners...))
 
 	t.Run("first_error_returned", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, _, lt := newFakeTracker(t, 1000)
 		store.set("b", leaseAnswer{err: errStoreDown})
-		lt := newTracker(t, store, clock, 1000)
 		lt.RetainOwners("test", []string{"a", "b", "c"})
 		_, err := lt.LiveOwnerSetVersion(ctx)
 		require.ErrorIs(t, err, errStoreDown)

@@ -102,6 +102,23 @@ func newTracker(t *testing.T, store OwnerLeaseReader, clock Clock, pollingMs int
 	return lt
 }
 
+// newFakeTracker returns a tracker with the given polling interval over a
+// fake lease store and a fake clock, which the test programs.
+func newFakeTracker(t *testing.T, pollingMs int64) (*fakeLeaseStore, *fakeClock, *LeaseTracker) {
+	t.Helper()
+	store, clock := newFakeLeaseStore(), newFakeClock()
+	return store, clock, newTracker(t, store, clock, pollingMs)
+}
+
+// requireLive requires that lt answers owner's liveness without error, and
+// that the answer is want.
+func requireLive(t *testing.T, ctx context.Context, lt *LeaseTracker, owner string, want bool, msgAndArgs ...any) {
+	t.Helper()
+	live, err := lt.IsOwnerLive(ctx, owner)
+	require.NoError(t, err)
+	require.Equal(t, want, live, msgAndArgs...)
+}
+
 // fakeMeshNodes is a MeshNodeLister that pages by decimal offsets.
 type fakeMeshNodes struct {
 	mu     sync.Mutex
@@ -169,34 +186,28 @@ func TestTracker(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("AC-T1_liveness_formula", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, clock, lt := newFakeTracker(t, 10_000)
 		store.set("x", found(1000), missing())
-		lt := newTracker(t, store, clock, 10_000)
 		for _, c := range []struct {
 			at    int64
 			live  bool
 			reads int
 		}{{0, true, 1}, {999, true, 1}, {1000, false, 2}} {
 			clock.SetMs(c.at)
-			live, err := lt.IsOwnerLive(ctx, "x")
-			require.NoError(t, err)
-			require.Equal(t, c.live, live, "t=%d", c.at)
+			requireLive(t, ctx, lt, "x", c.live, "t=%d", c.at)
 			require.Equal(t, c.reads, store.count("x"), "t=%d", c.at)
 		}
 	})
 
 	t.Run("AC-T2_positive_cache", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, clock, lt := newFakeTracker(t, 1000)
 		store.set("x", found(15_000))
-		lt := newTracker(t, store, clock, 1000)
 		for _, c := range []struct {
 			at    int64
 			reads int
 		}{{0, 1}, {500, 1}, {1000, 2}, {1500, 2}} {
 			clock.SetMs(c.at)
-			live, err := lt.IsOwnerLive(ctx, "x")
-			require.NoError(t, err)
-			require.True(t, live)
+			requireLive(t, ctx, lt, "x", true)
 			require.Equal(t, c.reads, store.count("x"), "t=%d", c.at)
 		}
 		remaining, err := lt.RemainingLease(ctx, "x")
@@ -211,28 +222,22 @@ func TestTracker(t *testing.T) {
 	})
 
 	t.Run("AC-T3_no_negative_cache", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
-		lt := newTracker(t, store, clock, 1000)
+		store, _, lt := newFakeTracker(t, 1000)
 		for i := 1; i <= 3; i++ {
-			live, err := lt.IsOwnerLive(ctx, "x")
-			require.NoError(t, err)
-			require.False(t, live)
+			requireLive(t, ctx, lt, "x", false)
 			require.Equal(t, i, store.count("x"))
 		}
 		store.set("x", found(15_000))
-		live, err := lt.IsOwnerLive(ctx, "x")
-		require.NoError(t, err)
-		require.True(t, live, "claimed later: live on the next check")
+		requireLive(t, ctx, lt, "x", true, "claimed later: live on the next check")
 		remaining, err := lt.RemainingLease(ctx, "nobody")
 		require.NoError(t, err)
 		require.Zero(t, remaining)
 	})
 
 	t.Run("AC-T4_single_flight", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, _, lt := newFakeTracker(t, 1000)
 		store.set("x", found(15_000))
 		store.gate, store.entered = make(chan struct{}), make(chan string, 2)
-		lt := newTracker(t, store, clock, 1000)
 		joined := make(chan string, 1)
 		lt.joinedFlight = func(o string) { joined <- o }
 
@@ -256,14 +261,11 @@ func TestTracker(t *testing.T) {
 	})
 
 	t.Run("AC-T5_read_error", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, _, lt := newFakeTracker(t, 1000)
 		store.set("x", leaseAnswer{err: errStoreDown}, found(15_000))
-		lt := newTracker(t, store, clock, 1000)
 		_, err := lt.IsOwnerLive(ctx, "x")
 		require.ErrorIs(t, err, errStoreDown)
-		live, err := lt.IsOwnerLive(ctx, "x")
-		require.NoError(t, err)
-		require.True(t, live, "the error was not cached")
+		requireLive(t, ctx, lt, "x", true, "the error was not cached")
 		require.Equal(t, 2, store.count("x"))
 
 		store.set("y", leaseAnswer{err: errStoreDown})
@@ -314,10 +316,9 @@ func TestTracker(t *testing.T) {
 	})
 
 	t.Run("AC-T8_live_owner_set_version", func(t *testing.T) {
-		store, clock := newFakeLeaseStore(), newFakeClock()
+		store, clock, lt := newFakeTracker(t, 1000)
 		store.set("x", found(15_000))
 		store.set("y", found(2_000))
-		lt := newTracker(t, store, clock, 1000)
 		v, err := lt.LiveOwnerSetVersion(ctx)
 		require.NoError(t, err)
 		require.Equal(t, int64(1), v, "first call")

@@ -13,5 +13,5 @@
 //     choosing every port before any member starts.
 //   - RunShared, Connect and UniquePrefix let every test of one test binary
 //     share a single member (started in TestMain) while keeping their keys
-//     apart.
+//     apart; Shared hands that run to a goroutine leak checker.
 package etcdtest

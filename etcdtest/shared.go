@@ -42,6 +42,19 @@ func RunShared(m *testing.M) int {
 	return m.Run()
 }
 
+// Shared returns m's run inside RunShared, for a leak checker that takes a
+// Run() int (goleak.VerifyTestMain): the member stops before goroutines are
+// counted, so its own do not count.
+//
+//	func TestMain(m *testing.M) { goleak.VerifyTestMain(etcdtest.Shared(m)) }
+func Shared(m *testing.M) SharedRun { return SharedRun{m: m} }
+
+// SharedRun is a test binary's run inside RunShared (see Shared).
+type SharedRun struct{ m *testing.M }
+
+// Run runs the tests inside RunShared and returns their exit code.
+func (s SharedRun) Run() int { return RunShared(s.m) }
+
 // TB is the part of testing.TB that Connect and UniquePrefix use (so that
 // runners outside go test, such as the conformance suite's, can call them).
 type TB interface {

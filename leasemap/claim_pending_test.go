@@ -61,12 +61,7 @@ func (k *unsettledKV) Txn(ctx context.Context) clientv3.Txn {
 		case !lose:
 			return ops.Send(ctx, k.KV)
 		}
-		if !unsent {
-			if _, err := ops.Send(ctx, k.KV); err != nil {
-				return nil, err
-			}
-		}
-		return nil, status.Error(codes.Unavailable, "etcdserver: request timed out (test: the answer was lost)")
+		return loseAnswer(ctx, ops, k.KV, unsent, nil)
 	})
 }
 

@@ -8,8 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/txn"
@@ -58,15 +56,7 @@ func (k *afterLossKV) Txn(ctx context.Context) clientv3.Txn {
 		if !lose {
 			return ops.Send(ctx, k.KV)
 		}
-		if !k.unsent {
-			if _, err := ops.Send(ctx, k.KV); err != nil {
-				return nil, err
-			}
-		}
-		if after != nil {
-			after()
-		}
-		return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
+		return loseAnswer(ctx, ops, k.KV, k.unsent, after)
 	})
 }
 

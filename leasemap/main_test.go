@@ -60,6 +60,14 @@ func (f *fixture) ownerKV(t *testing.T, ownerID string) *clientv3.GetResponse {
 	return got
 }
 
+// leaseTTL asks etcd for the lease's time to live.
+func (f *fixture) leaseTTL(t *testing.T, lease int64) *clientv3.LeaseTimeToLiveResponse {
+	t.Helper()
+	ttl, err := f.client.TimeToLive(t.Context(), clientv3.LeaseID(lease))
+	require.NoError(t, err)
+	return ttl
+}
+
 // flakyKV fails the next Txn commits with a "request timed out" error, after
 // sending them (applied) or without sending them (not applied).
 type flakyKV struct {
@@ -73,6 +81,16 @@ func (f *flakyKV) failNext(applied, lost int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.failApplied, f.failLost = applied, lost
+}
+
+// loseNextResponse makes the next commit fail with a timeout, after it was
+// applied (applied) or without sending it.
+func (f *fixture) loseNextResponse(applied bool) {
+	if applied {
+		f.flaky.failNext(1, 0)
+	} else {
+		f.flaky.failNext(0, 1)
+	}
 }
 
 // take returns what to do with the next commit.
@@ -96,13 +114,23 @@ func (f *flakyKV) Txn(ctx context.Context) clientv3.Txn {
 		if !fail {
 			return ops.Send(ctx, f.KV)
 		}
-		if send {
-			if _, err := ops.Send(ctx, f.KV); err != nil {
-				return nil, err
-			}
-		}
-		return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
+		return loseAnswer(ctx, ops, f.KV, !send, nil)
 	})
+}
+
+// loseAnswer answers a write as if its response was lost: ops is sent to kv
+// first unless unsent, meanwhile (when set) runs, and the caller gets the
+// timeout etcd answers, which does not say whether the write applied.
+func loseAnswer(ctx context.Context, ops txn.TxnOps, kv clientv3.KV, unsent bool, meanwhile func()) (*clientv3.TxnResponse, error) {
+	if !unsent {
+		if _, err := ops.Send(ctx, kv); err != nil {
+			return nil, err
+		}
+	}
+	if meanwhile != nil {
+		meanwhile()
+	}
+	return nil, status.Error(codes.Unavailable, "etcdserver: request timed out (test: the answer was lost)")
 }
 
 // contextCanceled returns a context that has already ended.

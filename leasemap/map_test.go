@@ -59,8 +59,7 @@ func TestClaim(t *testing.T) {
 		require.Equal(t, t0().Add(ttl30s).UnixMilli(), rec.ExpiresAtMs)
 		require.Equal(t, leaseIDText(clientv3.LeaseID(kv.Lease)), rec.LeaseID)
 		require.Len(t, rec.Nonce, txn.NonceLength)
-		ttl, err := f.client.TimeToLive(t.Context(), clientv3.LeaseID(kv.Lease))
-		require.NoError(t, err)
+		ttl := f.leaseTTL(t, kv.Lease)
 		require.Equal(t, int64(30), ttl.GrantedTTL)
 	})
 	t.Run("LS-002_generations_are_global_and_increasing", func(t *testing.T) {
@@ -149,8 +148,7 @@ func TestClaim(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, t0().Add(tc.ttl), res.LeaseExpiresAt, "the reported expiry is exact")
 			kv := f.ownerKV(t, owner).Kvs[0]
-			ttl, err := f.client.TimeToLive(t.Context(), clientv3.LeaseID(kv.Lease))
-			require.NoError(t, err)
+			ttl := f.leaseTTL(t, kv.Lease)
 			require.Equal(t, tc.want, ttl.GrantedTTL, owner)
 		}
 	})
@@ -161,8 +159,7 @@ func TestClaim(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, t0().Add(time.Second), res.LeaseExpiresAt)
 		kv := f.ownerKV(t, "a").Kvs[0]
-		ttl, err := f.client.TimeToLive(t.Context(), clientv3.LeaseID(kv.Lease))
-		require.NoError(t, err)
+		ttl := f.leaseTTL(t, kv.Lease)
 		require.Equal(t, int64(60), ttl.GrantedTTL)
 	})
 	t.Run("LS-206_concurrent_claims_are_atomic", func(t *testing.T) {
@@ -247,11 +244,9 @@ func TestRenew(t *testing.T) {
 		after := f.ownerKV(t, "a").Kvs[0]
 		require.Equal(t, before.CreateRevision, after.CreateRevision)
 		require.NotEqual(t, before.Lease, after.Lease)
-		ttl, err := f.client.TimeToLive(t.Context(), clientv3.LeaseID(after.Lease))
-		require.NoError(t, err)
+		ttl := f.leaseTTL(t, after.Lease)
 		require.Equal(t, int64(1), ttl.GrantedTTL)
-		old, err := f.client.TimeToLive(t.Context(), clientv3.LeaseID(before.Lease))
-		require.NoError(t, err)
+		old := f.leaseTTL(t, before.Lease)
 		require.Equal(t, int64(-1), old.TTL, "the old lease is gone")
 	})
 	t.Run("LS-013_renew_with_a_wrong_generation", func(t *testing.T) {
@@ -338,8 +333,7 @@ func TestRenew(t *testing.T) {
 		require.Equal(t, location.KindRenewed, res.Kind)
 		kv := f.ownerKV(t, "a").Kvs[0]
 		require.Equal(t, a.LeaseGeneration, kv.CreateRevision)
-		ttl, err := f.client.TimeToLive(t.Context(), clientv3.LeaseID(kv.Lease))
-		require.NoError(t, err)
+		ttl := f.leaseTTL(t, kv.Lease)
 		require.Equal(t, int64(60), ttl.GrantedTTL)
 	})
 }
@@ -356,8 +350,7 @@ func TestRelease(t *testing.T) {
 		res, err := f.m.Renew(t.Context(), a, ttl30s)
 		require.NoError(t, err)
 		require.Equal(t, location.KindStale, res.Kind)
-		ttl, err := f.client.TimeToLive(t.Context(), clientv3.LeaseID(lease))
-		require.NoError(t, err)
+		ttl := f.leaseTTL(t, lease)
 		require.Equal(t, int64(-1), ttl.TTL, "the etcd lease is revoked")
 	})
 	t.Run("LS-018_release_rejections", func(t *testing.T) {
@@ -388,22 +381,19 @@ func TestRelease(t *testing.T) {
 
 // Lost responses are resolved by re-reading for the write nonce (E-9).
 func TestLostResponses(t *testing.T) {
-	t.Run("claim applied", func(t *testing.T) {
-		f := newFixture(t)
-		f.flaky.failNext(1, 0)
-		res, err := f.m.Claim(t.Context(), "a", ttl30s)
-		require.NoError(t, err)
-		require.Equal(t, location.KindClaimed, res.Kind)
-		require.Equal(t, f.ownerKV(t, "a").Kvs[0].CreateRevision, res.Token.LeaseGeneration)
-	})
-	t.Run("claim not applied", func(t *testing.T) {
-		f := newFixture(t)
-		f.flaky.failNext(0, 1)
-		res, err := f.m.Claim(t.Context(), "a", ttl30s)
-		require.NoError(t, err)
-		require.Equal(t, location.KindClaimed, res.Kind)
-		require.Equal(t, f.ownerKV(t, "a").Kvs[0].CreateRevision, res.Token.LeaseGeneration)
-	})
+	for _, tc := range []struct {
+		name    string
+		applied bool
+	}{{"claim applied", true}, {"claim not applied", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.loseNextResponse(tc.applied)
+			res, err := f.m.Claim(t.Context(), "a", ttl30s)
+			require.NoError(t, err)
+			require.Equal(t, location.KindClaimed, res.Kind)
+			require.Equal(t, f.ownerKV(t, "a").Kvs[0].CreateRevision, res.Token.LeaseGeneration)
+		})
+	}
 	t.Run("claim lost while another holds the lease", func(t *testing.T) {
 		f := newFixture(t)
 		f.claim(t, "a")
@@ -426,11 +416,7 @@ func TestLostResponses(t *testing.T) {
 			f := newFixture(t)
 			a := f.claim(t, "a")
 			f.clock.Advance(time.Second)
-			if tc.applied {
-				f.flaky.failNext(1, 0)
-			} else {
-				f.flaky.failNext(0, 1)
-			}
+			f.loseNextResponse(tc.applied)
 			res, err := f.m.Renew(t.Context(), a, tc.ttl)
 			require.NoError(t, err)
 			require.Equal(t, location.KindRenewed, res.Kind)
@@ -446,11 +432,7 @@ func TestLostResponses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			a := f.claim(t, "a")
-			if tc.applied {
-				f.flaky.failNext(1, 0)
-			} else {
-				f.flaky.failNext(0, 1)
-			}
+			f.loseNextResponse(tc.applied)
 			kind, err := f.m.Release(t.Context(), a)
 			require.NoError(t, err)
 			require.Equal(t, location.KindReleased, kind)

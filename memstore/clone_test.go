@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -16,11 +17,10 @@ func TestClone(t *testing.T) {
 	now := time.Date(2026, 7, 3, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	s := New(Options{Clock: clock})
-	claim, err := s.ClaimOwnerLease(ctx, "a", time.Minute)
-	require.NoError(t, err)
+	claim := storetest.Claim(t, ctx, s, "a", time.Minute)
 	row := location.SpotLocation{MeshName: "play", SpotID: "s1", SpotGeneration: 1, SpotType: "game",
 		OwnerNodeRID: "node-1", OwnerNodeGeneration: 1, SpotKind: location.SpotUser,
-		OwnerID: "a", LeaseGeneration: claim.Token.LeaseGeneration}
+		OwnerID: "a", LeaseGeneration: claim.LeaseGeneration}
 	w, err := s.UpdateSpot(ctx, row, location.IntentNewClaim)
 	require.NoError(t, err)
 	require.Equal(t, location.Stored, w.Status)
@@ -31,11 +31,10 @@ func TestClone(t *testing.T) {
 	require.Equal(t, "a", got.OwnerID)
 
 	// Changes to the clone stay in the clone, and its counters continue.
-	_, err = c.RemoveSpot(ctx, row.Key(), claim.Token)
+	_, err = c.RemoveSpot(ctx, row.Key(), claim)
 	require.NoError(t, err)
-	next, err := c.ClaimOwnerLease(ctx, "b", time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, claim.Token.LeaseGeneration+1, next.Token.LeaseGeneration)
+	next := storetest.Claim(t, ctx, c, "b", time.Minute)
+	require.Equal(t, claim.LeaseGeneration+1, next.LeaseGeneration)
 	got, err = s.ResolveSpot(ctx, row.Key())
 	require.NoError(t, err)
 	require.NotNil(t, got, "the original keeps its row")

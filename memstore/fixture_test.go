@@ -10,6 +10,7 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/clock"
 	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
+	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
 )
@@ -37,11 +38,8 @@ func newMemFix(t *testing.T) *memFix {
 // claim claims a 30 s owner lease that must be granted.
 func (f *memFix) claim(owner string) location.OwnerToken {
 	f.t.Helper()
-	res, err := f.s.ClaimOwnerLease(f.ctx, owner, 30*time.Second)
-	require.NoError(f.t, err)
-	require.Equal(f.t, location.KindClaimed, res.Kind)
-	f.tok[owner] = res.Token
-	return res.Token
+	f.tok[owner] = storetest.Claim(f.t, f.ctx, f.s, owner, 30*time.Second)
+	return f.tok[owner]
 }
 
 // expire ends owner's lease now (ExpireOwnerLease).

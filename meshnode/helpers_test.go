@@ -91,9 +91,13 @@ func (e *testExec) Disconnect(t autoconnect.Target) {
 	e.notify()
 }
 
-func (e *testExec) notify() {
+func (e *testExec) notify() { wake(e.changed) }
+
+// wake tells a waiter on ch that something changed, without blocking: a
+// wake-up already pending in ch says the same.
+func wake(ch chan struct{}) {
 	select {
-	case e.changed <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
@@ -131,10 +135,7 @@ func (l *eventLog) record(e meshnode.Event) {
 	l.mu.Lock()
 	l.events = append(l.events, e)
 	l.mu.Unlock()
-	select {
-	case l.ch <- struct{}{}:
-	default:
-	}
+	wake(l.ch)
 }
 
 // kinds returns the kinds of the events other than desired-set changes.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zlink-systems/zlink-etcd/autoconnect"
+	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/meshnode"
 	"github.com/zlink-systems/zlink-etcd/session"
@@ -307,10 +308,9 @@ func TestOrphan(t *testing.T) {
 // fails with ErrDescriptorRejected, saying so, and releases its lease.
 func TestJoinDescriptorRejected(t *testing.T) {
 	m := newMesh(t)
-	claim, err := m.mem.ClaimOwnerLease(m.ctx, "impostor", time.Minute)
-	require.NoError(t, err)
+	claim := storetest.Claim(t, m.ctx, m.mem, "impostor", time.Minute)
 	d := descriptor("node-a")
-	d.OwnerID, d.LifecycleGeneration, d.DescriptorRevision, d.LeaseGeneration = "impostor", 1, 1, claim.Token.LeaseGeneration
+	d.OwnerID, d.LifecycleGeneration, d.DescriptorRevision, d.LeaseGeneration = "impostor", 1, 1, claim.LeaseGeneration
 	res, err := m.mem.UpdateMeshNode(m.ctx, d, location.IntentNewClaim)
 	require.NoError(t, err)
 	require.Equal(t, location.Stored, res.Status)
@@ -328,12 +328,11 @@ func TestJoinDescriptorRejected(t *testing.T) {
 // wait for it, reporting each attempt; once it ends, Join succeeds.
 func TestJoinWaitsForHeldLease(t *testing.T) {
 	m := newMesh(t)
-	held, err := m.mem.ClaimOwnerLease(m.ctx, "node-a", time.Minute)
-	require.NoError(t, err)
+	held := storetest.Claim(t, m.ctx, m.mem, "node-a", time.Minute)
 	a := m.newNode("node-a")
 	ctx, cancel := context.WithTimeout(m.ctx, 200*time.Millisecond)
 	defer cancel()
-	_, err = meshnode.Join(ctx, m.options("node-a", a.exec, a.events))
+	_, err := meshnode.Join(ctx, m.options("node-a", a.exec, a.events))
 	require.ErrorIs(t, err, session.ErrLeaseHeld)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	failed := a.events.find(meshnode.EventJoinFailed)
@@ -341,7 +340,7 @@ func TestJoinWaitsForHeldLease(t *testing.T) {
 	require.ErrorIs(t, failed[0].Err, session.ErrLeaseHeld)
 	require.Equal(t, 1, failed[0].Attempt)
 
-	_, err = m.mem.ReleaseOwnerLease(m.ctx, held.Token)
+	_, err = m.mem.ReleaseOwnerLease(m.ctx, held)
 	require.NoError(t, err)
 	m.join("node-a", nil)
 }

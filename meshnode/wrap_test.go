@@ -99,11 +99,18 @@ func (w *wrapStore) UpdateMeshNode(ctx context.Context, d location.MeshNodeDescr
 		return location.WriteResult{}, err
 	}
 	res, err := w.Store.UpdateMeshNode(ctx, d, intent)
+	return w.answer(res, err, &w.loseDescriptor)
+}
+
+// answer notes the write's status on the last call and returns its result,
+// or loses the answer of a write that succeeded while *lose (nil: none) is
+// above zero, counting it down.
+func (w *wrapStore) answer(res location.WriteResult, err error, lose *int) (location.WriteResult, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.calls[len(w.calls)-1] += ":" + string(res.Status)
-	if err == nil && w.loseDescriptor > 0 {
-		w.loseDescriptor--
+	if err == nil && lose != nil && *lose > 0 {
+		*lose--
 		w.calls[len(w.calls)-1] += "(answer lost)"
 		return location.WriteResult{}, errLost
 	}
@@ -129,15 +136,11 @@ func (w *wrapStore) UpdatePeer(ctx context.Context, p location.PeerLocation, int
 		return location.WriteResult{}, err
 	}
 	res, err := w.Store.UpdatePeer(ctx, p, intent)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.calls[len(w.calls)-1] += ":" + string(res.Status)
-	if err == nil && intent == location.IntentNewClaim && w.losePeerClaim > 0 {
-		w.losePeerClaim--
-		w.calls[len(w.calls)-1] += "(answer lost)"
-		return location.WriteResult{}, errLost
+	var lose *int
+	if intent == location.IntentNewClaim {
+		lose = &w.losePeerClaim
 	}
-	return res, err
+	return w.answer(res, err, lose)
 }
 
 func (w *wrapStore) RemovePeer(ctx context.Context, k location.PeerKey, owner location.OwnerToken) (location.WriteResult, error) {

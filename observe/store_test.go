@@ -15,6 +15,7 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/clock"
 	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
+	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/memstore"
 	"github.com/zlink-systems/zlink-etcd/observe"
@@ -83,10 +84,9 @@ func TestStoreObserverOnMemstore(t *testing.T) {
 	require.NoError(t, err)
 	s := memstore.New(memstore.Options{Clock: clock.NewManual(fixture.T0()).Now, Observer: o})
 	ctx := t.Context()
-	claim, err := s.ClaimOwnerLease(ctx, "x", time.Minute)
-	require.NoError(t, err)
+	claim := storetest.Claim(t, ctx, s, "x", time.Minute)
 	for range 3 {
-		_, err := s.UpdateSpot(ctx, fixture.SPOT("x", claim.Token.LeaseGeneration), location.IntentNewClaim)
+		_, err := s.UpdateSpot(ctx, fixture.SPOT("x", claim.LeaseGeneration), location.IntentNewClaim)
 		require.NoError(t, err)
 	}
 	_, err = s.ResolveSpot(ctx, fixture.SpotKey())
@@ -114,9 +114,8 @@ func TestStoreObserverSpans(t *testing.T) {
 	s := memstore.New(memstore.Options{Clock: clock.NewManual(fixture.T0()).Now, Observer: o})
 
 	ctx, parent := tp.Tracer("test").Start(t.Context(), "request")
-	claim, err := s.ClaimOwnerLease(ctx, "x", time.Minute)
-	require.NoError(t, err)
-	_, err = s.UpdateSpot(ctx, fixture.SPOT("x", claim.Token.LeaseGeneration), location.IntentNewClaim)
+	claim := storetest.Claim(t, ctx, s, "x", time.Minute)
+	_, err = s.UpdateSpot(ctx, fixture.SPOT("x", claim.LeaseGeneration), location.IntentNewClaim)
 	require.NoError(t, err)
 	_, err = s.UpdateSpot(ctx, location.SpotLocation{}, location.IntentNewClaim)
 	require.Error(t, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/autoconnect"
 	"github.com/zlink-systems/zlink-etcd/health"
+	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/observe"
 )
@@ -30,13 +31,12 @@ func TestAutoConnectLoop(t *testing.T) {
 	const mesh = "play"
 	for _, node := range []struct{ owner, endpoint string }{{"a", "tcp://127.0.0.1:1000"}, {"b", "tcp://127.0.0.1:2000"}} {
 		owner := node.owner
-		claim, err := in.store.ClaimOwnerLease(ctx, owner, time.Minute)
-		require.NoError(t, err)
+		claim := storetest.Claim(t, ctx, in.store, owner, time.Minute)
 		res, err := in.store.UpdateMeshNode(ctx, location.MeshNodeDescriptor{
 			MeshName: mesh, RID: location.RoutingID("node-" + owner), LifecycleGeneration: 1, DescriptorRevision: 1,
 			Endpoint: node.endpoint, ObjectRole: location.RoleServer, PlacementWeight: 100,
 			ActivationConcurrency: location.ActivationConcurrency{Limit: 10}, State: location.StateServing,
-			SecurityIdentity: "plaintext", OwnerID: owner, LeaseGeneration: claim.Token.LeaseGeneration,
+			SecurityIdentity: "plaintext", OwnerID: owner, LeaseGeneration: claim.LeaseGeneration,
 		}, location.IntentNewClaim)
 		require.NoError(t, err)
 		require.Equal(t, location.Stored, res.Status)

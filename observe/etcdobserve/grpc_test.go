@@ -13,6 +13,7 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/observe/etcdobserve"
 )
 
@@ -30,8 +31,7 @@ func TestTraceGRPC(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 
-	_, err = s.ClaimOwnerLease(t.Context(), "x", time.Minute)
-	require.NoError(t, err)
+	storetest.Claim(t, t.Context(), s, "x", time.Minute)
 	byID := map[string]sdktrace.ReadOnlySpan{}
 	for _, sp := range spans.Ended() {
 		byID[sp.SpanContext().SpanID().String()] = sp

@@ -20,6 +20,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/health"
+	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/observe"
 	"github.com/zlink-systems/zlink-etcd/observe/etcdobserve"
@@ -81,10 +82,8 @@ func TestWorkload(t *testing.T) {
 	in := newInstrumented(t)
 	s, ctx := in.store, t.Context()
 
-	claim, err := s.ClaimOwnerLease(ctx, "x", time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, location.KindClaimed, claim.Kind)
-	spot := fixture.SPOT("x", claim.Token.LeaseGeneration)
+	claim := storetest.Claim(t, ctx, s, "x", time.Minute)
+	spot := fixture.SPOT("x", claim.LeaseGeneration)
 	write := func(row location.SpotLocation, intent location.WriteIntent, want location.WriteStatus) {
 		t.Helper()
 		res, err := s.UpdateSpot(ctx, row, intent)
@@ -96,7 +95,7 @@ func TestWorkload(t *testing.T) {
 		write(spot, location.IntentRenew, location.Stored)
 	}
 	write(fixture.SPOT("y", 1), location.IntentNewClaim, location.RejectedConflict) // x is live
-	_, err = s.UpdateSpot(ctx, location.SpotLocation{}, location.IntentNewClaim)
+	_, err := s.UpdateSpot(ctx, location.SpotLocation{}, location.IntentNewClaim)
 	require.ErrorIs(t, err, location.ErrInvalidArgument)
 	for range 2 {
 		got, err := s.ResolveSpot(ctx, fixture.SpotKey())
@@ -226,10 +225,9 @@ func TestWorkload(t *testing.T) {
 func TestContentionGiveUp(t *testing.T) {
 	in := newInstrumented(t, func(o *etcdstore.Options) { o.MaxAttempts = 1 })
 	ctx := t.Context()
-	claim, err := in.store.ClaimOwnerLease(ctx, "x", time.Minute)
-	require.NoError(t, err)
-	spot := fixture.SPOT("x", claim.Token.LeaseGeneration)
-	_, err = in.store.UpdateSpot(ctx, spot, location.IntentNewClaim)
+	claim := storetest.Claim(t, ctx, in.store, "x", time.Minute)
+	spot := fixture.SPOT("x", claim.LeaseGeneration)
+	_, err := in.store.UpdateSpot(ctx, spot, location.IntentNewClaim)
 	require.NoError(t, err)
 
 	in.faults.armBeforeWrite(func() { in.touchSpots(t) })
