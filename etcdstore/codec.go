@@ -48,11 +48,46 @@ func encodeValue(t rules.Table, value any, generation int64, nonce string, now t
 	if err != nil {
 		return nil, fmt.Errorf("%w: encode %s value: %w", location.ErrInternal, t, err)
 	}
-	b, err := json.Marshal(envelope{Format: formatOf(t), Generation: generation, WrittenAtMs: now.UnixMilli(), Nonce: nonce, Value: raw})
-	if err != nil {
-		return nil, fmt.Errorf("%w: encode %s envelope: %w", location.ErrInternal, t, err)
+	return appendEnvelope(make([]byte, 0, envelopeOverhead+len(nonce)+len(t)+len(raw)), formatOf(t), generation, now.UnixMilli(), nonce, raw), nil
+}
+
+// envelopeOverhead bounds the bytes of an envelope besides its format tag,
+// nonce and value.
+const envelopeOverhead = 96
+
+// appendEnvelope appends the JSON of envelope{format, generation,
+// writtenAtMs, nonce, raw} to dst: the bytes json.Marshal writes for it
+// (TestEnvelopeBytes), without going over the value a second time (raw is
+// json.Marshal's output, compact and escaped already).
+func appendEnvelope(dst []byte, format string, generation, writtenAtMs int64, nonce string, raw []byte) []byte {
+	dst = append(dst, `{"format":`...)
+	dst = appendJSONString(dst, format)
+	if generation != 0 {
+		dst = append(dst, `,"generation":`...)
+		dst = strconv.AppendInt(dst, generation, 10)
 	}
-	return b, nil
+	dst = append(dst, `,"writtenAtMs":`...)
+	dst = strconv.AppendInt(dst, writtenAtMs, 10)
+	dst = append(dst, `,"nonce":`...)
+	dst = appendJSONString(dst, nonce)
+	dst = append(dst, `,"value":`...)
+	dst = append(dst, raw...)
+	return append(dst, '}')
+}
+
+// appendJSONString appends s as json.Marshal writes it: quoted as it is
+// when every byte is printable ASCII that needs no escape (format tags and
+// nonces are), through json.Marshal otherwise.
+func appendJSONString(dst []byte, s string) []byte {
+	for i := range len(s) {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // a string always encodes
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 // decodeRecord decodes an observed value of table t into the record the
@@ -75,6 +110,31 @@ func decodeRecord(t rules.Table, o txn.Observation) (rules.Record, error) {
 type decodedRecord struct {
 	table rules.Table
 	rec   rules.Record
+	// versionFromRevision: rec is an authority row whose StoreVersion is
+	// the observation's ModRevision, set when it is read (a written value's
+	// record is made before its commit has a revision).
+	versionFromRevision bool
+}
+
+// decodedForm returns the decodedRecord of a value the store is about to
+// write (a copy of value, which the caller keeps), for txn.Write.Derived; nil
+// when decoding the written JSON might not give exactly that value back
+// (jsonExact), so that readers decode it.
+func (s *Store) decodedForm(t rules.Table, value any, generation int64) any {
+	spec, ok := rules.Lookup(t)
+	if !ok || !spec.Holds(value) {
+		return nil
+	}
+	d := decodedRecord{table: t}
+	if row, ok := value.(rules.AuthorityRow); ok {
+		row.StoreVersion = "" // not stored (encodeValue)
+		value, d.versionFromRevision = row, true
+	}
+	if !s.exact.survives(t, value) {
+		return nil
+	}
+	d.rec = rules.Record{Value: spec.Clone(value), Generation: generation}
+	return d
 }
 
 // sharedRecord returns the decoded record of an observed value. When the
@@ -86,6 +146,11 @@ type decodedRecord struct {
 func sharedRecord(t rules.Table, o txn.Observation) (rec rules.Record, shared bool, err error) {
 	if d, ok := o.Derived(); ok {
 		if m, ok := d.(decodedRecord); ok && m.table == t {
+			if m.versionFromRevision {
+				row := m.rec.Value.(rules.AuthorityRow)
+				row.StoreVersion = versionOf(o.ModRevision)
+				return rules.Record{Value: row, Generation: m.rec.Generation}, true, nil
+			}
 			return m.rec, true, nil
 		}
 	}

@@ -47,7 +47,7 @@ func (s *Store) commitOf(v *txn.View, p *rules.Plan, now time.Time) (txn.Commit,
 			if err != nil {
 				return txn.Commit{}, err
 			}
-			c.Writes = append(c.Writes, txn.Put(etcdKey, b))
+			c.Writes = append(c.Writes, txn.Write{Key: etcdKey, Value: b, Derived: s.decodedForm(w.Table, w.Value, w.Generation)})
 		}
 		if !indexed(w.Table) {
 			continue

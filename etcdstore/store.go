@@ -90,6 +90,7 @@ type Store struct {
 	retry   *txn.Retrier
 	leases  *leasemap.Map
 	log     *slog.Logger
+	exact   jsonExact
 	// ownsClient: Close closes the client (Dial made it).
 	ownsClient bool
 }
@@ -109,7 +110,8 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("etcdstore: %w: table %q: %w", location.ErrInternal, spec.Name(), err)
 		}
 	}
-	s := &Store{client: client, kv: client.KV, watcher: client.Watcher, layout: layout, clock: opts.Clock, log: opts.Logger}
+	s := &Store{client: client, kv: client.KV, watcher: client.Watcher, layout: layout, clock: opts.Clock, log: opts.Logger,
+		exact: newJSONExact()}
 	lease := client.Lease
 	// Kept owner leases renew on keep-alive streams of the client, unless
 	// the caller's Lease must see every lease request.

@@ -1,12 +1,19 @@
 package txn
 
-import "slices"
+import "iter"
 
 // Write is one guarded write of a Commit: a put of Value, or a delete.
 type Write struct {
 	Key    string
 	Value  []byte
 	Delete bool
+	// Derived, when set, is what a reader would derive from Value (its
+	// decoded form): when the commit applies, it is attached to the
+	// observation of the written key that the engine's cache keeps
+	// (Observation.SetDerived), so that the next decision reading the key
+	// from the cache does not derive it again. It is shared from then on:
+	// nobody may modify it.
+	Derived any
 }
 
 // Put returns a write that stores value under key.
@@ -39,15 +46,28 @@ func (c Commit) Empty() bool {
 }
 
 // allWrites returns the guarded and the unguarded writes, in that order.
-func (c Commit) allWrites() []Write { return slices.Concat(c.Writes, c.Unguarded) }
+func (c *Commit) allWrites() iter.Seq[Write] {
+	return func(yield func(Write) bool) {
+		for _, ws := range [2][]Write{c.Writes, c.Unguarded} {
+			for _, w := range ws {
+				if !yield(w) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// writeCount is the number of guarded and unguarded writes.
+func (c *Commit) writeCount() int { return len(c.Writes) + len(c.Unguarded) }
 
 // hasPut reports whether the commit writes at least one value (that carries
 // the nonce).
-func (c Commit) hasPut() bool {
+func (c *Commit) hasPut() bool {
 	if len(c.Touch) > 0 {
 		return true
 	}
-	for _, w := range c.allWrites() {
+	for w := range c.allWrites() {
 		if !w.Delete {
 			return true
 		}

@@ -68,7 +68,10 @@ type Options struct {
 
 // Engine runs decisions against etcd. Safe for concurrent use.
 type Engine struct {
-	kv             clientv3.KV
+	kv clientv3.KV
+	// writeKV is kv without the Retrier's wrapper, which sends a
+	// transaction that writes once, as it is: Send sends those on it.
+	writeKV        clientv3.KV
 	watcher        clientv3.Watcher
 	limits         Limits
 	maxAttempts    int
@@ -92,6 +95,7 @@ func New(kv clientv3.KV, watcher clientv3.Watcher, opts Options) *Engine {
 	}
 	e := &Engine{
 		kv:             retry.KV(kv),
+		writeKV:        unwrapRetrying(kv),
 		retry:          retry,
 		watcher:        watcher,
 		limits:         opts.Limits,
@@ -575,8 +579,13 @@ func (e *Engine) verify(ctx context.Context, v *View) (bool, *View, error) {
 // guardOps returns the compares of the view's guards and the Gets that read
 // the same keys.
 func guardOps(v *View) ([]clientv3.Cmp, []clientv3.Op) {
-	cmps := make([]clientv3.Cmp, 0, len(v.order))
-	gets := make([]clientv3.Op, 0, len(v.order))
+	return guardCompares(v, 0), getsOf(v.order)
+}
+
+// guardCompares returns the compares of the view's guards, with room for
+// extra more.
+func guardCompares(v *View, extra int) []clientv3.Cmp {
+	cmps := make([]clientv3.Cmp, 0, len(v.order)+extra)
 	for _, k := range v.order {
 		o := v.obs[k]
 		switch {
@@ -587,9 +596,17 @@ func guardOps(v *View) ([]clientv3.Cmp, []clientv3.Op) {
 		default:
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", o.ModRevision))
 		}
-		gets = append(gets, clientv3.OpGet(k))
 	}
-	return cmps, gets
+	return cmps
+}
+
+// getsOf returns one Get per key.
+func getsOf(keys []string) []clientv3.Op {
+	gets := make([]clientv3.Op, len(keys))
+	for i, k := range keys {
+		gets[i] = clientv3.OpGet(k)
+	}
+	return gets
 }
 
 // viewFromElse builds the view of the guarded keys from the Else branch of
@@ -640,9 +657,9 @@ func (e *Engine) sentAfter(v *View) int64 {
 // applied updates the cache after a commit was applied at rev.
 func (e *Engine) applied(v *View, c *Commit, rev int64) {
 	e.NoteRevision(rev)
-	written := map[string]bool{}
+	written := newKeySet(len(c.Writes))
 	for _, w := range c.Writes {
-		written[w.Key] = true
+		written.add(w.Key)
 		prev := v.obs[w.Key]
 		if w.Delete {
 			e.cache.forget(w.Key)
@@ -652,21 +669,27 @@ func (e *Engine) applied(v *View, c *Commit, rev int64) {
 		if prev.Present {
 			o.CreateRevision, o.Version, o.Lease = prev.CreateRevision, prev.Version+1, prev.Lease
 		}
-		e.cache.store(withDerivedSlot(o))
+		o = withDerivedSlot(o)
+		if w.Derived != nil {
+			o.SetDerived(w.Derived)
+		}
+		e.cache.store(o)
 	}
-	e.confirm(v, written, rev)
+	e.confirm(v, &written, rev)
 }
 
 // confirm records in the cache that the guarded observations of v still held
-// at rev (keys in skip excepted). Only a ModRevision guard proves the whole
-// state; a CreateRevision guard proves only the incarnation, so those
-// observations keep their revision.
-func (e *Engine) confirm(v *View, skip map[string]bool, rev int64) {
-	for _, o := range v.guardedObservations() {
-		if !skip[o.Key] && v.guards[o.Key] == GuardMod {
-			o.Revision = rev
-			e.cache.store(o)
+// at rev (keys in skip excepted; skip may be nil). Only a ModRevision guard
+// proves the whole state; a CreateRevision guard proves only the
+// incarnation, so those observations keep their revision.
+func (e *Engine) confirm(v *View, skip *keySet, rev int64) {
+	for _, k := range v.order {
+		if v.guards[k] != GuardMod || skip != nil && skip.has(k) {
+			continue
 		}
+		o := v.obs[k]
+		o.Revision = rev
+		e.cache.store(o)
 	}
 }
 

@@ -45,17 +45,24 @@ type View struct {
 
 // newView returns an empty view.
 func newView() *View {
-	return &View{obs: map[string]Observation{}, remembered: map[string]bool{}}
+	return &View{obs: map[string]Observation{}}
 }
 
 // begin resets the per-run records for a new run of the decision.
 func (v *View) begin(nonce string) {
-	v.guards = map[string]GuardKind{}
+	// The records are cleared, not made anew: most operations run once,
+	// and most runs miss nothing and issue nothing (those maps are made on
+	// first use).
+	if v.guards == nil {
+		v.guards = make(map[string]GuardKind, len(v.obs))
+	} else {
+		clear(v.guards)
+	}
 	v.order = v.order[:0]
 	v.misses = v.misses[:0]
-	v.missSet = map[string]bool{}
+	clear(v.missSet)
 	v.nonce = nonce
-	v.issued = map[string]int64{}
+	clear(v.issued)
 }
 
 // add records an observation this operation read.
@@ -71,6 +78,9 @@ func (v *View) add(o Observation) {
 // the cache, or an assumed absence).
 func (v *View) remember(o Observation) {
 	v.add(o)
+	if v.remembered == nil {
+		v.remembered = map[string]bool{}
+	}
 	v.remembered[o.Key] = true
 }
 
@@ -86,6 +96,9 @@ func (v *View) guard(key string, kind GuardKind) {
 
 func (v *View) miss(key string) {
 	if !v.missSet[key] {
+		if v.missSet == nil {
+			v.missSet = map[string]bool{}
+		}
 		v.missSet[key] = true
 		v.misses = append(v.misses, key)
 	}
@@ -138,6 +151,9 @@ func (v *View) Revision(key string) int64 {
 	}
 	v.guard(key, GuardMod)
 	if !o.Present {
+		if v.issued == nil {
+			v.issued = map[string]int64{}
+		}
 		v.issued[key] = o.Revision
 	}
 	return o.Revision
@@ -152,12 +168,3 @@ func (v *View) Nonce() string { return v.nonce }
 
 // Consistent reports whether every observation comes from one read.
 func (v *View) Consistent() bool { return v.consistent }
-
-// guardedObservations returns the guarded keys' observations in order.
-func (v *View) guardedObservations() []Observation {
-	out := make([]Observation, 0, len(v.order))
-	for _, k := range v.order {
-		out = append(out, v.obs[k])
-	}
-	return out
-}
