@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -58,28 +56,17 @@ func BenchmarkClientCPU(b *testing.B) {
 					ctx := context.Background()
 					b.ReportAllocs()
 					b.ResetTimer()
-					before := processCPU(b)
+					before := processCPU()
 					for range b.N {
 						if err := sd.side.call(ctx, 0); err != nil {
 							b.Fatal(err)
 						}
 					}
-					b.ReportMetric(float64(processCPU(b)-before)/float64(b.N), "cpu-ns/op")
+					b.ReportMetric(float64(processCPU()-before)/float64(b.N), "cpu-ns/op")
 				})
 			}
 		})
 	}
-}
-
-// processCPU returns the CPU time the process has used (all threads: the
-// garbage collector's work counts too). Unlike wall time it does not grow
-// while the process waits for a core that others use.
-func processCPU(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatalf("getrusage: %v", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkUpdateActorRenew renews the caller's actor row.

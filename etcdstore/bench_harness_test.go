@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,6 +71,7 @@ type benchSide struct {
 // phaseResult is what one phase of one side measured.
 type phaseResult struct {
 	wall      time.Duration
+	cpu       time.Duration
 	latencies []time.Duration
 	calls     int
 	requests  int
@@ -78,6 +80,7 @@ type phaseResult struct {
 // sideResult sums the phases of one side.
 type sideResult struct {
 	wall      time.Duration
+	cpu       time.Duration
 	latencies []time.Duration
 	calls     int
 	requests  int
@@ -85,9 +88,19 @@ type sideResult struct {
 
 func (r *sideResult) add(p phaseResult) {
 	r.wall += p.wall
+	r.cpu += p.cpu
 	r.latencies = append(r.latencies, p.latencies...)
 	r.calls += p.calls
 	r.requests += p.requests
+}
+
+// cpuPerCallUs is the process's CPU time per call of the side, in
+// microseconds: the client's and (in-process) the member's.
+func (r *sideResult) cpuPerCallUs() float64 {
+	if r.calls == 0 {
+		return 0
+	}
+	return float64(r.cpu.Microseconds()) / float64(r.calls)
 }
 
 // callsPerSecond is the side's throughput.
@@ -118,6 +131,7 @@ func runPhase(ctx context.Context, side benchSide, callers, perCaller int) (phas
 	lat := make([][]time.Duration, callers)
 	errs := make([]error, callers)
 	var wg sync.WaitGroup
+	cpu := processCPU()
 	start := time.Now()
 	for c := range callers {
 		lat[c] = make([]time.Duration, 0, perCaller)
@@ -133,7 +147,7 @@ func runPhase(ctx context.Context, side benchSide, callers, perCaller int) (phas
 		})
 	}
 	wg.Wait()
-	res := phaseResult{wall: time.Since(start), calls: callers * perCaller, requests: side.rec.Total() - before}
+	res := phaseResult{wall: time.Since(start), cpu: processCPU() - cpu, calls: callers * perCaller, requests: side.rec.Total() - before}
 	for _, l := range lat {
 		res.latencies = append(res.latencies, l...)
 	}
@@ -151,6 +165,10 @@ func runPhase(ctx context.Context, side benchSide, callers, perCaller int) (phas
 //	raw-ops/s, raw-p50-ms, raw-p99-ms, raw-rpc/op  the same for the twin
 //	ratio        store time / raw time for the same number of calls
 //	             (1 = no overhead; 2 = half the throughput)
+//	cpu-us/op, raw-cpu-us/op  the process's CPU time per call (the
+//	             client's and the in-process member's, garbage collection
+//	             included), and cpu-ratio their ratio: less disturbed than
+//	             the time by other load on the machine
 func compare(b *testing.B, callers int, store, raw benchSide) {
 	b.Helper()
 	ctx := context.Background()
@@ -198,6 +216,21 @@ func compare(b *testing.B, callers int, store, raw benchSide) {
 	b.ReportMetric(rw.percentileMs(0.99), "raw-p99-ms")
 	b.ReportMetric(float64(rw.requests)/float64(rw.calls), "raw-rpc/op")
 	b.ReportMetric(st.wall.Seconds()/rw.wall.Seconds(), "ratio")
+	b.ReportMetric(st.cpuPerCallUs(), "cpu-us/op")
+	b.ReportMetric(rw.cpuPerCallUs(), "raw-cpu-us/op")
+	b.ReportMetric(st.cpu.Seconds()/rw.cpu.Seconds(), "cpu-ratio")
+}
+
+// processCPU returns the CPU time the process has used, all threads
+// together (the in-process etcd member's and the garbage collector's
+// included). Unlike the time, it does not grow while the process waits for
+// a core that other processes hold.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchTB is what fixtures are built with: failures go to the running

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -22,8 +23,12 @@ import (
 // write nonce of the transaction (decision E-9). The value is the row as its
 // Go type marshals it.
 
-// formatVersion is the value encoding version every format tag ends with.
-const formatVersion = "/v1"
+// formatPrefix and formatVersion are what every format tag starts and ends
+// with (the latter is the value encoding version).
+const (
+	formatPrefix  = "zlink."
+	formatVersion = "/v1"
+)
 
 // envelope is a stored value.
 type envelope struct {
@@ -35,7 +40,7 @@ type envelope struct {
 }
 
 // formatOf returns the format tag of a table's values.
-func formatOf(t rules.Table) string { return "zlink." + string(t) + formatVersion }
+func formatOf(t rules.Table) string { return formatPrefix + string(t) + formatVersion }
 
 // encodeValue encodes one table value. The authority row's StoreVersion is
 // not stored: it is the key's ModRevision (decision E-4).
@@ -48,20 +53,20 @@ func encodeValue(t rules.Table, value any, generation int64, nonce string, now t
 	if err != nil {
 		return nil, fmt.Errorf("%w: encode %s value: %w", location.ErrInternal, t, err)
 	}
-	return appendEnvelope(make([]byte, 0, envelopeOverhead+len(nonce)+len(t)+len(raw)), formatOf(t), generation, now.UnixMilli(), nonce, raw), nil
+	return appendEnvelope(make([]byte, 0, envelopeOverhead+len(nonce)+len(t)+len(raw)), t, generation, now.UnixMilli(), nonce, raw), nil
 }
 
-// envelopeOverhead bounds the bytes of an envelope besides its format tag,
+// envelopeOverhead bounds the bytes of an envelope besides its table name,
 // nonce and value.
 const envelopeOverhead = 96
 
-// appendEnvelope appends the JSON of envelope{format, generation,
+// appendEnvelope appends the JSON of envelope{formatOf(t), generation,
 // writtenAtMs, nonce, raw} to dst: the bytes json.Marshal writes for it
 // (TestEnvelopeBytes), without going over the value a second time (raw is
 // json.Marshal's output, compact and escaped already).
-func appendEnvelope(dst []byte, format string, generation, writtenAtMs int64, nonce string, raw []byte) []byte {
+func appendEnvelope(dst []byte, t rules.Table, generation, writtenAtMs int64, nonce string, raw []byte) []byte {
 	dst = append(dst, `{"format":`...)
-	dst = appendJSONString(dst, format)
+	dst = appendJSONString(dst, formatPrefix, string(t), formatVersion)
 	if generation != 0 {
 		dst = append(dst, `,"generation":`...)
 		dst = strconv.AppendInt(dst, generation, 10)
@@ -75,18 +80,23 @@ func appendEnvelope(dst []byte, format string, generation, writtenAtMs int64, no
 	return append(dst, '}')
 }
 
-// appendJSONString appends s as json.Marshal writes it: quoted as it is
-// when every byte is printable ASCII that needs no escape (format tags and
-// nonces are), through json.Marshal otherwise.
-func appendJSONString(dst []byte, s string) []byte {
-	for i := range len(s) {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(s) // a string always encodes
-			return append(dst, b...)
+// appendJSONString appends the concatenation of parts as json.Marshal
+// writes a string: quoted as it is when every byte is printable ASCII that
+// needs no escape (table names and nonces are), through json.Marshal
+// otherwise.
+func appendJSONString(dst []byte, parts ...string) []byte {
+	for _, s := range parts {
+		for i := range len(s) {
+			if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				b, _ := json.Marshal(strings.Join(parts, "")) // a string always encodes
+				return append(dst, b...)
+			}
 		}
 	}
 	dst = append(dst, '"')
-	dst = append(dst, s...)
+	for _, s := range parts {
+		dst = append(dst, s...)
+	}
 	return append(dst, '"')
 }
 

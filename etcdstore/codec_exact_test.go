@@ -137,17 +137,18 @@ func TestJSONExactLossy(t *testing.T) {
 func TestEnvelopeBytes(t *testing.T) {
 	raw := json.RawMessage(`{"a":"\u003cb\u003e","c":[1,2]}`)
 	for _, tc := range []struct {
-		format, nonce string
-		generation    int64
+		table      rules.Table
+		nonce      string
+		generation int64
 	}{
-		{"zlink.spots/v1", goldenNonce, 0},
-		{"zlink.meshNodes/v1", goldenNonce, 7},
-		{"zlink.x/v1", "", -3},
-		{"zlink.<&>/v1", "a\"b\\c\u2028\xff\x01", 1 << 62},
+		{location.TableSpots, goldenNonce, 0},
+		{location.TableMeshNodes, goldenNonce, 7},
+		{"x", "", -3},
+		{"<&>", "a\"b\\c\u2028\xff\x01", 1 << 62},
 	} {
-		want, err := json.Marshal(envelope{Format: tc.format, Generation: tc.generation, WrittenAtMs: 1_782_950_400_123, Nonce: tc.nonce, Value: raw})
+		want, err := json.Marshal(envelope{Format: formatOf(tc.table), Generation: tc.generation, WrittenAtMs: 1_782_950_400_123, Nonce: tc.nonce, Value: raw})
 		require.NoError(t, err)
-		require.Equal(t, string(want), string(appendEnvelope(nil, tc.format, tc.generation, 1_782_950_400_123, tc.nonce, raw)))
+		require.Equal(t, string(want), string(appendEnvelope(nil, tc.table, tc.generation, 1_782_950_400_123, tc.nonce, raw)))
 	}
 }
 

@@ -21,6 +21,49 @@ const pendingVersion location.StoreVersion = "pending-version"
 type call struct {
 	now            time.Time
 	reservationIDs []string
+	// keys are etcd keys the operation computed (etcdKey), so that each is
+	// built once: a row's key is needed by the read set, every run's reads
+	// and the commit.
+	keys   []callKey
+	keyBuf [4]callKey
+}
+
+// callKey is one memoized etcd key: of a row (table, key), or of an owner
+// key (table "", key the owner id).
+type callKey struct {
+	table     rules.Table
+	key, etcd string
+}
+
+// maxCallKeys bounds the keys a call memoizes (a removal batch reads
+// hundreds, each once).
+const maxCallKeys = 16
+
+// newCall returns the call of an operation at time now.
+func newCall(now time.Time) *call {
+	c := &call{now: now}
+	c.keys = c.keyBuf[:0]
+	return c
+}
+
+// etcdKey returns the etcd key of row (t, key), or of ownerID's owner key
+// when t is "".
+func (c *call) etcdKey(s *Store, t rules.Table, key string) string {
+	for _, k := range c.keys {
+		if k.table == t && k.key == key {
+			return k.etcd
+		}
+	}
+	var e string
+	if t == "" {
+		e = s.layout.OwnerKey(key)
+	} else {
+		e = s.layout.TableKey(string(t), key)
+	}
+	if len(c.keys) < maxCallKeys {
+		c.keys = append(c.keys, callKey{table: t, key: key, etcd: e})
+	}
+	return e
 }
 
 // source is the rules.Source of one run of a decision: the engine's View,
@@ -47,7 +90,7 @@ func (src *source) Now() time.Time { return src.call.now }
 
 // Get reads (t, key) through the view.
 func (src *source) Get(t rules.Table, key string) (rules.Record, bool) {
-	o, ok := src.v.Get(src.s.layout.TableKey(string(t), key))
+	o, ok := src.v.Get(src.call.etcdKey(src.s, t, key))
 	if !ok {
 		return rules.Record{}, false
 	}
@@ -63,12 +106,12 @@ func (src *source) Get(t rules.Table, key string) (rules.Record, bool) {
 
 // LiveLease reports whether ownerID's owner key exists, and its generation.
 func (src *source) LiveLease(ownerID string) (int64, bool) {
-	return src.v.Owner(src.s.layout.OwnerKey(ownerID))
+	return src.v.Owner(src.call.etcdKey(src.s, "", ownerID))
 }
 
 // NextGeneration is the key's observation revision + 1.
 func (src *source) NextGeneration(t rules.Table, key string) int64 {
-	return src.v.Revision(src.s.layout.TableKey(string(t), key)) + 1
+	return src.v.Revision(src.call.etcdKey(src.s, t, key)) + 1
 }
 
 // CanIssue is always true: etcd revisions do not run out in practice.

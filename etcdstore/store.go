@@ -91,6 +91,9 @@ type Store struct {
 	leases  *leasemap.Map
 	log     *slog.Logger
 	exact   jsonExact
+	stamps  stampKeys
+	// versionTypes serves replaceVersions.
+	versionTypes versionTypes
 	// ownsClient: Close closes the client (Dial made it).
 	ownsClient bool
 }

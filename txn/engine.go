@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -436,25 +437,7 @@ func (e *Engine) startView(ctx context.Context, prefetch Prefetch) (*View, error
 	if len(prefetch.Keys) == 0 && len(prefetch.Absent) == 0 {
 		return v, nil
 	}
-	cached := make([]Observation, 0, len(prefetch.Keys)+len(prefetch.Absent))
-	for _, k := range prefetch.Keys {
-		o, ok := e.cache.get(k)
-		if !ok {
-			break
-		}
-		cached = append(cached, o)
-	}
-	if len(cached) == len(prefetch.Keys) {
-		for _, k := range prefetch.Absent {
-			o, ok := e.cache.get(k)
-			if !ok {
-				o = Observation{Key: k}
-			}
-			cached = append(cached, o)
-		}
-		for _, o := range cached {
-			v.remember(o)
-		}
+	if e.cache.view(v, prefetch.Keys, prefetch.Absent) {
 		return v, nil
 	}
 	obs, err := e.ReadKeys(ctx, append(prefetch.Keys[:len(prefetch.Keys):len(prefetch.Keys)], prefetch.Absent...), 0)
@@ -669,11 +652,7 @@ func (e *Engine) applied(v *View, c *Commit, rev int64) {
 		if prev.Present {
 			o.CreateRevision, o.Version, o.Lease = prev.CreateRevision, prev.Version+1, prev.Lease
 		}
-		o = withDerivedSlot(o)
-		if w.Derived != nil {
-			o.SetDerived(w.Derived)
-		}
-		e.cache.store(o)
+		e.cache.store(withDerived(o, w.Derived))
 	}
 	e.confirm(v, &written, rev)
 }
@@ -701,6 +680,15 @@ func firstKV[T any](kvs []*T) *T {
 }
 
 func dedupe(keys []string) []string {
+	if len(keys) <= smallKeySet {
+		out := make([]string, 0, len(keys))
+		for _, k := range keys {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
 	seen := make(map[string]bool, len(keys))
 	out := make([]string, 0, len(keys))
 	for _, k := range keys {

@@ -22,9 +22,9 @@ const (
 // engine fetches before running the decision again).
 type View struct {
 	obs map[string]Observation
-	// remembered are the keys whose observation this operation did not read
-	// itself: taken from the engine's cache, or assumed absent
-	// (Prefetch.Absent).
+	// remembered are the keys seen absent whose absence this operation did
+	// not read itself: taken from the engine's cache, or assumed
+	// (Prefetch.Absent). (A present key's provenance does not matter.)
 	remembered map[string]bool
 	// consistent reports that every observation comes from one read at
 	// revision rev, so that a decision that writes nothing may answer
@@ -78,6 +78,9 @@ func (v *View) add(o Observation) {
 // the cache, or an assumed absence).
 func (v *View) remember(o Observation) {
 	v.add(o)
+	if o.Present {
+		return
+	}
 	if v.remembered == nil {
 		v.remembered = map[string]bool{}
 	}
