@@ -35,6 +35,15 @@ type Source interface {
 	NewReservationID() string
 }
 
+// SharedSource is a Source that can also answer a read with a record it
+// shares (a decoded value it keeps), sparing the copy Get makes.
+type SharedSource interface {
+	Source
+	// GetShared is Get, except that the record may be shared: the caller
+	// must not modify anything it references.
+	GetShared(t Table, key string) (Record, bool)
+}
+
 // Write is one planned change: Value nil deletes the key.
 type Write struct {
 	Table      Table
@@ -104,7 +113,15 @@ const overlayIndexed = 8
 
 // NewTx starts a decision over src.
 func NewTx(src Source) *Tx {
-	return &Tx{src: src, now: location.Millis(src.Now())}
+	tx := &Tx{}
+	tx.Reset(src)
+	return tx
+}
+
+// Reset starts a new decision over src in tx, as NewTx does, reusing tx's
+// memory (the previous decision's Plan is gone).
+func (tx *Tx) Reset(src Source) {
+	*tx = Tx{src: src, now: location.Millis(src.Now())}
 }
 
 // Now is the decision's time (millisecond precision, UTC).
@@ -160,6 +177,23 @@ func (tx *Tx) Get(t Table, key string) (Record, bool) {
 			return Record{}, false
 		}
 		return e.rec, true
+	}
+	return tx.src.Get(t, key)
+}
+
+// GetShared is Get for a caller that only looks at the record: it may be
+// shared with the source (SharedSource) or with this decision's own
+// writes, so the caller must not modify anything it references, nor return
+// or write it.
+func (tx *Tx) GetShared(t Table, key string) (Record, bool) {
+	if e := tx.written(tableKey{t, key}); e != nil {
+		if e.deleted {
+			return Record{}, false
+		}
+		return e.rec, true
+	}
+	if ss, ok := tx.src.(SharedSource); ok {
+		return ss.GetShared(t, key)
 	}
 	return tx.src.Get(t, key)
 }
