@@ -12,8 +12,17 @@ type Write struct {
 	// observation of the written key that the engine's cache keeps
 	// (Observation.SetDerived), so that the next decision reading the key
 	// from the cache does not derive it again. It is shared from then on:
-	// nobody may modify it.
+	// nobody may modify it. A Derived that is a DerivedAt is asked for the
+	// value at the commit's revision.
 	Derived any
+}
+
+// DerivedAt is a Write.Derived that depends on the revision the commit is
+// applied at (which is, for example, the written key's ModRevision).
+type DerivedAt interface {
+	// DeriveAt returns the derived value of the write applied at
+	// revision.
+	DeriveAt(revision int64) any
 }
 
 // Put returns a write that stores value under key.

@@ -84,6 +84,10 @@ type Engine struct {
 	retry          *Retrier
 	onAttempt      func(context.Context, Attempt)
 	lastRev        atomic.Int64
+	// views are the Views of operations that ended, cleared for the next
+	// (a View and its maps are several allocations; most operations need
+	// one small View).
+	views sync.Pool
 }
 
 // New returns an engine over kv (wrapped with the Options' Retrier, so that
@@ -309,6 +313,9 @@ func RunWith[R any](ctx context.Context, e *Engine, op string, prefetch Prefetch
 	if err != nil {
 		return zero, out, Unavailable(op, err)
 	}
+	// Nothing keeps the operation's last View (its Guarded and Decision
+	// calls are over when RunWith returns), so the next one may use it.
+	defer func() { e.recycle(v) }()
 	var pending []pendingAttempt[R]
 	for {
 		if out.Attempts >= e.maxAttempts {
@@ -429,11 +436,32 @@ func pendingResult[R any](pending []pendingAttempt[R], nonce string) R {
 	return zero
 }
 
+// maxRecycledView is the size beyond which a View is not kept for reuse.
+const maxRecycledView = 64
+
+// newView returns an empty View, a recycled one when there is one.
+func (e *Engine) newView() *View {
+	if v, ok := e.views.Get().(*View); ok {
+		return v
+	}
+	return newView()
+}
+
+// recycle clears v for a later operation (a small v; nil is ignored). The
+// caller must not use v again.
+func (e *Engine) recycle(v *View) {
+	if v == nil || len(v.obs) > maxRecycledView {
+		return
+	}
+	v.reset()
+	e.views.Put(v)
+}
+
 // startView builds the first view: from the cache when it holds every
 // prefetch key (Absent keys it does not hold are assumed absent), else from
 // one read of all of them.
 func (e *Engine) startView(ctx context.Context, prefetch Prefetch) (*View, error) {
-	v := newView()
+	v := e.newView()
 	if len(prefetch.Keys) == 0 && len(prefetch.Absent) == 0 {
 		return v, nil
 	}
@@ -616,7 +644,7 @@ func (e *Engine) elseObservations(keys []string, resp *clientv3.TxnResponse) Obs
 
 // viewOf returns a consistent view of keys as read at one revision.
 func (e *Engine) viewOf(keys []string, now Observations) *View {
-	fresh := newView()
+	fresh := e.newView()
 	fresh.consistent, fresh.rev = true, now.Revision
 	for _, k := range keys {
 		if o, ok := now.Keys[k]; ok {
@@ -652,7 +680,11 @@ func (e *Engine) applied(v *View, c *Commit, rev int64) {
 		if prev.Present {
 			o.CreateRevision, o.Version, o.Lease = prev.CreateRevision, prev.Version+1, prev.Lease
 		}
-		e.cache.store(withDerived(o, w.Derived))
+		d := w.Derived
+		if at, ok := d.(DerivedAt); ok {
+			d = at.DeriveAt(rev)
+		}
+		e.cache.store(withDerived(o, d))
 	}
 	e.confirm(v, &written, rev)
 }

@@ -48,6 +48,14 @@ func newView() *View {
 	return &View{obs: map[string]Observation{}}
 }
 
+// reset empties v for another operation, keeping its maps' room.
+func (v *View) reset() {
+	clear(v.obs)
+	clear(v.remembered)
+	v.consistent, v.rev = false, 0
+	v.begin("")
+}
+
 // begin resets the per-run records for a new run of the decision.
 func (v *View) begin(nonce string) {
 	// The records are cleared, not made anew: most operations run once,
