@@ -22,8 +22,9 @@ import (
 // twice in the same process, on the same client and member — through the
 // store, and as its raw-etcd twin that sends the same transactions without
 // the store — at several numbers of concurrent callers. The two sides run
-// in ABBA order (store, raw, raw, store: half of the calls each time) so
-// that drift of a shared, noisy machine falls on both alike, and the
+// in rounds of ABBA order (store, raw, raw, store; four rounds, an eighth of
+// the calls each time) so that the changing load of a shared, noisy machine
+// falls on both alike, and the
 // benchmark reports both sides' throughput, latency percentiles, requests
 // per call, and their ratio.
 
@@ -154,8 +155,23 @@ func runPhase(ctx context.Context, side benchSide, callers, perCaller int) (phas
 	return res, errors.Join(errs...)
 }
 
+// benchRounds is the number of rounds in which compare alternates the two
+// sides (store, raw, raw, store each), so that the load of a shared machine,
+// which changes from second to second, falls on both sides alike.
+const benchRounds = 4
+
+// splitCalls splits n calls into parts as even as can be (some may be 0).
+func splitCalls(n, parts int) []int {
+	out := make([]int, parts)
+	for i := range out {
+		out[i] = n*(i+1)/parts - n*i/parts
+	}
+	return out
+}
+
 // compare runs the store side and its raw twin b.N times each (rounded up
-// to a multiple of callers), with callers concurrent callers, and reports:
+// to a multiple of callers), with callers concurrent callers, in
+// benchRounds rounds of store, raw, raw, store, and reports:
 //
 //	ns/op        store wall time per call
 //	ops/s        store calls per second
@@ -175,9 +191,12 @@ func compare(b *testing.B, callers int, store, raw benchSide) {
 	b.StopTimer()
 	b.ResetTimer()
 	perCaller := (b.N + callers - 1) / callers
-	halves := [2]int{perCaller / 2, perCaller - perCaller/2}
+	parts := splitCalls(perCaller, 2*benchRounds)
 	var st, rw sideResult
 	phase := func(side benchSide, n int, timed bool, into *sideResult) {
+		if n == 0 {
+			return
+		}
 		if side.prepare != nil {
 			if err := side.prepare(ctx, callers, n); err != nil {
 				b.Fatalf("prepare: %v", err)
@@ -200,10 +219,12 @@ func compare(b *testing.B, callers int, store, raw benchSide) {
 			}
 		}
 	}
-	phase(store, halves[0], true, &st)
-	phase(raw, halves[0], false, &rw)
-	phase(raw, halves[1], false, &rw)
-	phase(store, halves[1], true, &st)
+	for r := range benchRounds {
+		phase(store, parts[2*r], true, &st)
+		phase(raw, parts[2*r], false, &rw)
+		phase(raw, parts[2*r+1], false, &rw)
+		phase(store, parts[2*r+1], true, &st)
+	}
 
 	calls := float64(st.calls)
 	b.ReportMetric(float64(st.wall.Nanoseconds())/calls, "ns/op")
@@ -261,5 +282,22 @@ func runAtEveryConcurrency(b *testing.B, build func(tb benchTB, callers int) (st
 			}
 			compare(sb, callers, store, raw)
 		})
+	}
+}
+
+// The rounds of a comparison share the calls out evenly.
+func TestSplitCalls(t *testing.T) {
+	for _, tc := range []struct {
+		n, parts int
+		want     []int
+	}{
+		{0, 4, []int{0, 0, 0, 0}},
+		{1, 4, []int{0, 0, 0, 1}},
+		{10, 4, []int{2, 3, 2, 3}},
+		{16, 8, []int{2, 2, 2, 2, 2, 2, 2, 2}},
+	} {
+		if got := splitCalls(tc.n, tc.parts); !slices.Equal(got, tc.want) {
+			t.Errorf("splitCalls(%d, %d) = %v, want %v", tc.n, tc.parts, got, tc.want)
+		}
 	}
 }
