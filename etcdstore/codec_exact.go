@@ -31,26 +31,33 @@ import (
 type exactCheck func(v reflect.Value) bool
 
 // jsonExact holds the exactness check of every table's value type.
-type jsonExact map[rules.Table]exactCheck
+type jsonExact map[rules.Table]typeCheck
+
+// typeCheck is the exactness check of values of one type.
+type typeCheck struct {
+	typ   reflect.Type
+	check exactCheck
+}
 
 // newJSONExact builds the checks of the registered tables.
 func newJSONExact() jsonExact {
 	out := jsonExact{}
 	for _, spec := range rules.Tables() {
-		out[spec.Name()] = exactCheckOf(spec.Type(), map[reflect.Type]bool{})
+		out[spec.Name()] = typeCheck{typ: spec.Type(), check: exactCheckOf(spec.Type(), map[reflect.Type]bool{})}
 	}
 	return out
 }
 
 // survives reports whether value, a value of table t, is what decoding
-// json.Marshal(value) into a fresh value of its type gives back.
+// json.Marshal(value) into a fresh value of its type gives back (false for
+// a value of another type).
 func (x jsonExact) survives(t rules.Table, value any) bool {
-	check, ok := x[t]
+	tc, ok := x[t]
 	if !ok {
 		return false
 	}
 	v := reflect.ValueOf(value)
-	return v.IsValid() && check(v)
+	return v.IsValid() && v.Type() == tc.typ && tc.check(v)
 }
 
 var (

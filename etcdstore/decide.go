@@ -61,8 +61,7 @@ func (b backend) Decide(ctx context.Context, c *storecore.Call) error {
 func decide[R any](ctx context.Context, s *Store, op string, c *call, prefetch txn.Prefetch, run func(tx *rules.Tx, v *txn.View) (R, []txn.Write, error)) (R, txn.Outcome, error) {
 	return txn.RunWith(ctx, s.engine, op, prefetch, func(v *txn.View) (R, txn.Commit, error) {
 		var zero R
-		src := s.newSource(v, c)
-		tx := rules.NewTx(src)
+		src, tx := c.run(s, v)
 		r, extra, err := run(tx, v)
 		if err == nil {
 			err = src.err

@@ -33,11 +33,11 @@ func (s *Store) commitOf(v *txn.View, call *call, p *rules.Plan) (txn.Commit, er
 		if w.Value == nil {
 			c.Writes = append(c.Writes, txn.Delete(etcdKey))
 		} else {
-			b, err := encodeValue(w.Table, w.Value, w.Generation, nonce, call.now)
+			b, rt, err := s.encoder.encode(w.Table, w.Value, w.Generation, nonce, call.now)
 			if err != nil {
 				return txn.Commit{}, err
 			}
-			c.Writes = append(c.Writes, txn.Write{Key: etcdKey, Value: b, Derived: s.decodedForm(w.Table, w.Value, w.Generation)})
+			c.Writes = append(c.Writes, txn.Write{Key: etcdKey, Value: b, Derived: s.decodedForm(w.Table, w.Value, w.Generation, rt)})
 		}
 		if !indexed(w.Table) {
 			continue

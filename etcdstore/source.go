@@ -26,6 +26,10 @@ type call struct {
 	// and the commit.
 	keys   []callKey
 	keyBuf [4]callKey
+	// src and tx are the source and the rules transaction of the current
+	// run of the decision, in the call's allocation (runs are sequential).
+	src source
+	tx  rules.Tx
 }
 
 // callKey is one memoized etcd key: of a row (table, key), or of an owner
@@ -66,7 +70,7 @@ func (c *call) etcdKey(s *Store, t rules.Table, key string) string {
 	return e
 }
 
-// source is the rules.Source of one run of a decision: the engine's View,
+// source is the rules.SharedSource of one run of a decision: the engine's View,
 // read through the store's key layout and value codec.
 //
 //   - LiveLease is the owner key's existence; its generation the key's
@@ -83,26 +87,53 @@ type source struct {
 	err  error // the first undecodable value met
 }
 
-func (s *Store) newSource(v *txn.View, c *call) *source { return &source{s: s, v: v, call: c} }
+// run starts a run of the operation's decision over v: its source and its
+// rules transaction, reset.
+func (c *call) run(s *Store, v *txn.View) (*source, *rules.Tx) {
+	c.src = source{s: s, v: v, call: c}
+	c.tx.Reset(&c.src)
+	return &c.src, &c.tx
+}
 
 // Now is the operation's time.
 func (src *source) Now() time.Time { return src.call.now }
 
-// Get reads (t, key) through the view.
+// Get reads (t, key) through the view: the caller's own record.
 func (src *source) Get(t rules.Table, key string) (rules.Record, bool) {
+	rec, shared, ok := src.read(t, key)
+	if ok && shared {
+		spec, _ := rules.Lookup(t) // only values of known tables are shared
+		rec.Value = spec.Clone(rec.Value)
+	}
+	return rec, ok
+}
+
+// GetShared reads (t, key) through the view, sharing the decoded value the
+// observation keeps (rules.SharedSource).
+func (src *source) GetShared(t rules.Table, key string) (rules.Record, bool) {
+	rec, _, ok := src.read(t, key)
+	return rec, ok
+}
+
+// read reads (t, key) through the view and decodes it (sharedRecord); an
+// undecodable value reads as absent and is remembered in src.err.
+func (src *source) read(t rules.Table, key string) (rec rules.Record, shared, ok bool) {
 	o, ok := src.v.Get(src.call.etcdKey(src.s, t, key))
 	if !ok {
-		return rules.Record{}, false
+		return rules.Record{}, false, false
 	}
-	rec, err := decodeRecord(t, o)
+	rec, shared, err := sharedRecord(t, o)
 	if err != nil {
 		if src.err == nil {
 			src.err = err
 		}
-		return rules.Record{}, false
+		return rules.Record{}, false, false
 	}
-	return rec, true
+	return rec, shared, true
 }
+
+// Compile-time check: decisions may share what the source decoded.
+var _ rules.SharedSource = (*source)(nil)
 
 // LiveLease reports whether ownerID's owner key exists, and its generation.
 func (src *source) LiveLease(ownerID string) (int64, bool) {

@@ -90,9 +90,12 @@ type Store struct {
 	retry   *txn.Retrier
 	leases  *leasemap.Map
 	log     *slog.Logger
-	exact   jsonExact
-	stamps  stampKeys
-	// versionTypes serves replaceVersions.
+	// What the commits of the store reuse: scratch buffers for encoding,
+	// which value types survive JSON (decodedForm), the change-stamp keys,
+	// which result types hold store versions (replaceVersions).
+	encoder      encoder
+	exact        jsonExact
+	stamps       stampKeys
 	versionTypes versionTypes
 	// ownsClient: Close closes the client (Dial made it).
 	ownsClient bool
