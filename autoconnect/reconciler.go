@@ -177,6 +177,16 @@ func (r *Reconciler) ActiveTargets() []Target {
 	return cloneTargets(r.active.list())
 }
 
+// DesiredTargets returns the desired set of the last successful listing:
+// the targets the reconciler dials or keeps (a draining peer already
+// connected stays desired), in planner order. It is empty before the first
+// listing; a store failure leaves it as it was.
+func (r *Reconciler) DesiredTargets() []Target {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return cloneTargets(r.lastDesired.list())
+}
+
 // KnowsPeer says whether nodeRID was among the rows of the last successful
 // listing (the local node's own row included when it was listed). known is
 // false before the first successful listing.

@@ -21,7 +21,11 @@ func (s *Store) KeepOwnerLease(ctx context.Context, t location.OwnerToken, ttl t
 	out, err := storecore.Do(ctx, &s.Store, storecore.Op{Name: "KeepOwnerLease"}, nil,
 		func(ctx context.Context) (keptLease, error) {
 			res, kept, err := s.leases.Keep(ctx, t, ttl)
-			return keptLease{res, kept}, err
+			out := keptLease{OwnerLeaseRenewResult: res}
+			if kept != nil { // a nil *Kept must stay a nil interface
+				out.Kept = kept
+			}
+			return out, err
 		})
 	if err != nil || out.Kept == nil {
 		return out.OwnerLeaseRenewResult, nil, err

@@ -25,7 +25,7 @@ func StartCluster(ctx context.Context, size int, cfg Config) (*Cluster, error) {
 	}
 	// Every port is chosen while all the probe listeners are open, so no two
 	// members collide.
-	ports, err := pickPorts(2 * size)
+	ports, err := FreePorts(2 * size)
 	if err != nil {
 		return nil, err
 	}

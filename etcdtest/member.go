@@ -39,7 +39,7 @@ type Member struct {
 // StartMember starts a single-member cluster and waits until it serves
 // clients. Close it when done.
 func StartMember(ctx context.Context, cfg Config) (*Member, error) {
-	ports, err := pickPorts(2)
+	ports, err := FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -225,9 +225,10 @@ func (m *Member) removeData() error {
 	return nil
 }
 
-// pickPorts chooses n free loopback ports. Every listener stays open until
-// all n are chosen, so the ports are distinct.
-func pickPorts(n int) ([]int, error) {
+// FreePorts chooses n free loopback ports. Every listener stays open until
+// all n are chosen, so the ports are distinct. (Processes started by other
+// helpers, such as real etcd processes, use it too.)
+func FreePorts(n int) ([]int, error) {
 	ls := make([]net.Listener, 0, n)
 	defer func() {
 		for _, l := range ls {

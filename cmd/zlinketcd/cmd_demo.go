@@ -16,13 +16,15 @@ func demoCommand() command {
 	return command{
 		name:    "demo",
 		summary: "run a live mesh in miniature: nodes connect, actors move, one node crashes, the rest recover",
-		help: `Simulated nodes each claim an owner lease, publish a mesh-node descriptor
-and a peer row, and run the auto-connect loop with an executor that records
-connections. Actors are created through the authority API and one is
-relocated; then one node crashes (its lease is revoked), the survivors drop
-it, adopt its actors and collect its rows, and it rejoins. Every stage
-waits for its expected state; the exit status is 0 only when all were
-reached.
+		help: `Simulated nodes each join the mesh as a meshnode.Node would in a real
+process: claim an owner lease, publish a mesh-node descriptor and a peer row,
+and run the auto-connect loop with an executor that records connections.
+Actors are created through the authority API and one is relocated; then one
+node crashes (its lease is revoked), the survivors drop it, adopt its actors
+and collect its rows, it rejoins, and every node leaves. Every stage waits
+for its expected state, and retries what failed (an etcd leader election, a
+lost answer) within --stage-timeout: the demo survives a leader killed at
+any stage. The exit status is 0 only when every state was reached.
 
 Without --endpoints (or ETCDCTL_ENDPOINTS) the demo starts an embedded
 single-member etcd in a temporary directory, removed on exit.

@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
+	"sync"
 
 	"github.com/zlink-systems/zlink-etcd/autoconnect"
 	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/meshnode"
 	"github.com/zlink-systems/zlink-etcd/session"
 )
 
@@ -23,23 +24,23 @@ const (
 	nodeStopped nodeState = "stopped"
 )
 
-// node is one simulated mesh node: an owner, a descriptor, a peer row and
-// an auto-connect loop whose executor records connections.
+// node is one simulated mesh node: a meshnode.Node (owner lease,
+// descriptor, peer row, auto-connect loop) whose executor records
+// connections.
 type node struct {
-	name      string
-	rid       location.RoutingID
-	owner     string
-	endpoint  string
-	lifecycle int64
-	state     nodeState
-
-	token location.OwnerToken
-	lease *session.Session
-	// stopping silences the loop's logs once the demo stops the node on
-	// purpose (its tick in flight then fails with a cancelled context).
-	stopping atomic.Bool
+	name     string
+	rid      location.RoutingID
+	owner    string
+	endpoint string
+	state    nodeState
 	exec     *recorder
-	loop     *autoconnect.Loop
+	mn       *meshnode.Node
+
+	mu sync.Mutex
+	// last is the node's incarnation as last seen: the current one while
+	// it runs (the node may rejoin on its own after a lease loss), the
+	// last one after it stopped.
+	last meshnode.Incarnation
 }
 
 // newNode returns node i (1-based), not started.
@@ -52,12 +53,33 @@ func newNode(i int) *node {
 	}
 }
 
+// incarnation returns the node's current (or last) incarnation.
+func (n *node) incarnation() meshnode.Incarnation {
+	if n.mn != nil && n.state == nodeRunning {
+		inc := n.mn.Incarnation()
+		n.mu.Lock()
+		n.last = inc
+		n.mu.Unlock()
+		return inc
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.last
+}
+
+// token is the node's current owner token.
+func (n *node) token() location.OwnerToken { return n.incarnation().Token }
+
+// lifecycle is the node's current lifecycle generation.
+func (n *node) lifecycle() int64 { return n.incarnation().LifecycleGeneration }
+
 // descriptor is the node's mesh-node descriptor: a serving server with
-// room for ten actors, owned by its current lease.
-func (n *node) descriptor(mesh string) location.MeshNodeDescriptor {
+// room for ten actors, first published with lifecycle generation
+// lifecycle (the node sets its lease generation).
+func (n *node) descriptor(mesh string, lifecycle int64) location.MeshNodeDescriptor {
 	room := location.PopulationCapacity{Limit: 10}
 	return location.MeshNodeDescriptor{
-		MeshName: mesh, RID: n.rid, LifecycleGeneration: n.lifecycle, DescriptorRevision: 1,
+		MeshName: mesh, RID: n.rid, LifecycleGeneration: lifecycle, DescriptorRevision: 1,
 		Endpoint: n.endpoint, ObjectRole: location.RoleServer, PlacementWeight: 100,
 		PopulationCapacity:    location.Population{Actors: room, Spots: room},
 		ActivationConcurrency: location.ActivationConcurrency{Limit: 10},
@@ -68,33 +90,13 @@ func (n *node) descriptor(mesh string) location.MeshNodeDescriptor {
 		State:                 location.StateServing,
 		SecurityIdentity:      "demo",
 		OwnerID:               n.owner,
-		LeaseGeneration:       n.token.LeaseGeneration,
-	}
-}
-
-// peerRow is the peer row the node's reconciler publishes about itself.
-func (n *node) peerRow(mesh string) location.PeerLocation {
-	rid := n.rid
-	return location.PeerLocation{
-		AutoConnectType: location.AutoConnectRouteMesh, MeshName: mesh, NodeRID: &rid,
-		Role: location.PeerRoleRouter, Endpoint: n.endpoint, Weight: autoconnect.MeshNodePeerWeight,
-		Metadata: map[string]string{autoconnect.MetadataObjectRole: string(location.RoleServer)},
-		OwnerID:  n.owner,
-	}
-}
-
-// local is the node's side of auto-connect.
-func (n *node) local(mesh string) autoconnect.Local {
-	rid := n.rid
-	return autoconnect.Local{
-		AutoConnectType: location.AutoConnectRouteMesh, MeshName: mesh, Role: location.PeerRoleRouter,
-		NodeRID: &rid, Endpoint: n.endpoint, ObjectRole: location.RoleServer, HasRouteMeshServerChannel: true,
 	}
 }
 
 // creationTarget is the node as the target of a creation.
 func (n *node) creationTarget(mesh string) location.CreationTarget {
-	return location.CreationTarget{MeshName: mesh, NodeRID: n.rid, NodeLifecycleGeneration: n.lifecycle, Owner: n.token}
+	inc := n.incarnation()
+	return location.CreationTarget{MeshName: mesh, NodeRID: n.rid, NodeLifecycleGeneration: inc.LifecycleGeneration, Owner: inc.Token}
 }
 
 // key is the node's mesh-node key.
@@ -106,22 +108,67 @@ func (n *node) key(mesh string) location.MeshNodeKey {
 // peer that dials it sees it.
 func (n *node) targetKey() string {
 	rid := n.rid
-	return autoconnect.TargetKey(location.PeerLocation{Role: location.PeerRoleRouter, NodeRID: &rid, Generation: n.lifecycle})
+	return autoconnect.TargetKey(location.PeerLocation{Role: location.PeerRoleRouter, NodeRID: &rid, Generation: n.lifecycle()})
 }
 
 // dials reports whether n initiates the connection to o (the lower routing
 // id dials, as autoconnect.IsInitiator decides).
 func (n *node) dials(o *node) bool { return strings.Compare(string(n.rid), string(o.rid)) < 0 }
 
-// stopLoop stops the node's loop; graceful also removes its peer row.
-func (n *node) stopLoop(ctx context.Context, graceful bool) error {
-	if n.loop == nil {
+// start joins the mesh as a new process would: a new lease, and the
+// lifecycle generation after the last one.
+func (r *runner) startNode(ctx context.Context, n *node) error {
+	ttl := r.opts.LeaseTTL
+	n.exec = newRecorder(r.notify)
+	mn, err := meshnode.Join(ctx, meshnode.Options{
+		Store: r.store, Executor: n.exec, Descriptor: n.descriptor(r.opts.Mesh, n.lifecycle()+1), PublishPeerRow: true,
+		Session:     session.Options{TTL: ttl, RenewInterval: ttl / 3, RenewTimeout: ttl / 6, FencingMargin: ttl / 6},
+		AutoConnect: autoconnect.Options{PollingInterval: &r.opts.PollingInterval},
+		Logger:      r.opts.Logger.With("node", n.name),
+		OnEvent:     func(e meshnode.Event) { r.nodeEvent(n, e) },
+	})
+	if err != nil {
+		return fmt.Errorf("%s: join: %w", n.name, err)
+	}
+	n.mn, n.state = mn, nodeRunning
+	inc := n.incarnation()
+	r.out.eventf("%s joined: owner lease gen %d (ttl %v), descriptor and peer row published (lifecycle %d), auto-connect running",
+		n.name, inc.Token.LeaseGeneration, ttl, inc.LifecycleGeneration)
+	return nil
+}
+
+// nodeEvent prints what happens to a node besides its connections: a lease
+// that ended under a fault, and the rejoin that follows.
+func (r *runner) nodeEvent(n *node, e meshnode.Event) {
+	switch e.Kind {
+	case meshnode.EventDesiredSetChanged:
+		r.reportChange(n, *e.Change)
+	case meshnode.EventLeaseLost:
+		r.out.eventf("%s's owner lease gen %d ended (%v): it stops acting on it", n.name, e.Incarnation.Token.LeaseGeneration, e.Err)
+	case meshnode.EventFenced:
+		r.out.eventf("%s disconnected from every peer of lease gen %d", n.name, e.Incarnation.Token.LeaseGeneration)
+	case meshnode.EventJoined:
+		if e.Incarnation.Number > 1 {
+			r.out.eventf("%s rejoined: owner lease gen %d, lifecycle %d", n.name, e.Incarnation.Token.LeaseGeneration, e.Incarnation.LifecycleGeneration)
+		}
+	case meshnode.EventJoinFailed:
+		r.out.eventf("%s: joining failed, next attempt in %v: %v", n.name, e.Retry.Round(1e6), e.Err)
+	}
+	r.notify()
+}
+
+// stop ends the node: gracefully (Leave: its rows removed, its lease
+// released), or as a crash (Orphan: nothing written, the lease left to
+// run out).
+func (n *node) stop(ctx context.Context, graceful bool, after nodeState) error {
+	if n.mn == nil || n.state != nodeRunning {
 		return nil
 	}
-	n.stopping.Store(true)
-	if !graceful {
-		n.loop.PrepareTransportShutdown()
-		return nil
+	n.incarnation() // remember the last one
+	n.state = after
+	if graceful {
+		return n.mn.Leave(ctx)
 	}
-	return n.loop.Stop(ctx)
+	n.mn.Orphan()
+	return nil
 }

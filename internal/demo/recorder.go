@@ -1,7 +1,9 @@
 package demo
 
 import (
+	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"sync"
 
@@ -44,12 +46,7 @@ func (r *recorder) Disconnect(t autoconnect.Target) {
 func (r *recorder) keys() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]string, 0, len(r.active))
-	for k := range r.active {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(r.active))
 }
 
 // targets returns the connected targets, sorted by key.
@@ -60,14 +57,6 @@ func (r *recorder) targets() []autoconnect.Target {
 	for _, t := range r.active {
 		out = append(out, t)
 	}
-	slices.SortFunc(out, func(a, b autoconnect.Target) int {
-		switch {
-		case a.Key < b.Key:
-			return -1
-		case a.Key > b.Key:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b autoconnect.Target) int { return cmp.Compare(a.Key, b.Key) })
 	return out
 }

@@ -2,8 +2,9 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -11,7 +12,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/autoconnect"
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/location"
-	"github.com/zlink-systems/zlink-etcd/session"
+	"github.com/zlink-systems/zlink-etcd/meshnode"
 )
 
 // teardownTimeout bounds the cleanup of nodes left running by a failed or
@@ -71,6 +72,9 @@ type stage struct {
 
 // runner is one demo run.
 type runner struct {
+	// ctx is the run's context; each stage runs in a child bounded by the
+	// stage timeout.
+	ctx     context.Context
 	store   Store
 	opts    Options
 	out     *printer
@@ -92,7 +96,7 @@ func Run(ctx context.Context, store Store, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{store: store, opts: o, out: newPrinter(o.Out), changed: make(chan struct{}, 1), byEndpoint: map[string]string{}}
+	r := &runner{ctx: ctx, store: store, opts: o, out: newPrinter(o.Out), changed: make(chan struct{}, 1), byEndpoint: map[string]string{}}
 	for i := range o.Nodes {
 		n := newNode(i + 1)
 		r.nodes = append(r.nodes, n)
@@ -125,7 +129,9 @@ func Run(ctx context.Context, store Store, opts Options) (*Summary, error) {
 		}
 		r.out.linef("\n== %d/%d %s: %s", i+1, len(stages), st.name, st.title)
 		t0 := time.Now()
-		detail, err := st.run(ctx)
+		sctx, cancel := context.WithTimeout(ctx, o.StageTimeout)
+		detail, err := st.run(sctx)
+		cancel()
 		res := StageResult{Name: st.name, Outcome: outcomeOK, Took: time.Since(t0), Detail: detail}
 		if err != nil {
 			res.Outcome, res.Detail = outcomeFailed, err.Error()
@@ -135,6 +141,9 @@ func Run(ctx context.Context, store Store, opts Options) (*Summary, error) {
 		sum.Stages = append(sum.Stages, res)
 	}
 	sum.Took = time.Since(began)
+	// The nodes a failed run left running stop before the summary, so that
+	// no event of theirs is printed after it.
+	r.teardown(ctx)
 	r.writeSummary(sum)
 	return sum, failure
 }
@@ -158,29 +167,79 @@ func (r *runner) running() []*node {
 	return out
 }
 
-// waitFor calls check until it reports done, the stage timeout passes or
-// ctx ends. It re-checks after every connection change and at a quarter
-// of the polling interval otherwise (lease and row states have no push).
+// waitFor calls check until it reports done or the stage's time is up
+// (ctx is the stage's context). It re-checks after every connection change
+// and at a quarter of the polling interval otherwise (lease and row states
+// have no push). An error of check ends the wait unless it is transient
+// (see retry): the state is read again.
 func (r *runner) waitFor(ctx context.Context, what string, check func(ctx context.Context) (bool, string, error)) error {
-	deadline := time.NewTimer(r.opts.StageTimeout)
-	defer deadline.Stop()
 	tick := time.NewTicker(max(r.opts.PollingInterval/4, 5*time.Millisecond))
 	defer tick.Stop()
 	for {
 		done, detail, err := check(ctx)
-		if err != nil {
-			return err
-		}
-		if done {
+		switch {
+		case err == nil && done:
 			return nil
+		case err != nil && permanent(err):
+			return err
+		case err != nil:
+			detail = err.Error()
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s: %w", what, ctx.Err())
-		case <-deadline.C:
-			return fmt.Errorf("%s: not reached within %v: %s", what, r.opts.StageTimeout, detail)
+			return r.timeUp(ctx, what, detail)
 		case <-r.changed:
 		case <-tick.C:
+		}
+	}
+}
+
+// timeUp is the error of a stage whose context ended: the run's own end,
+// or the stage timeout.
+func (r *runner) timeUp(ctx context.Context, what, detail string) error {
+	if err := r.ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: not reached within %v: %s (%w)", what, r.opts.StageTimeout, detail, context.Cause(ctx))
+}
+
+// checkFailed is a result the demo did not expect and that no retry can
+// change: the stage fails at once.
+type checkFailed struct{ error }
+
+// failCheck returns a checkFailed error.
+func failCheck(format string, args ...any) error { return checkFailed{fmt.Errorf(format, args...)} }
+
+// permanent reports an error no retry can fix: a failed check or bad input.
+func permanent(err error) bool {
+	var cf checkFailed
+	return errors.As(err, &cf) || errors.Is(err, location.ErrInvalidArgument)
+}
+
+// retry runs op until it succeeds, fails for good (permanent), or the
+// stage's time is up: a store call that failed (an election, a lost
+// answer whose outcome is unknown) or an answer that a retry may change is
+// tried again after a short jittered wait. Every op the demo retries reads
+// what an earlier attempt may have done before writing.
+func (r *runner) retry(ctx context.Context, what string, op func(ctx context.Context) error) error {
+	wait := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := op(ctx)
+		if err == nil || permanent(err) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return r.timeUp(ctx, what, fmt.Sprintf("%v (after %d attempts)", err, attempt))
+		}
+		d := wait/2 + rand.N(wait/2+1)
+		wait = min(2*wait, time.Second)
+		r.out.eventf("%s failed (%v); retrying in %v", what, err, d.Round(time.Millisecond))
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return r.timeUp(ctx, what, fmt.Sprintf("%v (after %d attempts)", err, attempt))
+		case <-t.C:
 		}
 	}
 }
@@ -198,9 +257,15 @@ func (r *runner) expected(n *node) []string {
 	return want
 }
 
-// meshMismatch describes the first running node whose connections differ
-// from the expected ones, or returns "".
+// meshMismatch describes the first running node that is not joined with
+// its peer row published, or whose connections differ from the expected
+// ones, or returns "".
 func (r *runner) meshMismatch() string {
+	for _, n := range r.running() {
+		if st := n.mn.State(); st.Phase != meshnode.PhaseJoined || !st.PeerRowPublished {
+			return fmt.Sprintf("%s is %s (peer row published: %v)", n.name, st.Phase, st.PeerRowPublished)
+		}
+	}
 	for _, n := range r.running() {
 		got, want := n.exec.keys(), r.expected(n)
 		if !slices.Equal(got, want) {
@@ -251,62 +316,6 @@ func (r *runner) waitMesh(ctx context.Context) error {
 	})
 }
 
-// startNode claims the node's lease, keeps it alive, publishes its
-// descriptor and starts its auto-connect loop (which publishes its peer
-// row).
-func (r *runner) startNode(ctx context.Context, n *node) error {
-	ttl := r.opts.LeaseTTL
-	lease, err := session.New(ctx, r.store, n.owner, session.Options{
-		TTL: ttl, RenewInterval: ttl / 3, RenewTimeout: ttl / 6, FencingMargin: ttl / 6})
-	if err != nil {
-		return fmt.Errorf("%s: claim owner lease: %w", n.name, err)
-	}
-	n.lease, n.token = lease, lease.Token()
-	n.lifecycle++
-	res, err := r.store.UpdateMeshNode(ctx, n.descriptor(r.opts.Mesh), location.IntentNewClaim)
-	if err != nil {
-		return fmt.Errorf("%s: publish descriptor: %w", n.name, err)
-	}
-	if res.Status != location.Stored {
-		return fmt.Errorf("%s: publish descriptor answered %s", n.name, res.Status)
-	}
-	timing := autoconnect.Options{PollingInterval: &r.opts.PollingInterval}
-	tracker, err := autoconnect.NewLeaseTracker(autoconnect.LeaseTrackerOptions{Store: r.store, Options: timing})
-	if err != nil {
-		return err
-	}
-	source, err := autoconnect.NewMeshNodeSource(r.store, tracker, timing)
-	if err != nil {
-		return err
-	}
-	n.exec = newRecorder(r.notify)
-	n.stopping.Store(false)
-	log := slog.New(quietWhenStopping{inner: r.opts.Logger.Handler(), stopping: &n.stopping}).With("node", n.name)
-	row := n.peerRow(r.opts.Mesh)
-	rec, err := autoconnect.NewReconciler(autoconnect.ReconcilerOptions{
-		Local: n.local(r.opts.Mesh), LocalRow: &row, Publisher: r.store, Source: source, Executor: n.exec,
-		Events:  autoconnect.EventSinkFunc(func(c autoconnect.DesiredSetChange) { r.reportChange(n, c) }),
-		Options: timing, Logger: log,
-	})
-	if err != nil {
-		return err
-	}
-	n.loop, err = autoconnect.NewLoop(autoconnect.LoopOptions{
-		Reconciler: rec, MeshName: r.opts.Mesh, Stamps: r.store, LiveOwners: tracker,
-		Options: timing, Logger: log,
-	})
-	if err != nil {
-		return err
-	}
-	r.out.eventf("%s claimed owner lease gen %d (ttl %v) and published its descriptor (lifecycle %d)",
-		n.name, n.token.LeaseGeneration, r.opts.LeaseTTL, n.lifecycle)
-	n.state = nodeRunning
-	if err := n.loop.Start(ctx); err != nil {
-		return fmt.Errorf("%s: start auto-connect: %w", n.name, err)
-	}
-	return nil
-}
-
 // reportChange prints what one tick of n's reconciler changed.
 func (r *runner) reportChange(n *node, c autoconnect.DesiredSetChange) {
 	if len(c.ConnectedEndpoints) > 0 {
@@ -330,33 +339,21 @@ func (r *runner) endpointNames(eps []string) string {
 	return strings.Join(names, ", ")
 }
 
-// teardown stops whatever a failed or interrupted run left running and
-// releases its leases.
+// teardown stops whatever a failed or interrupted run left running. After
+// a failed stage each node leaves (its rows removed, its lease released),
+// within a bounded time; an interrupted run (ctx ended) writes nothing
+// more: its nodes stop as after a crash, their leases run out.
 func (r *runner) teardown(ctx context.Context) {
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), teardownTimeout)
 	defer cancel()
+	graceful := ctx.Err() == nil
 	for _, n := range r.nodes {
-		if n.state == nodeRunning {
-			_ = n.stopLoop(tctx, false)
-			n.state = nodeStopped
-		}
-	}
-	for _, n := range r.nodes {
-		switch {
-		case n.lease == nil:
-		case ctx.Err() != nil:
-			// An interrupted run sends nothing more (the command refuses
-			// every request once a signal arrived): the lease runs out by
-			// its TTL.
-			n.lease.Orphan()
-		default:
-			_ = n.lease.Close(tctx) // releases the lease
-		}
-		n.lease = nil
+		_ = n.stop(tctx, graceful, nodeStopped)
 	}
 }
 
-// errState is the error of a store answer the demo did not expect.
+// errState is the error of a store answer the demo did not expect (a
+// retry may change it: the demo reads the state again first).
 func errState(what string, got any) error {
 	return fmt.Errorf("%s answered %v", what, got)
 }

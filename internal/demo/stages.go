@@ -55,23 +55,28 @@ func (r *runner) relocate(ctx context.Context) (string, error) {
 	return fmt.Sprintf("%s moved %s → %s", a.id, from.name, to.name), nil
 }
 
-// crash stops the victim's loop without cleanup, revokes its lease and
-// waits until the survivors dropped it.
+// crash stops the victim as a crash would (no cleanup), revokes its lease
+// and waits until the survivors dropped it.
 func (r *runner) crash(ctx context.Context) (string, error) {
 	v := r.victim
-	_ = v.stopLoop(ctx, false)
-	v.lease.Orphan()
-	v.lease = nil
-	v.state = nodeCrashed
-	if err := r.store.ExpireOwnerLease(ctx, v.owner); err != nil {
-		return "", fmt.Errorf("revoke %s's lease: %w", v.name, err)
-	}
-	lease, err := r.store.ReadOwnerLease(ctx, v.owner)
-	if err != nil {
+	if err := v.stop(ctx, false, nodeCrashed); err != nil {
 		return "", err
 	}
-	if lease.Kind != location.KindMissing {
-		return "", errState("read the crashed owner's lease", lease.Kind)
+	err := r.retry(ctx, "revoke "+v.name+"'s lease", func(ctx context.Context) error {
+		if err := r.store.ExpireOwnerLease(ctx, v.owner); err != nil {
+			return err
+		}
+		lease, err := r.store.ReadOwnerLease(ctx, v.owner)
+		if err != nil {
+			return err
+		}
+		if lease.Kind != location.KindMissing {
+			return errState("read the crashed owner's lease", lease.Kind)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	r.out.eventf("%s is gone: its owner lease was revoked; its descriptor, peer row and actors stay behind", v.name)
 	if err := r.waitMesh(ctx); err != nil {
@@ -107,41 +112,56 @@ func (r *runner) adopt(ctx context.Context) (string, error) {
 }
 
 // collect runs the garbage collector dry and for real and checks that it
-// removed exactly the dead owner's descriptor and peer row.
+// removed exactly the dead owner's descriptor and peer row. A collection
+// whose answer was lost is run again: it then removes what is left, and
+// the listing afterwards shows that nothing of the dead owner remains.
 func (r *runner) collect(ctx context.Context) (string, error) {
 	v := r.victim
-	dry, err := r.store.CollectGarbage(ctx, etcdstore.GCOptions{DryRun: true})
+	var dry, rep etcdstore.GCReport
+	err := r.retry(ctx, "gc dry run", func(ctx context.Context) (err error) {
+		dry, err = r.store.CollectGarbage(ctx, etcdstore.GCOptions{DryRun: true})
+		return err
+	})
 	if err != nil {
-		return "", fmt.Errorf("dry run: %w", err)
+		return "", err
 	}
 	r.out.eventf("dry run: dead owners %v, %d location rows, %d stale index entries", dry.DeadOwners, dry.Rows, dry.StaleIndexEntries)
-	if !slices.Equal(dry.DeadOwners, []string{v.owner}) {
-		return "", fmt.Errorf("dry run found dead owners %v, want [%s]", dry.DeadOwners, v.owner)
-	}
-	rep, err := r.store.CollectGarbage(ctx, etcdstore.GCOptions{})
-	if err != nil {
-		return "", fmt.Errorf("collect: %w", err)
-	}
-	r.out.eventf("applied: dead owners %v, %d location rows removed", rep.DeadOwners, rep.Rows)
 	// The dead owner held its descriptor and its peer row; its actors were
 	// adopted and authority records are never collected.
 	const wantRows = 2
-	if !slices.Equal(rep.DeadOwners, dry.DeadOwners) || rep.Rows != dry.Rows || rep.Rows != wantRows {
-		return "", fmt.Errorf("collected %d rows of %v; the dry run promised %d rows of %v, expected %d (descriptor and peer row)",
-			rep.Rows, rep.DeadOwners, dry.Rows, dry.DeadOwners, wantRows)
+	if !slices.Equal(dry.DeadOwners, []string{v.owner}) || dry.Rows != wantRows {
+		return "", failCheck("dry run found %d rows of dead owners %v, want %d rows (descriptor and peer row) of [%s]",
+			dry.Rows, dry.DeadOwners, wantRows, v.owner)
 	}
-	nodes, peers, err := r.published(ctx)
+	attempts := 0
+	err = r.retry(ctx, "gc", func(ctx context.Context) (err error) {
+		attempts++
+		rep, err = r.store.CollectGarbage(ctx, etcdstore.GCOptions{})
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	r.out.eventf("applied: dead owners %v, %d location rows removed", rep.DeadOwners, rep.Rows)
+	if attempts == 1 && (!slices.Equal(rep.DeadOwners, dry.DeadOwners) || rep.Rows != dry.Rows) {
+		return "", failCheck("collected %d rows of %v; the dry run promised %d rows of %v", rep.Rows, rep.DeadOwners, dry.Rows, dry.DeadOwners)
+	}
+	var nodes, peers []string
+	err = r.retry(ctx, "list what is left", func(ctx context.Context) (err error) {
+		nodes, peers, err = r.published(ctx)
+		return err
+	})
 	if err != nil {
 		return "", err
 	}
 	if slices.Contains(nodes, v.name) || slices.Contains(peers, v.name) {
-		return "", fmt.Errorf("%s still has a descriptor (%v) or a peer row (%v)", v.name, nodes, peers)
+		return "", failCheck("%s still has a descriptor (%v) or a peer row (%v)", v.name, nodes, peers)
 	}
 	r.out.eventf("descriptors left: %s; peer rows left: %s", strings.Join(nodes, " "), strings.Join(peers, " "))
 	if err := r.nodeTable(ctx); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("1 dead owner (%s), %d rows removed", v.owner, rep.Rows), nil
+	return fmt.Sprintf("1 dead owner (%s), %d rows removed", v.owner, dry.Rows), nil
 }
 
 // published lists the nodes with a descriptor and those with a peer row.
@@ -179,48 +199,32 @@ func (r *runner) rejoin(ctx context.Context) (string, error) {
 	if err := r.nodeTable(ctx); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s back (lease gen %d, lifecycle %d); %d links", v.name, v.token.LeaseGeneration, v.lifecycle, r.links()), nil
+	return fmt.Sprintf("%s back (lease gen %d, lifecycle %d); %d links", v.name, v.token().LeaseGeneration, v.lifecycle(), r.links()), nil
 }
 
-// shutdown stops every node: its loop ends (disconnecting its peers and,
-// when it can, removing its peer row), then the owner's bulk removal takes
-// every row and authority record it holds, and it releases its lease. It
-// checks that nothing of the mesh is left.
+// shutdown makes every node leave (meshnode.Node.Leave: its loop stops,
+// disconnecting its peers and removing its peer row; the owner's bulk
+// removal takes every row and authority record it holds; its lease is
+// released), and checks that nothing of the mesh is left.
 func (r *runner) shutdown(ctx context.Context) (string, error) {
-	var removed int64
 	for _, n := range r.running() {
-		if err := n.stopLoop(ctx, true); err != nil {
-			return "", fmt.Errorf("%s: stop: %w", n.name, err)
+		if err := n.stop(ctx, true, nodeStopped); err != nil {
+			return "", fmt.Errorf("%s: leave: %w", n.name, err)
 		}
-		n.state = nodeStopped
-		count, err := r.store.RemoveAllByOwner(ctx, n.token)
-		if err != nil {
-			return "", fmt.Errorf("%s: remove everything it owns: %w", n.name, err)
-		}
-		removed += count
-		n.lease.Orphan()
-		n.lease = nil
-		released, err := r.store.ReleaseOwnerLease(ctx, n.token)
-		if err != nil {
-			return "", fmt.Errorf("%s: release lease: %w", n.name, err)
-		}
-		if released != location.KindReleased {
-			return "", errState(n.name+": release lease", released)
-		}
-		r.out.eventf("%s stopped its loop, removed what it owned (RemoveAllByOwner: %d) and released its lease", n.name, count)
+		r.out.eventf("%s left: loop stopped, everything it owned removed, lease released", n.name)
 	}
-	left, err := r.leftovers(ctx)
+	err := r.waitFor(ctx, "nothing left", func(ctx context.Context) (bool, string, error) {
+		left, err := r.leftovers(ctx)
+		return left == "", "left behind: " + left, err
+	})
 	if err != nil {
 		return "", err
-	}
-	if left != "" {
-		return "", fmt.Errorf("left behind: %s", left)
 	}
 	r.out.eventf("nothing is left: no descriptor, peer row, actor row, authority record or owner lease")
 	if err := r.nodeTable(ctx); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%d nodes left; %d rows and records removed; nothing remains", len(r.nodes), removed), nil
+	return fmt.Sprintf("%d nodes left; nothing remains", len(r.nodes)), nil
 }
 
 // leftovers describes the descriptors, peer rows, actor rows, authority
@@ -267,12 +271,9 @@ func (r *runner) leftovers(ctx context.Context) (string, error) {
 // runs out, so that the store is left as a crash would leave it.
 func (r *runner) leave(ctx context.Context) (string, error) {
 	for _, n := range r.running() {
-		if err := n.stopLoop(ctx, false); err != nil {
+		if err := n.stop(ctx, false, nodeStopped); err != nil {
 			return "", fmt.Errorf("%s: stop: %w", n.name, err)
 		}
-		n.state = nodeStopped
-		n.lease.Orphan()
-		n.lease = nil
 	}
 	r.out.eventf("every node stopped; nothing was removed and no lease released: the leases run out within %v", r.opts.LeaseTTL)
 	if err := r.nodeTable(ctx); err != nil {

@@ -23,12 +23,23 @@ func (r *runner) nodeTable(ctx context.Context) error {
 		}
 	}
 	var rows [][]string
+	leases := map[string]location.OwnerLeaseReadResult{}
+	err := r.retry(ctx, "read the owner leases", func(ctx context.Context) error {
+		for _, n := range r.nodes {
+			res, err := r.store.ReadOwnerLease(ctx, n.owner)
+			if err != nil {
+				return fmt.Errorf("read %s's lease: %w", n.name, err)
+			}
+			leases[n.name] = res
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	for _, n := range r.nodes {
 		lease, left := "-", "-"
-		res, err := r.store.ReadOwnerLease(ctx, n.owner)
-		if err != nil {
-			return fmt.Errorf("read %s's lease: %w", n.name, err)
-		}
+		res := leases[n.name]
 		if res.Kind == location.KindFound {
 			lease = strconv.FormatInt(res.Token.LeaseGeneration, 10)
 			left = res.LeaseExpiresAt.Sub(res.StoreNow).Round(100 * time.Millisecond).String()
@@ -43,7 +54,7 @@ func (r *runner) nodeTable(ctx context.Context) error {
 				dials = strings.Join(names, " ")
 			}
 		}
-		rows = append(rows, []string{n.name, string(n.state), lease, left, strconv.FormatInt(n.lifecycle, 10), dials,
+		rows = append(rows, []string{n.name, string(n.state), lease, left, strconv.FormatInt(n.lifecycle(), 10), dials,
 			fmt.Sprintf("%d/%d", linked[n.name], r.wantLinks(n))})
 	}
 	r.out.linef("")
@@ -64,18 +75,33 @@ func (r *runner) wantLinks(n *node) int {
 // authority record says.
 func (r *runner) actorTable(ctx context.Context) error {
 	var rows [][]string
+	err := r.retry(ctx, "read the actors", func(ctx context.Context) (err error) {
+		rows, err = r.actorRows(ctx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	r.out.linef("")
+	r.out.table([]string{"ACTOR", "NODE", "AUTHORITY OWNER", "OWNER LIVE", "VERSION", "OBJECT GEN", "OWNER GEN"}, rows)
+	return nil
+}
+
+// actorRows reads the rows of the actor table.
+func (r *runner) actorRows(ctx context.Context) ([][]string, error) {
+	var rows [][]string
 	for _, a := range r.actors {
 		row, err := r.store.ResolveActor(ctx, location.ActorKey{MeshName: r.opts.Mesh, ActorID: a.id})
 		if err != nil {
-			return fmt.Errorf("resolve %s: %w", a.id, err)
+			return nil, fmt.Errorf("resolve %s: %w", a.id, err)
 		}
 		key, err := a.authorityKey()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		auth, err := r.store.ReadAuthority(ctx, key)
 		if err != nil {
-			return fmt.Errorf("read %s's authority: %w", a.id, err)
+			return nil, fmt.Errorf("read %s's authority: %w", a.id, err)
 		}
 		node, owner, version, ownerGen, live := "-", "-", "-", "-", "-"
 		if row != nil {
@@ -86,7 +112,7 @@ func (r *runner) actorTable(ctx context.Context) error {
 			version, ownerGen = string(s.StoreVersion), strconv.FormatInt(s.AuthorityOwnerGeneration, 10)
 			lease, err := r.store.ReadOwnerLease(ctx, s.Owner.OwnerID)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			live = "no"
 			if lease.Kind == location.KindFound && lease.Token == s.Owner {
@@ -95,9 +121,7 @@ func (r *runner) actorTable(ctx context.Context) error {
 		}
 		rows = append(rows, []string{a.id, node, owner, live, version, strconv.FormatInt(a.objectGeneration, 10), ownerGen})
 	}
-	r.out.linef("")
-	r.out.table([]string{"ACTOR", "NODE", "AUTHORITY OWNER", "OWNER LIVE", "VERSION", "OBJECT GEN", "OWNER GEN"}, rows)
-	return nil
+	return rows, nil
 }
 
 // writeSummary prints the stage results and the verdict.
