@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,8 +22,9 @@ import (
 // twice in the same process, on the same client and member — through the
 // store, and as its raw-etcd twin that sends the same transactions without
 // the store — at several numbers of concurrent callers. The two sides run
-// in ABBA order (store, raw, raw, store: half of the calls each time) so
-// that drift of a shared, noisy machine falls on both alike, and the
+// in rounds of ABBA order (store, raw, raw, store; four rounds, an eighth of
+// the calls each time) so that the changing load of a shared, noisy machine
+// falls on both alike, and the
 // benchmark reports both sides' throughput, latency percentiles, requests
 // per call, and their ratio.
 
@@ -70,6 +72,7 @@ type benchSide struct {
 // phaseResult is what one phase of one side measured.
 type phaseResult struct {
 	wall      time.Duration
+	cpu       time.Duration
 	latencies []time.Duration
 	calls     int
 	requests  int
@@ -78,6 +81,7 @@ type phaseResult struct {
 // sideResult sums the phases of one side.
 type sideResult struct {
 	wall      time.Duration
+	cpu       time.Duration
 	latencies []time.Duration
 	calls     int
 	requests  int
@@ -85,9 +89,19 @@ type sideResult struct {
 
 func (r *sideResult) add(p phaseResult) {
 	r.wall += p.wall
+	r.cpu += p.cpu
 	r.latencies = append(r.latencies, p.latencies...)
 	r.calls += p.calls
 	r.requests += p.requests
+}
+
+// cpuPerCallUs is the process's CPU time per call of the side, in
+// microseconds: the client's and (in-process) the member's.
+func (r *sideResult) cpuPerCallUs() float64 {
+	if r.calls == 0 {
+		return 0
+	}
+	return float64(r.cpu.Microseconds()) / float64(r.calls)
 }
 
 // callsPerSecond is the side's throughput.
@@ -118,6 +132,7 @@ func runPhase(ctx context.Context, side benchSide, callers, perCaller int) (phas
 	lat := make([][]time.Duration, callers)
 	errs := make([]error, callers)
 	var wg sync.WaitGroup
+	cpu := processCPU()
 	start := time.Now()
 	for c := range callers {
 		lat[c] = make([]time.Duration, 0, perCaller)
@@ -133,15 +148,30 @@ func runPhase(ctx context.Context, side benchSide, callers, perCaller int) (phas
 		})
 	}
 	wg.Wait()
-	res := phaseResult{wall: time.Since(start), calls: callers * perCaller, requests: side.rec.Total() - before}
+	res := phaseResult{wall: time.Since(start), cpu: processCPU() - cpu, calls: callers * perCaller, requests: side.rec.Total() - before}
 	for _, l := range lat {
 		res.latencies = append(res.latencies, l...)
 	}
 	return res, errors.Join(errs...)
 }
 
+// benchRounds is the number of rounds in which compare alternates the two
+// sides (store, raw, raw, store each), so that the load of a shared machine,
+// which changes from second to second, falls on both sides alike.
+const benchRounds = 4
+
+// splitCalls splits n calls into parts as even as can be (some may be 0).
+func splitCalls(n, parts int) []int {
+	out := make([]int, parts)
+	for i := range out {
+		out[i] = n*(i+1)/parts - n*i/parts
+	}
+	return out
+}
+
 // compare runs the store side and its raw twin b.N times each (rounded up
-// to a multiple of callers), with callers concurrent callers, and reports:
+// to a multiple of callers), with callers concurrent callers, in
+// benchRounds rounds of store, raw, raw, store, and reports:
 //
 //	ns/op        store wall time per call
 //	ops/s        store calls per second
@@ -151,15 +181,22 @@ func runPhase(ctx context.Context, side benchSide, callers, perCaller int) (phas
 //	raw-ops/s, raw-p50-ms, raw-p99-ms, raw-rpc/op  the same for the twin
 //	ratio        store time / raw time for the same number of calls
 //	             (1 = no overhead; 2 = half the throughput)
+//	cpu-us/op, raw-cpu-us/op  the process's CPU time per call (the
+//	             client's and the in-process member's, garbage collection
+//	             included), and cpu-ratio their ratio: less disturbed than
+//	             the time by other load on the machine
 func compare(b *testing.B, callers int, store, raw benchSide) {
 	b.Helper()
 	ctx := context.Background()
 	b.StopTimer()
 	b.ResetTimer()
 	perCaller := (b.N + callers - 1) / callers
-	halves := [2]int{perCaller / 2, perCaller - perCaller/2}
+	parts := splitCalls(perCaller, 2*benchRounds)
 	var st, rw sideResult
 	phase := func(side benchSide, n int, timed bool, into *sideResult) {
+		if n == 0 {
+			return
+		}
 		if side.prepare != nil {
 			if err := side.prepare(ctx, callers, n); err != nil {
 				b.Fatalf("prepare: %v", err)
@@ -182,10 +219,12 @@ func compare(b *testing.B, callers int, store, raw benchSide) {
 			}
 		}
 	}
-	phase(store, halves[0], true, &st)
-	phase(raw, halves[0], false, &rw)
-	phase(raw, halves[1], false, &rw)
-	phase(store, halves[1], true, &st)
+	for r := range benchRounds {
+		phase(store, parts[2*r], true, &st)
+		phase(raw, parts[2*r], false, &rw)
+		phase(raw, parts[2*r+1], false, &rw)
+		phase(store, parts[2*r+1], true, &st)
+	}
 
 	calls := float64(st.calls)
 	b.ReportMetric(float64(st.wall.Nanoseconds())/calls, "ns/op")
@@ -198,6 +237,21 @@ func compare(b *testing.B, callers int, store, raw benchSide) {
 	b.ReportMetric(rw.percentileMs(0.99), "raw-p99-ms")
 	b.ReportMetric(float64(rw.requests)/float64(rw.calls), "raw-rpc/op")
 	b.ReportMetric(st.wall.Seconds()/rw.wall.Seconds(), "ratio")
+	b.ReportMetric(st.cpuPerCallUs(), "cpu-us/op")
+	b.ReportMetric(rw.cpuPerCallUs(), "raw-cpu-us/op")
+	b.ReportMetric(st.cpu.Seconds()/rw.cpu.Seconds(), "cpu-ratio")
+}
+
+// processCPU returns the CPU time the process has used, all threads
+// together (the in-process etcd member's and the garbage collector's
+// included). Unlike the time, it does not grow while the process waits for
+// a core that other processes hold.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchTB is what fixtures are built with: failures go to the running
@@ -228,5 +282,22 @@ func runAtEveryConcurrency(b *testing.B, build func(tb benchTB, callers int) (st
 			}
 			compare(sb, callers, store, raw)
 		})
+	}
+}
+
+// The rounds of a comparison share the calls out evenly.
+func TestSplitCalls(t *testing.T) {
+	for _, tc := range []struct {
+		n, parts int
+		want     []int
+	}{
+		{0, 4, []int{0, 0, 0, 0}},
+		{1, 4, []int{0, 0, 0, 1}},
+		{10, 4, []int{2, 3, 2, 3}},
+		{16, 8, []int{2, 2, 2, 2, 2, 2, 2, 2}},
+	} {
+		if got := splitCalls(tc.n, tc.parts); !slices.Equal(got, tc.want) {
+			t.Errorf("splitCalls(%d, %d) = %v, want %v", tc.n, tc.parts, got, tc.want)
+		}
 	}
 }

@@ -1,9 +1,12 @@
 package etcdstore
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -22,8 +25,12 @@ import (
 // write nonce of the transaction (decision E-9). The value is the row as its
 // Go type marshals it.
 
-// formatVersion is the value encoding version every format tag ends with.
-const formatVersion = "/v1"
+// formatPrefix and formatVersion are what every format tag starts and ends
+// with (the latter is the value encoding version).
+const (
+	formatPrefix  = "zlink."
+	formatVersion = "/v1"
+)
 
 // envelope is a stored value.
 type envelope struct {
@@ -35,24 +42,119 @@ type envelope struct {
 }
 
 // formatOf returns the format tag of a table's values.
-func formatOf(t rules.Table) string { return "zlink." + string(t) + formatVersion }
+func formatOf(t rules.Table) string { return formatPrefix + string(t) + formatVersion }
 
 // encodeValue encodes one table value. The authority row's StoreVersion is
 // not stored: it is the key's ModRevision (decision E-4).
 func encodeValue(t rules.Table, value any, generation int64, nonce string, now time.Time) ([]byte, error) {
+	b, _, err := appendValue(nil, t, value, generation, nonce, now)
+	return b, err
+}
+
+// roundTrip says whether decoding a value's JSON gives the value back
+// unchanged (jsonExact), as far as its encoding found out.
+type roundTrip uint8
+
+const (
+	roundTripUnknown roundTrip = iota // encoded by encoding/json
+	roundTripExact
+	roundTripLossy
+)
+
+// appendValue appends the encoding of one table value (encodeValue) to dst,
+// and says whether decoding it gives the value back.
+func appendValue(dst []byte, t rules.Table, value any, generation int64, nonce string, now time.Time) ([]byte, roundTrip, error) {
 	if row, ok := value.(rules.AuthorityRow); ok {
 		row.StoreVersion = ""
 		value = row
 	}
+	head := appendEnvelopeHead(dst, t, generation, now.UnixMilli(), nonce)
+	if b, ok, exact := appendRowJSON(head, value); ok {
+		rt := roundTripLossy
+		if exact {
+			rt = roundTripExact
+		}
+		return append(b, '}'), rt, nil
+	}
 	raw, err := json.Marshal(value)
 	if err != nil {
-		return nil, fmt.Errorf("%w: encode %s value: %w", location.ErrInternal, t, err)
+		return nil, roundTripUnknown, fmt.Errorf("%w: encode %s value: %w", location.ErrInternal, t, err)
 	}
-	b, err := json.Marshal(envelope{Format: formatOf(t), Generation: generation, WrittenAtMs: now.UnixMilli(), Nonce: nonce, Value: raw})
+	return append(append(head, raw...), '}'), roundTripUnknown, nil
+}
+
+// encoder encodes the values a store writes (encodeValue) in scratch
+// buffers it reuses, so that each value costs one allocation of its exact
+// size.
+type encoder struct {
+	scratch sync.Pool // of *[]byte
+}
+
+// maxScratch is the largest scratch buffer an encoder keeps.
+const maxScratch = 64 << 10
+
+// encode is appendValue to a buffer of its own.
+func (e *encoder) encode(t rules.Table, value any, generation int64, nonce string, now time.Time) ([]byte, roundTrip, error) {
+	p, _ := e.scratch.Get().(*[]byte)
+	if p == nil {
+		p = new([]byte)
+	}
+	b, rt, err := appendValue((*p)[:0], t, value, generation, nonce, now)
 	if err != nil {
-		return nil, fmt.Errorf("%w: encode %s envelope: %w", location.ErrInternal, t, err)
+		return nil, rt, err
 	}
-	return b, nil
+	out := bytes.Clone(b)
+	if cap(b) <= maxScratch {
+		*p = b[:0]
+		e.scratch.Put(p)
+	}
+	return out, rt, nil
+}
+
+// appendEnvelope appends the JSON of envelope{formatOf(t), generation,
+// writtenAtMs, nonce, raw} to dst: the bytes json.Marshal writes for it
+// (TestEnvelopeBytes), without going over the value a second time (raw is
+// json.Marshal's output, compact and escaped already).
+func appendEnvelope(dst []byte, t rules.Table, generation, writtenAtMs int64, nonce string, raw []byte) []byte {
+	dst = appendEnvelopeHead(dst, t, generation, writtenAtMs, nonce)
+	dst = append(dst, raw...)
+	return append(dst, '}')
+}
+
+// appendEnvelopeHead appends an envelope up to its value: everything but
+// the value's JSON and the closing brace.
+func appendEnvelopeHead(dst []byte, t rules.Table, generation, writtenAtMs int64, nonce string) []byte {
+	dst = append(dst, `{"format":`...)
+	dst = appendJSONString(dst, formatPrefix, string(t), formatVersion)
+	if generation != 0 {
+		dst = append(dst, `,"generation":`...)
+		dst = strconv.AppendInt(dst, generation, 10)
+	}
+	dst = append(dst, `,"writtenAtMs":`...)
+	dst = strconv.AppendInt(dst, writtenAtMs, 10)
+	dst = append(dst, `,"nonce":`...)
+	dst = appendJSONString(dst, nonce)
+	return append(dst, `,"value":`...)
+}
+
+// appendJSONString appends the concatenation of parts as json.Marshal
+// writes a string: quoted as it is when every byte is printable ASCII that
+// needs no escape (table names and nonces are), through json.Marshal
+// otherwise.
+func appendJSONString(dst []byte, parts ...string) []byte {
+	for _, s := range parts {
+		for i := range len(s) {
+			if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				b, _ := json.Marshal(strings.Join(parts, "")) // a string always encodes
+				return append(dst, b...)
+			}
+		}
+	}
+	dst = append(dst, '"')
+	for _, s := range parts {
+		dst = append(dst, s...)
+	}
+	return append(dst, '"')
 }
 
 // decodeRecord decodes an observed value of table t into the record the
@@ -75,6 +177,44 @@ func decodeRecord(t rules.Table, o txn.Observation) (rules.Record, error) {
 type decodedRecord struct {
 	table rules.Table
 	rec   rules.Record
+}
+
+// authorityForm is the decoded form of an authority row being written: its
+// StoreVersion is the commit's revision (decodeFresh reads it from the
+// ModRevision), known once the commit applies.
+type authorityForm struct {
+	row        rules.AuthorityRow
+	generation int64
+}
+
+// DeriveAt implements txn.DerivedAt.
+func (f authorityForm) DeriveAt(revision int64) any {
+	f.row.StoreVersion = versionOf(revision)
+	return decodedRecord{table: rules.TableAuthority, rec: rules.Record{Value: f.row, Generation: f.generation}}
+}
+
+// decodedForm returns what a reader would decode from the value the store
+// is about to write (a copy of value, which the caller keeps), for
+// txn.Write.Derived: a decodedRecord, or an authorityForm; nil when decoding
+// the written JSON might not give exactly that value back, so that readers
+// decode it. rt is what encoding the value found out about that (unknown:
+// jsonExact answers).
+func (s *Store) decodedForm(t rules.Table, value any, generation int64, rt roundTrip) any {
+	spec, ok := rules.Lookup(t)
+	if !ok || !spec.Holds(value) || rt == roundTripLossy {
+		return nil
+	}
+	if row, ok := value.(rules.AuthorityRow); ok {
+		row.StoreVersion = "" // not stored (encodeValue)
+		if rt == roundTripUnknown && !s.exact.survives(t, row) {
+			return nil
+		}
+		return authorityForm{row: row.Clone(), generation: generation}
+	}
+	if rt == roundTripUnknown && !s.exact.survives(t, value) {
+		return nil
+	}
+	return decodedRecord{table: t, rec: rules.Record{Value: spec.Clone(value), Generation: generation}}
 }
 
 // sharedRecord returns the decoded record of an observed value. When the

@@ -3,6 +3,7 @@ package etcdstore
 import (
 	"context"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -36,18 +37,19 @@ func (b backend) Leases() storecore.Leases { return b.s.leases }
 // storecore.Backend.
 func (b backend) Decide(ctx context.Context, c *storecore.Call) error {
 	s := b.s
+	op := newCall(s.now())
 	var prefetch txn.Prefetch
 	if c.Reads != nil {
-		prefetch = s.prefetch(c.Reads(s.peek))
+		prefetch = s.prefetch(op, c.Reads(s.peek))
 	}
-	_, out, err := decide(ctx, s, c.Op.Name, s.now(), prefetch, func(tx *rules.Tx, _ *txn.View) (struct{}, []txn.Write, error) {
+	_, out, err := decide(ctx, s, c.Op.Name, op, prefetch, func(tx *rules.Tx, _ *txn.View) (struct{}, []txn.Write, error) {
 		return struct{}{}, nil, c.Run(tx)
 	})
 	if err != nil {
 		return err
 	}
 	if out.Written && c.Result != nil {
-		replaceVersions(c.Result, versionOf(out.Revision))
+		s.replaceVersions(c.Result, versionOf(out.Revision))
 	}
 	return nil
 }
@@ -56,12 +58,10 @@ func (b backend) Decide(ctx context.Context, c *storecore.Call) error {
 // keys outside the tables (owner-index clean-up), added to the commit. It
 // returns the result of the run that was applied (or wrote nothing) and
 // the engine's outcome. Errors are not prefixed (storecore.Store does it).
-func decide[R any](ctx context.Context, s *Store, op string, now time.Time, prefetch txn.Prefetch, run func(tx *rules.Tx, v *txn.View) (R, []txn.Write, error)) (R, txn.Outcome, error) {
-	c := &call{now: now}
+func decide[R any](ctx context.Context, s *Store, op string, c *call, prefetch txn.Prefetch, run func(tx *rules.Tx, v *txn.View) (R, []txn.Write, error)) (R, txn.Outcome, error) {
 	return txn.RunWith(ctx, s.engine, op, prefetch, func(v *txn.View) (R, txn.Commit, error) {
 		var zero R
-		src := s.newSource(v, c)
-		tx := rules.NewTx(src)
+		src, tx := c.run(s, v)
 		r, extra, err := run(tx, v)
 		if err == nil {
 			err = src.err
@@ -69,20 +69,20 @@ func decide[R any](ctx context.Context, s *Store, op string, now time.Time, pref
 		if err != nil {
 			return zero, txn.Commit{}, err
 		}
-		commit, err := s.commitOf(v, tx.Plan(), c.now)
+		commit, err := s.commitOf(v, c, tx.Plan())
 		commit.Unguarded = append(commit.Unguarded, extra...)
 		return r, commit, err
 	})
 }
 
-// prefetch returns the etcd keys of a read set.
-func (s *Store) prefetch(rs storecore.ReadSet) txn.Prefetch {
+// prefetch returns the etcd keys of a read set (memoized in c).
+func (s *Store) prefetch(c *call, rs storecore.ReadSet) txn.Prefetch {
 	p := txn.Prefetch{Keys: make([]string, 0, len(rs.Refs))}
 	for _, r := range rs.Refs {
-		p.Keys = append(p.Keys, s.refKey(r))
+		p.Keys = append(p.Keys, c.etcdKey(s, r.Table, r.Key))
 	}
 	for _, r := range rs.Absent {
-		p.Absent = append(p.Absent, s.refKey(r))
+		p.Absent = append(p.Absent, c.etcdKey(s, r.Table, r.Key))
 	}
 	return p
 }
@@ -111,29 +111,76 @@ func (s *Store) peek(t rules.Table, key string) (rules.Record, bool) {
 }
 
 // replaceVersions replaces every pendingVersion inside *res (res is a
-// pointer; through structs, pointers, slices and interfaces) by v.
-func replaceVersions(res any, v location.StoreVersion) {
-	walkVersions(reflect.ValueOf(res).Elem(), v)
+// pointer; through structs, pointers, slices and interfaces) by v, skipping
+// what cannot hold a store version.
+func (s *Store) replaceVersions(res any, v location.StoreVersion) {
+	s.versionTypes.walk(reflect.ValueOf(res).Elem(), v)
 }
 
-func walkVersions(val reflect.Value, v location.StoreVersion) {
+// versionTypes remembers, per type, whether a value of it may hold a
+// location.StoreVersion that replaceVersions would set (results hold byte
+// slices, times and counts that need no walk).
+type versionTypes struct {
+	may sync.Map // reflect.Type → bool
+}
+
+// storeVersionType is the type replaceVersions sets.
+var storeVersionType = reflect.TypeFor[location.StoreVersion]()
+
+// mayHold reports whether a value of type t may hold a settable
+// StoreVersion.
+func (vt *versionTypes) mayHold(t reflect.Type) bool {
+	if m, ok := vt.may.Load(t); ok {
+		return m.(bool)
+	}
+	m := mayHoldVersion(t, map[reflect.Type]bool{})
+	vt.may.Store(t, m)
+	return m
+}
+
+// mayHoldVersion answers mayHold; visiting marks the types being visited (a
+// recursive type is assumed to hold one).
+func mayHoldVersion(t reflect.Type, visiting map[reflect.Type]bool) bool {
+	if t == storeVersionType || t.Kind() == reflect.Interface || visiting[t] {
+		return true
+	}
+	visiting[t] = true
+	defer delete(visiting, t)
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice:
+		return mayHoldVersion(t.Elem(), visiting)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() && mayHoldVersion(f.Type, visiting) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// walk replaces every pendingVersion inside val by v.
+func (vt *versionTypes) walk(val reflect.Value, v location.StoreVersion) {
+	if val.Kind() != reflect.Interface && !vt.mayHold(val.Type()) {
+		return
+	}
 	switch val.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if !val.IsNil() {
-			walkVersions(val.Elem(), v)
+			vt.walk(val.Elem(), v)
 		}
 	case reflect.Struct:
 		for i := range val.NumField() {
 			if f := val.Field(i); f.CanSet() {
-				walkVersions(f, v)
+				vt.walk(f, v)
 			}
 		}
 	case reflect.Slice:
 		for i := range val.Len() {
-			walkVersions(val.Index(i), v)
+			vt.walk(val.Index(i), v)
 		}
 	case reflect.String:
-		if val.Type() == reflect.TypeFor[location.StoreVersion]() && val.CanSet() &&
+		if val.Type() == storeVersionType && val.CanSet() &&
 			location.StoreVersion(val.String()) == pendingVersion {
 			val.SetString(string(v))
 		}

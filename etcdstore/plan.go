@@ -2,8 +2,11 @@ package etcdstore
 
 import (
 	"fmt"
-	"time"
+	"slices"
+	"sync"
+	"sync/atomic"
 
+	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/rules"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
@@ -21,33 +24,20 @@ import (
 //     (decision E-5);
 //   - the scan revision has no counterpart: scan cursors are pinned to a
 //     revision instead.
-func (s *Store) commitOf(v *txn.View, p *rules.Plan, now time.Time) (txn.Commit, error) {
+func (s *Store) commitOf(v *txn.View, call *call, p *rules.Plan) (txn.Commit, error) {
 	nonce := v.Nonce()
-	type tableKey struct {
-		table rules.Table
-		key   string
-	}
-	var order []tableKey
-	last := map[tableKey]rules.Write{}
-	for _, w := range p.Writes {
-		k := tableKey{w.Table, w.Key}
-		if _, ok := last[k]; !ok {
-			order = append(order, k)
-		}
-		last[k] = w
-	}
-	var c txn.Commit
-	for _, k := range order {
-		w := last[k]
-		etcdKey := s.layout.TableKey(string(w.Table), w.Key)
+	writes := lastWrites(p.Writes)
+	c := txn.Commit{Writes: make([]txn.Write, 0, len(writes))}
+	for _, w := range writes {
+		etcdKey := call.etcdKey(s, w.Table, w.Key)
 		if w.Value == nil {
 			c.Writes = append(c.Writes, txn.Delete(etcdKey))
 		} else {
-			b, err := encodeValue(w.Table, w.Value, w.Generation, nonce, now)
+			b, rt, err := s.encoder.encode(w.Table, w.Value, w.Generation, nonce, call.now)
 			if err != nil {
 				return txn.Commit{}, err
 			}
-			c.Writes = append(c.Writes, txn.Put(etcdKey, b))
+			c.Writes = append(c.Writes, txn.Write{Key: etcdKey, Value: b, Derived: s.decodedForm(w.Table, w.Value, w.Generation, rt)})
 		}
 		if !indexed(w.Table) {
 			continue
@@ -64,20 +54,92 @@ func (s *Store) commitOf(v *txn.View, p *rules.Plan, now time.Time) (txn.Commit,
 			c.Unguarded = append(c.Unguarded, txn.Put(s.layout.OwnerIndexKey(newOwner, string(w.Table), w.Key), indexValue(nonce)))
 		}
 	}
-	seen := map[string]bool{}
+	c.Touch = make([]string, 0, len(p.Stamps)+len(p.MeshNodeStamps))
 	touch := func(key string) {
-		if !seen[key] {
-			seen[key] = true
+		if !slices.Contains(c.Touch, key) {
 			c.Touch = append(c.Touch, key)
 		}
 	}
 	for _, st := range p.Stamps {
-		touch(s.layout.StampKey(string(st.Kind), st.Mesh))
+		touch(s.stamps.key(s.layout, stampName{kind: string(st.Kind), mesh: st.Mesh}))
 	}
 	for _, mesh := range p.MeshNodeStamps {
-		touch(s.layout.MeshNodeStampKey(mesh))
+		touch(s.stamps.key(s.layout, stampName{mesh: mesh, meshNode: true}))
 	}
 	return c, nil
+}
+
+// stampKeys remembers the keys of the change stamps a store touched, so
+// that a commit does not build them again (a few per mesh; a bounded
+// number, beyond which keys are built every time).
+type stampKeys struct {
+	keys sync.Map // stampName → string
+	n    atomic.Int64
+}
+
+// maxStampKeys bounds the stamp keys a store remembers.
+const maxStampKeys = 4096
+
+// stampName names a change stamp: (kind, mesh), or a mesh's mesh-node
+// stamp.
+type stampName struct {
+	kind, mesh string
+	meshNode   bool
+}
+
+// key returns the etcd key of the stamp.
+func (k *stampKeys) key(l keys.Layout, n stampName) string {
+	if v, ok := k.keys.Load(n); ok {
+		return v.(string)
+	}
+	var key string
+	if n.meshNode {
+		key = l.MeshNodeStampKey(n.mesh)
+	} else {
+		key = l.StampKey(n.kind, n.mesh)
+	}
+	if k.n.Load() < maxStampKeys {
+		if _, loaded := k.keys.LoadOrStore(n, key); !loaded {
+			k.n.Add(1)
+		}
+	}
+	return key
+}
+
+// lastWrites returns the writes of a plan with each key once, where it was
+// first written, with the value it was written last (a Txn may not write a
+// key twice): ws itself when no key repeats.
+func lastWrites(ws []rules.Write) []rules.Write {
+	if len(ws) < 2 {
+		return ws
+	}
+	type tableKey struct {
+		table rules.Table
+		key   string
+	}
+	first := make(map[tableKey]int, len(ws))
+	var out []rules.Write
+	for i, w := range ws {
+		k := tableKey{w.Table, w.Key}
+		j, seen := first[k]
+		if !seen {
+			first[k] = i
+			if out != nil {
+				first[k] = len(out)
+				out = append(out, w)
+			}
+			continue
+		}
+		if out == nil {
+			// The first repeat: from here on, out holds the writes so far.
+			out = append(make([]rules.Write, 0, len(ws)), ws[:i]...)
+		}
+		out[j] = w
+	}
+	if out == nil {
+		return ws
+	}
+	return out
 }
 
 // indexed reports whether rows of t are in the owner index: the owned

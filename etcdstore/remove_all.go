@@ -96,7 +96,7 @@ func (s *Store) removeInBatches(ctx context.Context, op, ownerID string, entries
 		for _, e := range part {
 			prefetch = append(prefetch, s.tableKey(e.table, e.key))
 		}
-		res, _, err := decide(ctx, s, op, s.now(), txn.Prefetch{Keys: prefetch}, func(tx *rules.Tx, v *txn.View) (batchOutcome, []txn.Write, error) {
+		res, _, err := decide(ctx, s, op, newCall(s.now()), txn.Prefetch{Keys: prefetch}, func(tx *rules.Tx, v *txn.View) (batchOutcome, []txn.Write, error) {
 			if !guard(tx) {
 				return batchOutcome{stop: true}, nil, nil
 			}

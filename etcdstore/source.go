@@ -21,9 +21,56 @@ const pendingVersion location.StoreVersion = "pending-version"
 type call struct {
 	now            time.Time
 	reservationIDs []string
+	// keys are etcd keys the operation computed (etcdKey), so that each is
+	// built once: a row's key is needed by the read set, every run's reads
+	// and the commit.
+	keys   []callKey
+	keyBuf [4]callKey
+	// src and tx are the source and the rules transaction of the current
+	// run of the decision, in the call's allocation (runs are sequential).
+	src source
+	tx  rules.Tx
 }
 
-// source is the rules.Source of one run of a decision: the engine's View,
+// callKey is one memoized etcd key: of a row (table, key), or of an owner
+// key (table "", key the owner id).
+type callKey struct {
+	table     rules.Table
+	key, etcd string
+}
+
+// maxCallKeys bounds the keys a call memoizes (a removal batch reads
+// hundreds, each once).
+const maxCallKeys = 16
+
+// newCall returns the call of an operation at time now.
+func newCall(now time.Time) *call {
+	c := &call{now: now}
+	c.keys = c.keyBuf[:0]
+	return c
+}
+
+// etcdKey returns the etcd key of row (t, key), or of ownerID's owner key
+// when t is "".
+func (c *call) etcdKey(s *Store, t rules.Table, key string) string {
+	for _, k := range c.keys {
+		if k.table == t && k.key == key {
+			return k.etcd
+		}
+	}
+	var e string
+	if t == "" {
+		e = s.layout.OwnerKey(key)
+	} else {
+		e = s.layout.TableKey(string(t), key)
+	}
+	if len(c.keys) < maxCallKeys {
+		c.keys = append(c.keys, callKey{table: t, key: key, etcd: e})
+	}
+	return e
+}
+
+// source is the rules.SharedSource of one run of a decision: the engine's View,
 // read through the store's key layout and value codec.
 //
 //   - LiveLease is the owner key's existence; its generation the key's
@@ -40,35 +87,62 @@ type source struct {
 	err  error // the first undecodable value met
 }
 
-func (s *Store) newSource(v *txn.View, c *call) *source { return &source{s: s, v: v, call: c} }
+// run starts a run of the operation's decision over v: its source and its
+// rules transaction, reset.
+func (c *call) run(s *Store, v *txn.View) (*source, *rules.Tx) {
+	c.src = source{s: s, v: v, call: c}
+	c.tx.Reset(&c.src)
+	return &c.src, &c.tx
+}
 
 // Now is the operation's time.
 func (src *source) Now() time.Time { return src.call.now }
 
-// Get reads (t, key) through the view.
+// Get reads (t, key) through the view: the caller's own record.
 func (src *source) Get(t rules.Table, key string) (rules.Record, bool) {
-	o, ok := src.v.Get(src.s.layout.TableKey(string(t), key))
-	if !ok {
-		return rules.Record{}, false
+	rec, shared, ok := src.read(t, key)
+	if ok && shared {
+		spec, _ := rules.Lookup(t) // only values of known tables are shared
+		rec.Value = spec.Clone(rec.Value)
 	}
-	rec, err := decodeRecord(t, o)
+	return rec, ok
+}
+
+// GetShared reads (t, key) through the view, sharing the decoded value the
+// observation keeps (rules.SharedSource).
+func (src *source) GetShared(t rules.Table, key string) (rules.Record, bool) {
+	rec, _, ok := src.read(t, key)
+	return rec, ok
+}
+
+// read reads (t, key) through the view and decodes it (sharedRecord); an
+// undecodable value reads as absent and is remembered in src.err.
+func (src *source) read(t rules.Table, key string) (rec rules.Record, shared, ok bool) {
+	o, ok := src.v.Get(src.call.etcdKey(src.s, t, key))
+	if !ok {
+		return rules.Record{}, false, false
+	}
+	rec, shared, err := sharedRecord(t, o)
 	if err != nil {
 		if src.err == nil {
 			src.err = err
 		}
-		return rules.Record{}, false
+		return rules.Record{}, false, false
 	}
-	return rec, true
+	return rec, shared, true
 }
+
+// Compile-time check: decisions may share what the source decoded.
+var _ rules.SharedSource = (*source)(nil)
 
 // LiveLease reports whether ownerID's owner key exists, and its generation.
 func (src *source) LiveLease(ownerID string) (int64, bool) {
-	return src.v.Owner(src.s.layout.OwnerKey(ownerID))
+	return src.v.Owner(src.call.etcdKey(src.s, "", ownerID))
 }
 
 // NextGeneration is the key's observation revision + 1.
 func (src *source) NextGeneration(t rules.Table, key string) int64 {
-	return src.v.Revision(src.s.layout.TableKey(string(t), key)) + 1
+	return src.v.Revision(src.call.etcdKey(src.s, t, key)) + 1
 }
 
 // CanIssue is always true: etcd revisions do not run out in practice.

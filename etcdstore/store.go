@@ -95,6 +95,13 @@ type Store struct {
 	retry   *txn.Retrier
 	leases  *leasemap.Map
 	log     *slog.Logger
+	// What the commits of the store reuse: scratch buffers for encoding,
+	// which value types survive JSON (decodedForm), the change-stamp keys,
+	// which result types hold store versions (replaceVersions).
+	encoder      encoder
+	exact        jsonExact
+	stamps       stampKeys
+	versionTypes versionTypes
 	// hub shares the store's etcd watches among their consumers; cache is
 	// the watch cache (nil when disabled).
 	hub   *watchHub
@@ -118,7 +125,8 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("etcdstore: %w: table %q: %w", location.ErrInternal, spec.Name(), err)
 		}
 	}
-	s := &Store{client: client, kv: client.KV, watcher: client.Watcher, layout: layout, clock: opts.Clock, log: opts.Logger}
+	s := &Store{client: client, kv: client.KV, watcher: client.Watcher, layout: layout, clock: opts.Clock, log: opts.Logger,
+		exact: newJSONExact()}
 	lease := client.Lease
 	// Kept owner leases renew on keep-alive streams of the client, unless
 	// the caller's Lease must see every lease request.

@@ -137,7 +137,9 @@ func (l Layout) SplitTableKey(etcdKey string) (table, key string, ok bool) {
 func (l Layout) OwnerPrefix() string { return l.root + ownerSegment }
 
 // OwnerKey returns the owner-lease key of ownerID.
-func (l Layout) OwnerKey(ownerID string) string { return l.root + ownerSegment + Segments(ownerID) }
+func (l Layout) OwnerKey(ownerID string) string {
+	return prefixedSegments(l.root, ownerSegment, ownerID)
+}
 
 // OwnerIDOfKey returns the owner id of an owner-lease key; ok is false for
 // any other key.
@@ -159,12 +161,12 @@ func (l Layout) StampPrefix() string { return l.root + stampSegment }
 // StampKey returns the key of the change stamp (kind, mesh); mesh "" is the
 // kind's global counter.
 func (l Layout) StampKey(kind, mesh string) string {
-	return l.root + stampSegment + Segments(kind, mesh)
+	return prefixedSegments(l.root, stampSegment, kind, mesh)
 }
 
 // MeshNodeStampKey returns the key of a mesh's mesh-node change stamp.
 func (l Layout) MeshNodeStampKey(mesh string) string {
-	return l.root + meshNodeStampSegment + Segments(mesh)
+	return prefixedSegments(l.root, meshNodeStampSegment, mesh)
 }
 
 // ByOwnerPrefix returns the prefix of every owner-index entry.
@@ -172,7 +174,7 @@ func (l Layout) ByOwnerPrefix() string { return l.root + byOwnerSegment }
 
 // OwnerIndexPrefix returns the prefix of ownerID's owner-index entries.
 func (l Layout) OwnerIndexPrefix(ownerID string) string {
-	return l.root + byOwnerSegment + Segments(ownerID)
+	return prefixedSegments(l.root, byOwnerSegment, ownerID)
 }
 
 // OwnerIndexKey returns the owner-index entry of one row held by ownerID.

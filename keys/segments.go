@@ -1,22 +1,42 @@
 package keys
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Segments concatenates each part as "<decimal byte length>:<bytes>". The
 // result is self-delimiting: Segments(a) is a prefix of exactly the keys whose
 // first part is a.
-func Segments(parts ...string) string {
-	n := 0
+func Segments(parts ...string) string { return prefixedSegments("", "", parts...) }
+
+// prefixedSegments returns a + b + Segments(parts...), built in one
+// allocation.
+func prefixedSegments(a, b string, parts ...string) string {
+	n := len(a) + len(b)
 	for _, p := range parts {
-		n += len(p) + 4
+		n += len(p) + 1 + decimalDigits(len(p))
 	}
-	b := make([]byte, 0, n)
+	var sb strings.Builder
+	sb.Grow(n)
+	sb.WriteString(a)
+	sb.WriteString(b)
+	var digits [20]byte
 	for _, p := range parts {
-		b = strconv.AppendInt(b, int64(len(p)), 10)
-		b = append(b, ':')
-		b = append(b, p...)
+		sb.Write(strconv.AppendInt(digits[:0], int64(len(p)), 10))
+		sb.WriteByte(':')
+		sb.WriteString(p)
 	}
-	return string(b)
+	return sb.String()
+}
+
+// decimalDigits returns the number of decimal digits of n ≥ 0.
+func decimalDigits(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
 }
 
 // Codes of the errors DecodeSegments returns (all ProblemShape).

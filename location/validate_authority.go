@@ -95,10 +95,8 @@ func ValidateCompareExchange(key AuthorityKey, m AuthorityMutation) error {
 	if err := validateMutationShape(&m); err != nil {
 		return err
 	}
-	if m.Kind != MutationDelete {
-		if err := requireMaxBytes(CodeAuthorityPayload, fmt.Sprintf("%s payload", m.Kind), m.Payload, MaxPayloadBytes); err != nil {
-			return err
-		}
+	if m.Kind != MutationDelete && len(m.Payload) > MaxPayloadBytes {
+		return requireMaxBytes(CodeAuthorityPayload, fmt.Sprintf("%s payload", m.Kind), m.Payload, MaxPayloadBytes)
 	}
 	if m.TargetOwner != nil {
 		return requireUTF8(textField{"mutation targetOwner.ownerId", m.TargetOwner.OwnerID})

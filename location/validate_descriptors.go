@@ -96,10 +96,20 @@ func requireGenerations(code, what string, gens ...generation) error {
 	return nil
 }
 
-// namedCapacity names one population capacity for the capacity checks.
+// namedCapacity names one population capacity for the capacity checks:
+// name, or, for spotType > 0, the spot-type capacity spotType-1.
 type namedCapacity struct {
-	name string
-	c    PopulationCapacity
+	name     string
+	spotType int
+	c        PopulationCapacity
+}
+
+// label is the capacity's name in messages (built only for one).
+func (nc namedCapacity) label() string {
+	if nc.spotType > 0 {
+		return fmt.Sprintf("populationCapacity.spotTypes[%d]", nc.spotType-1)
+	}
+	return nc.name
 }
 
 // validateMeshNodeCapacity is rule 4 of 02 §2.1: every count a safe
@@ -108,10 +118,10 @@ type namedCapacity struct {
 func validateMeshNodeCapacity(d *MeshNodeDescriptor) error {
 	caps := make([]namedCapacity, 0, 2+len(d.PopulationCapacity.SpotTypes))
 	caps = append(caps,
-		namedCapacity{"populationCapacity.actors", d.PopulationCapacity.Actors},
-		namedCapacity{"populationCapacity.spots", d.PopulationCapacity.Spots})
+		namedCapacity{name: "populationCapacity.actors", c: d.PopulationCapacity.Actors},
+		namedCapacity{name: "populationCapacity.spots", c: d.PopulationCapacity.Spots})
 	for i, st := range d.PopulationCapacity.SpotTypes {
-		caps = append(caps, namedCapacity{fmt.Sprintf("populationCapacity.spotTypes[%d]", i), st.PopulationCapacity})
+		caps = append(caps, namedCapacity{spotType: i + 1, c: st.PopulationCapacity})
 	}
 	for _, nc := range caps {
 		for _, v := range []struct {
@@ -119,14 +129,14 @@ func validateMeshNodeCapacity(d *MeshNodeDescriptor) error {
 			value int64
 		}{{"active", nc.c.Active}, {"reserved", nc.c.Reserved}, {"limit", nc.c.Limit}} {
 			if v.value < 0 || v.value > MaxSafeInteger {
-				return NewRangeError(CodeMeshNodeCapacity, "mesh node %s.%s %d is outside 0..%d", nc.name, v.field, v.value, MaxSafeInteger)
+				return NewRangeError(CodeMeshNodeCapacity, "mesh node %s.%s %d is outside 0..%d", nc.label(), v.field, v.value, MaxSafeInteger)
 			}
 		}
 	}
 	for _, nc := range caps {
 		if nc.c.Limit != 0 && nc.c.Active+nc.c.Reserved > nc.c.Limit {
 			return NewRangeError(CodeMeshNodeCapacity, "mesh node %s: active %d + reserved %d exceeds limit %d",
-				nc.name, nc.c.Active, nc.c.Reserved, nc.c.Limit)
+				nc.label(), nc.c.Active, nc.c.Reserved, nc.c.Limit)
 		}
 	}
 	ac := d.ActivationConcurrency
@@ -158,32 +168,34 @@ type capabilityID struct {
 func validateCapabilities(caps []ObjectCapability) error {
 	seen := make(map[capabilityID]int, len(caps))
 	for i, c := range caps {
-		where := fmt.Sprintf("mesh node objectCapabilities[%d]", i)
+		where := func() string { return fmt.Sprintf("mesh node objectCapabilities[%d]", i) } // for messages only
 		if p := dtextProblem(c.StableType); p != "" {
-			return NewTypeError(CodeMeshNodeCapabilityType, "%s.stableType %s %s", where, quote(c.StableType), p)
+			return NewTypeError(CodeMeshNodeCapabilityType, "%s.stableType %s %s", where(), quote(c.StableType), p)
 		}
 		id := capabilityID{c.ObjectKind, c.StableType}
 		if j, dup := seen[id]; dup {
 			return NewTypeError(CodeMeshNodeCapabilityDuplicate, "%s repeats (objectKind %s, stableType %s) of objectCapabilities[%d]",
-				where, quote(string(c.ObjectKind)), quote(c.StableType), j)
+				where(), quote(string(c.ObjectKind)), quote(c.StableType), j)
 		}
 		seen[id] = i
 		if (c.Policy == PolicySnapshot) != c.HasSnapshotAdapter {
 			return NewTypeError(CodeMeshNodeCapabilitySnapshot, "%s has policy %s but hasSnapshotAdapter %t; a snapshot adapter goes with exactly the snapshot policy",
-				where, quote(string(c.Policy)), c.HasSnapshotAdapter)
+				where(), quote(string(c.Policy)), c.HasSnapshotAdapter)
 		}
 		if c.Limit < 0 || c.Limit > MaxSafeInteger {
-			return NewRangeError(CodeMeshNodeCapabilityLimit, "%s.limit %d is outside 0..%d", where, c.Limit, MaxSafeInteger)
+			return NewRangeError(CodeMeshNodeCapabilityLimit, "%s.limit %d is outside 0..%d", where(), c.Limit, MaxSafeInteger)
 		}
 		if c.ObjectKind == ObjectActor && c.Limit != 0 {
-			return NewRangeError(CodeMeshNodeCapabilityLimit, "%s.limit is %d; an actor capability must have limit 0", where, c.Limit)
+			return NewRangeError(CodeMeshNodeCapabilityLimit, "%s.limit is %d; an actor capability must have limit 0", where(), c.Limit)
 		}
 	}
 	return nil
 }
 
 // meshNodeTextFields lists the mesh node's text fields that no reference
-// rule covers, for the UTF-8 sweep.
+// rule covers, for the UTF-8 sweep (the indexed ones only where they are
+// not valid UTF-8: the sweep reports the first such field, and naming the
+// valid ones would cost every write a few string formats).
 func meshNodeTextFields(d *MeshNodeDescriptor) []textField {
 	fields := []textField{
 		{"mesh node endpoint", d.Endpoint},
@@ -196,11 +208,17 @@ func meshNodeTextFields(d *MeshNodeDescriptor) []textField {
 	fields = append(fields, stringsUTF8("mesh node spotTypes", d.SpotTypes)...)
 	fields = append(fields, mapKeysUTF8("mesh node channelWeights", d.ChannelWeights)...)
 	for i, st := range d.PopulationCapacity.SpotTypes {
+		if allUTF8(string(st.ObjectKind), st.StableType) {
+			continue
+		}
 		fields = append(fields,
 			textField{fmt.Sprintf("mesh node populationCapacity.spotTypes[%d].objectKind", i), string(st.ObjectKind)},
 			textField{fmt.Sprintf("mesh node populationCapacity.spotTypes[%d].stableType", i), st.StableType})
 	}
 	for i, c := range d.ObjectCapabilities {
+		if allUTF8(string(c.ObjectKind), string(c.Policy)) {
+			continue
+		}
 		fields = append(fields,
 			textField{fmt.Sprintf("mesh node objectCapabilities[%d].objectKind", i), string(c.ObjectKind)},
 			textField{fmt.Sprintf("mesh node objectCapabilities[%d].policy", i), string(c.Policy)})

@@ -146,9 +146,23 @@ func requireUTF8(fields ...textField) error {
 	return nil
 }
 
+// allUTF8 reports whether every value is valid UTF-8.
+func allUTF8(values ...string) bool {
+	for _, v := range values {
+		if !utf8.ValidString(v) {
+			return false
+		}
+	}
+	return true
+}
+
 // stringsUTF8 lists the elements of a string slice as text fields named
-// name[i].
+// name[i]; none when all are valid UTF-8 (nothing to report, nothing to
+// name).
 func stringsUTF8(name string, values []string) []textField {
+	if allUTF8(values...) {
+		return nil
+	}
 	out := make([]textField, 0, len(values))
 	for i, v := range values {
 		out = append(out, textField{name: fmt.Sprintf("%s[%d]", name, i), value: v})
@@ -157,8 +171,16 @@ func stringsUTF8(name string, values []string) []textField {
 }
 
 // mapKeysUTF8 lists the keys of a map as text fields, in byte order so that
-// the first violation reported does not depend on map iteration order.
+// the first violation reported does not depend on map iteration order; none
+// when all are valid UTF-8.
 func mapKeysUTF8[V any](name string, m map[string]V) []textField {
+	valid := true
+	for k := range m {
+		valid = valid && utf8.ValidString(k)
+	}
+	if valid {
+		return nil
+	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -172,8 +194,15 @@ func mapKeysUTF8[V any](name string, m map[string]V) []textField {
 }
 
 // mapStringsUTF8 lists the keys and values of a string map as text fields,
-// in byte order of the keys.
+// in byte order of the keys; none when all are valid UTF-8.
 func mapStringsUTF8(name string, m map[string]string) []textField {
+	valid := true
+	for k, v := range m {
+		valid = valid && utf8.ValidString(k) && utf8.ValidString(v)
+	}
+	if valid {
+		return nil
+	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

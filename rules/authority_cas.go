@@ -28,7 +28,10 @@ func CompareExchangeAuthority(tx *Tx, key location.AuthorityKey, expected locati
 		return location.CompareExchangeResult{}, err // the mutation's pointers are used below
 	}
 	k := string(key)
-	row, ok := authorityRow(tx, k)
+	// Every branch below replaces fields of row (a rewrite clones the new
+	// payload) and copies the result out (AuthoritySnapshotOf), never
+	// modifying what the stored row references: it may be shared.
+	row, ok := sharedAuthorityRow(tx, k)
 	if !ok || row.Allocation.State != location.AllocationActive || row.StoreVersion != expected {
 		return casConflict(tx, k), nil
 	}

@@ -60,6 +60,14 @@ func authorityRow(tx *Tx, key string) (AuthorityRow, bool) {
 	return valueAt[AuthorityRow](tx, TableAuthority, key)
 }
 
+// sharedAuthorityRow is authorityRow for a decision that may replace the
+// row's fields but never modifies what they reference: the row may share
+// it with the source (Tx.GetShared).
+func sharedAuthorityRow(tx *Tx, key string) (AuthorityRow, bool) {
+	v, _, ok, err := peekRow[AuthorityRow](tx, TableAuthority, key)
+	return v, ok && err == nil
+}
+
 // reservationTerminal returns how the creation reservation id ended, or "".
 func reservationTerminal(tx *Tx, reservationID string) string {
 	t, _ := valueAt[ReservationTerminal](tx, TableReservationTerminals, reservationID)

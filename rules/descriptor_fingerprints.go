@@ -28,10 +28,10 @@ func EqualMeshNodeImmutable(a, b *location.MeshNodeDescriptor) bool {
 		a.PopulationCapacity.Actors.Limit == b.PopulationCapacity.Actors.Limit &&
 		a.PopulationCapacity.Spots.Limit == b.PopulationCapacity.Spots.Limit &&
 		a.ActivationConcurrency.Limit == b.ActivationConcurrency.Limit &&
-		slices.Equal(sortedKeys(a.ChannelWeights), sortedKeys(b.ChannelWeights)) &&
+		sameKeys(a.ChannelWeights, b.ChannelWeights) &&
 		a.ApplicationVersion == b.ApplicationVersion &&
-		slices.Equal(sortedCopy(a.SpotTypes), sortedCopy(b.SpotTypes)) &&
-		slices.Equal(sortedCapabilities(a.ObjectCapabilities), sortedCapabilities(b.ObjectCapabilities)) &&
+		sameElements(a.SpotTypes, b.SpotTypes, sortedCopy) &&
+		sameElements(a.ObjectCapabilities, b.ObjectCapabilities, sortedCapabilities) &&
 		a.SecurityIdentity == b.SecurityIdentity &&
 		a.OwnerID == b.OwnerID &&
 		a.LeaseGeneration == b.LeaseGeneration
@@ -106,8 +106,26 @@ func equalOptionalString(a, b *string) bool {
 	return *a == *b
 }
 
-// sortedKeys returns the map's keys in byte order.
-func sortedKeys(m map[string]int64) []string { return slices.Sorted(maps.Keys(m)) }
+// sameKeys reports whether two maps have the same keys (their values
+// aside).
+func sameKeys(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// sameElements reports whether a and b hold the same elements, in any order:
+// their copies sorted by sorted are equal. Slices equal as they are (a
+// descriptor republished as it was) answer without sorting.
+func sameElements[E comparable](a, b []E, sorted func([]E) []E) bool {
+	return slices.Equal(a, b) || len(a) == len(b) && slices.Equal(sorted(a), sorted(b))
+}
 
 // sortedCopy returns a sorted copy of s.
 func sortedCopy(s []string) []string {

@@ -158,7 +158,7 @@ func writeDescriptor[D any](tx *Tx, dt descriptorTable[D], key string, d *D, int
 	if !exactLeaseLive(tx, writer.OwnerID, writer.LeaseGeneration) {
 		return rejectedConflictResult(), nil
 	}
-	cur, rec, exists, err := readRow[D](tx, dt.table, key)
+	cur, rec, exists, err := peekRow[D](tx, dt.table, key)
 	if err != nil {
 		return location.WriteResult{}, err
 	}

@@ -3,13 +3,14 @@ package rules
 import "github.com/zlink-systems/zlink-etcd/location"
 
 // Typed reads of the location tables for stores and other decisions. Each
-// returns a deep copy of the row, its row generation, and whether the row
-// exists; a value of the wrong type reads as absent. Keys are the canonical
-// table keys (MeshNodeKey, PeerKey, …).
+// returns a deep copy of the row (made from the shared value,
+// Tx.GetShared), its row generation, and whether the row exists; a value of
+// the wrong type reads as absent. Keys are the canonical table keys
+// (MeshNodeKey, PeerKey, …).
 
 // GetMeshNode reads a mesh-node descriptor.
 func GetMeshNode(tx *Tx, key string) (location.MeshNodeDescriptor, int64, bool) {
-	d, rec, ok, err := readRow[location.MeshNodeDescriptor](tx, location.TableMeshNodes, key)
+	d, rec, ok, err := peekRow[location.MeshNodeDescriptor](tx, location.TableMeshNodes, key)
 	if err != nil || !ok {
 		return location.MeshNodeDescriptor{}, 0, false
 	}
@@ -18,7 +19,7 @@ func GetMeshNode(tx *Tx, key string) (location.MeshNodeDescriptor, int64, bool) 
 
 // GetClientServer reads a client-server descriptor.
 func GetClientServer(tx *Tx, key string) (location.ClientServerDescriptor, int64, bool) {
-	d, rec, ok, err := readRow[location.ClientServerDescriptor](tx, location.TableClientServers, key)
+	d, rec, ok, err := peekRow[location.ClientServerDescriptor](tx, location.TableClientServers, key)
 	if err != nil || !ok {
 		return location.ClientServerDescriptor{}, 0, false
 	}
@@ -27,7 +28,7 @@ func GetClientServer(tx *Tx, key string) (location.ClientServerDescriptor, int64
 
 // GetFanoutPublisher reads a fanout publisher descriptor.
 func GetFanoutPublisher(tx *Tx, key string) (location.FanoutPublisherDescriptor, int64, bool) {
-	d, rec, ok, err := readRow[location.FanoutPublisherDescriptor](tx, location.TableFanoutPublishers, key)
+	d, rec, ok, err := peekRow[location.FanoutPublisherDescriptor](tx, location.TableFanoutPublishers, key)
 	if err != nil || !ok {
 		return location.FanoutPublisherDescriptor{}, 0, false
 	}
@@ -36,7 +37,7 @@ func GetFanoutPublisher(tx *Tx, key string) (location.FanoutPublisherDescriptor,
 
 // GetPeer reads a peer row.
 func GetPeer(tx *Tx, key string) (location.PeerLocation, int64, bool) {
-	p, rec, ok, err := readRow[location.PeerLocation](tx, location.TablePeers, key)
+	p, rec, ok, err := peekRow[location.PeerLocation](tx, location.TablePeers, key)
 	if err != nil || !ok {
 		return location.PeerLocation{}, 0, false
 	}
@@ -45,7 +46,7 @@ func GetPeer(tx *Tx, key string) (location.PeerLocation, int64, bool) {
 
 // GetSpot reads a spot row.
 func GetSpot(tx *Tx, key string) (location.SpotLocation, int64, bool) {
-	s, rec, ok, err := readRow[location.SpotLocation](tx, location.TableSpots, key)
+	s, rec, ok, err := peekRow[location.SpotLocation](tx, location.TableSpots, key)
 	if err != nil || !ok {
 		return location.SpotLocation{}, 0, false
 	}
@@ -54,7 +55,7 @@ func GetSpot(tx *Tx, key string) (location.SpotLocation, int64, bool) {
 
 // GetActor reads an actor row.
 func GetActor(tx *Tx, key string) (location.ActorLocation, int64, bool) {
-	a, rec, ok, err := readRow[location.ActorLocation](tx, location.TableActors, key)
+	a, rec, ok, err := peekRow[location.ActorLocation](tx, location.TableActors, key)
 	if err != nil || !ok {
 		return location.ActorLocation{}, 0, false
 	}
@@ -63,7 +64,7 @@ func GetActor(tx *Tx, key string) (location.ActorLocation, int64, bool) {
 
 // GetRoute reads a route row.
 func GetRoute(tx *Tx, key string) (location.RouteLocation, int64, bool) {
-	r, rec, ok, err := readRow[location.RouteLocation](tx, location.TableRoutes, key)
+	r, rec, ok, err := peekRow[location.RouteLocation](tx, location.TableRoutes, key)
 	if err != nil || !ok {
 		return location.RouteLocation{}, 0, false
 	}

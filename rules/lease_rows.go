@@ -90,7 +90,7 @@ func RemoveActor(tx *Tx, k location.ActorKey, owner location.OwnerToken) (locati
 // writeLeaseRow is the shared write (02 §4.1, rules 1–4).
 func writeLeaseRow[R any](tx *Tx, lt leaseRowTable[R], key string, r *R, intent location.WriteIntent) (location.WriteResult, error) {
 	now := tx.Now()
-	cur, rec, exists, err := readRow[R](tx, lt.table, key)
+	cur, rec, exists, err := peekRow[R](tx, lt.table, key)
 	if err != nil {
 		return location.WriteResult{}, err
 	}

@@ -7,8 +7,8 @@ import "github.com/zlink-systems/zlink-etcd/location"
 // with the given lifecycle generation and owner token, is a Server in state
 // Serving, and the owner's lease is live with the token's generation.
 func TargetLive(tx *Tx, d location.MeshNodeKey, lifecycle int64, owner location.OwnerToken) bool {
-	desc, ok := valueAt[location.MeshNodeDescriptor](tx, location.TableMeshNodes, MeshNodeKey(d))
-	if !ok ||
+	desc, _, ok, err := peekRow[location.MeshNodeDescriptor](tx, location.TableMeshNodes, MeshNodeKey(d))
+	if !ok || err != nil ||
 		desc.LifecycleGeneration != lifecycle ||
 		desc.OwnerID != owner.OwnerID ||
 		desc.LeaseGeneration != owner.LeaseGeneration ||

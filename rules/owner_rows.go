@@ -90,7 +90,7 @@ func RemoveRoute(tx *Tx, k location.RouteKey, owner location.OwnerToken) (locati
 // writeOwnerRow is the shared write (02 §3.1, rules 1–4).
 func writeOwnerRow[R any](tx *Tx, ot ownerRowTable[R], key string, r *R, intent location.WriteIntent) (location.WriteResult, error) {
 	now := tx.Now()
-	cur, rec, exists, err := readRow[R](tx, ot.table, key)
+	cur, rec, exists, err := peekRow[R](tx, ot.table, key)
 	if err != nil {
 		return location.WriteResult{}, err
 	}

@@ -55,8 +55,8 @@ type Record struct {
 // and RowOwnerID. TestRegistryDeclaresEveryTable fails when a Table
 // constant is declared without an entry here.
 var registry = newRegistry(
-	declare(TableAuthority, ownedBy(func(r *AuthorityRow) string { return r.Owner.OwnerID })),
-	declare(location.TableMeshNodes, locationRow(func(d *location.MeshNodeDescriptor) string { return d.OwnerID },
+	declare(TableAuthority, ownedBy(func(r AuthorityRow) string { return r.Owner.OwnerID })),
+	declare(location.TableMeshNodes, locationRow(func(d location.MeshNodeDescriptor) string { return d.OwnerID },
 		func(tx *Tx, d *location.MeshNodeDescriptor) error {
 			if err := releaseEntrySpot(tx, d); err != nil {
 				return err
@@ -64,17 +64,17 @@ var registry = newRegistry(
 			bumpMeshNode(tx, d.MeshName)
 			return nil
 		})),
-	declare(location.TablePeers, locationRow(func(p *location.PeerLocation) string { return p.OwnerID },
+	declare(location.TablePeers, locationRow(func(p location.PeerLocation) string { return p.OwnerID },
 		bumps(location.LocationPeer, func(p *location.PeerLocation) *string { return &p.MeshName }))),
-	declare(location.TableSpots, locationRow(func(s *location.SpotLocation) string { return s.OwnerID },
+	declare(location.TableSpots, locationRow(func(s location.SpotLocation) string { return s.OwnerID },
 		bumps(location.LocationSpot, func(s *location.SpotLocation) *string { return &s.MeshName }))),
-	declare(location.TableActors, locationRow(func(a *location.ActorLocation) string { return a.OwnerID },
+	declare(location.TableActors, locationRow(func(a location.ActorLocation) string { return a.OwnerID },
 		bumps(location.LocationActor, func(a *location.ActorLocation) *string { return &a.MeshName }))),
-	declare(location.TableRoutes, locationRow(func(r *location.RouteLocation) string { return r.OwnerID },
+	declare(location.TableRoutes, locationRow(func(r location.RouteLocation) string { return r.OwnerID },
 		bumps[location.RouteLocation](location.LocationRoute, nil))),
-	declare(location.TableClientServers, locationRow(func(d *location.ClientServerDescriptor) string { return d.OwnerID },
+	declare(location.TableClientServers, locationRow(func(d location.ClientServerDescriptor) string { return d.OwnerID },
 		bumps(location.LocationClientServer, func(d *location.ClientServerDescriptor) *string { return &d.ChannelName }))),
-	declare(location.TableFanoutPublishers, locationRow(func(d *location.FanoutPublisherDescriptor) string { return d.OwnerID }, nil)),
+	declare(location.TableFanoutPublishers, locationRow(func(d location.FanoutPublisherDescriptor) string { return d.OwnerID }, nil)),
 	declare(TableEntryClaims, bookkeeping[EntryClaim]()),
 	declare(TableLedger, bookkeeping[LedgerEntry]()),
 	declare(TableRelocations, bookkeeping[RelocationRecord]()),
@@ -242,7 +242,9 @@ type cloner[T any] interface{ Clone() T }
 // tableClass says what kind of table a declaration makes.
 type tableClass[T any] struct {
 	location bool
-	owner    func(*T) string
+	// owner returns a row's owner id; it takes the row by value, so that
+	// asking for it does not move the row to the heap.
+	owner func(T) string
 	// removal plans what removing a location row does besides deleting it
 	// (nil: nothing).
 	removal func(tx *Tx, row *T) error
@@ -252,12 +254,12 @@ type tableClass[T any] struct {
 func bookkeeping[T any]() tableClass[T] { return tableClass[T]{} }
 
 // ownedBy declares an internal table whose rows an owner id holds.
-func ownedBy[T any](owner func(*T) string) tableClass[T] { return tableClass[T]{owner: owner} }
+func ownedBy[T any](owner func(T) string) tableClass[T] { return tableClass[T]{owner: owner} }
 
 // locationRow declares a location table: rows held by an owner id, and
 // what removing one plans besides deleting it (planned before the delete;
 // nil for nothing).
-func locationRow[T any](owner func(*T) string, removal func(tx *Tx, row *T) error) tableClass[T] {
+func locationRow[T any](owner func(T) string, removal func(tx *Tx, row *T) error) tableClass[T] {
 	return tableClass[T]{location: true, owner: owner, removal: removal}
 }
 
@@ -292,7 +294,7 @@ type valueOps interface {
 
 // valueOf implements valueOps for values of type T.
 type valueOf[T cloner[T]] struct {
-	owner   func(*T) string
+	owner   func(T) string
 	removal func(tx *Tx, row *T) error
 }
 
@@ -312,7 +314,7 @@ func (o valueOf[T]) ownerID(v any) (string, bool) {
 	if !ok || o.owner == nil {
 		return "", false
 	}
-	return o.owner(&x), true
+	return o.owner(x), true
 }
 
 func (valueOf[T]) decodeJSON(raw []byte) (any, error) {

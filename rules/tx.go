@@ -35,6 +35,15 @@ type Source interface {
 	NewReservationID() string
 }
 
+// SharedSource is a Source that can also answer a read with a record it
+// shares (a decoded value it keeps), sparing the copy Get makes.
+type SharedSource interface {
+	Source
+	// GetShared is Get, except that the record may be shared: the caller
+	// must not modify anything it references.
+	GetShared(t Table, key string) (Record, bool)
+}
+
 // Write is one planned change: Value nil deletes the key.
 type Write struct {
 	Table      Table
@@ -77,15 +86,42 @@ type tableKey struct {
 // Tx is one decision's view: reads go through the Source, overlaid with the
 // decision's own writes; writes are recorded in a Plan.
 type Tx struct {
-	src     Source
-	now     time.Time
-	overlay map[tableKey]*Record // nil entry: deleted by this decision
-	plan    Plan
+	src  Source
+	now  time.Time
+	plan Plan
+	// overlay holds the latest write of each key this decision wrote, in
+	// first-write order; overlayIndex indexes it once it is large.
+	overlay      []overlayEntry
+	overlayIndex map[tableKey]int
+	// The first writes and stamps of a decision (most write one row and
+	// two stamps) live in the Tx itself instead of allocations of their
+	// own.
+	overlayBuf [2]overlayEntry
+	writesBuf  [2]Write
+	stampsBuf  [2]StampCounter
 }
+
+// overlayEntry is the latest write of one key by the decision.
+type overlayEntry struct {
+	key     tableKey
+	rec     Record
+	deleted bool
+}
+
+// overlayIndexed is the overlay size from which it is indexed by a map.
+const overlayIndexed = 8
 
 // NewTx starts a decision over src.
 func NewTx(src Source) *Tx {
-	return &Tx{src: src, now: location.Millis(src.Now()), overlay: map[tableKey]*Record{}}
+	tx := &Tx{}
+	tx.Reset(src)
+	return tx
+}
+
+// Reset starts a new decision over src in tx, as NewTx does, reusing tx's
+// memory (the previous decision's Plan is gone).
+func (tx *Tx) Reset(src Source) {
+	*tx = Tx{src: src, now: location.Millis(src.Now())}
 }
 
 // Now is the decision's time (millisecond precision, UTC).
@@ -97,28 +133,97 @@ func (tx *Tx) Source() Source { return tx.src }
 // Plan returns the recorded changes.
 func (tx *Tx) Plan() *Plan { return &tx.plan }
 
+// written returns the overlay entry of k, or nil.
+func (tx *Tx) written(k tableKey) *overlayEntry {
+	if tx.overlayIndex != nil {
+		if i, ok := tx.overlayIndex[k]; ok {
+			return &tx.overlay[i]
+		}
+		return nil
+	}
+	for i := range tx.overlay {
+		if tx.overlay[i].key == k {
+			return &tx.overlay[i]
+		}
+	}
+	return nil
+}
+
+// overwrite records the latest write of k.
+func (tx *Tx) overwrite(k tableKey, rec Record, deleted bool) {
+	if e := tx.written(k); e != nil {
+		e.rec, e.deleted = rec, deleted
+		return
+	}
+	if tx.overlay == nil {
+		tx.overlay = tx.overlayBuf[:0]
+	}
+	tx.overlay = append(tx.overlay, overlayEntry{key: k, rec: rec, deleted: deleted})
+	switch {
+	case tx.overlayIndex != nil:
+		tx.overlayIndex[k] = len(tx.overlay) - 1
+	case len(tx.overlay) >= overlayIndexed:
+		tx.overlayIndex = make(map[tableKey]int, 2*len(tx.overlay))
+		for i, e := range tx.overlay {
+			tx.overlayIndex[e.key] = i
+		}
+	}
+}
+
 // Get reads (t, key), seeing this decision's own writes.
 func (tx *Tx) Get(t Table, key string) (Record, bool) {
-	if r, ok := tx.overlay[tableKey{t, key}]; ok {
-		if r == nil {
+	if e := tx.written(tableKey{t, key}); e != nil {
+		if e.deleted {
 			return Record{}, false
 		}
-		return *r, true
+		return e.rec, true
+	}
+	return tx.src.Get(t, key)
+}
+
+// GetShared is Get for a caller that only looks at the record: it may be
+// shared with the source (SharedSource) or with this decision's own
+// writes, so the caller must not modify anything it references, nor return
+// or write it.
+func (tx *Tx) GetShared(t Table, key string) (Record, bool) {
+	if e := tx.written(tableKey{t, key}); e != nil {
+		if e.deleted {
+			return Record{}, false
+		}
+		return e.rec, true
+	}
+	if ss, ok := tx.src.(SharedSource); ok {
+		return ss.GetShared(t, key)
 	}
 	return tx.src.Get(t, key)
 }
 
 // Put plans a write of value under (t, key) with a row generation.
 func (tx *Tx) Put(t Table, key string, value any, generation int64) {
-	r := Record{Value: value, Generation: generation}
-	tx.overlay[tableKey{t, key}] = &r
-	tx.plan.Writes = append(tx.plan.Writes, Write{Table: t, Key: key, Value: value, Generation: generation})
+	tx.overwrite(tableKey{t, key}, Record{Value: value, Generation: generation}, false)
+	tx.addWrite(Write{Table: t, Key: key, Value: value, Generation: generation})
 }
 
 // Delete plans the removal of (t, key).
 func (tx *Tx) Delete(t Table, key string) {
-	tx.overlay[tableKey{t, key}] = nil
-	tx.plan.Writes = append(tx.plan.Writes, Write{Table: t, Key: key})
+	tx.overwrite(tableKey{t, key}, Record{}, true)
+	tx.addWrite(Write{Table: t, Key: key})
+}
+
+// addWrite appends w to the plan.
+func (tx *Tx) addWrite(w Write) {
+	if tx.plan.Writes == nil {
+		tx.plan.Writes = tx.writesBuf[:0]
+	}
+	tx.plan.Writes = append(tx.plan.Writes, w)
+}
+
+// addStamp appends c to the plan.
+func (tx *Tx) addStamp(c StampCounter) {
+	if tx.plan.Stamps == nil {
+		tx.plan.Stamps = tx.stampsBuf[:0]
+	}
+	tx.plan.Stamps = append(tx.plan.Stamps, c)
 }
 
 // Bump plans the reference's Bump(kind, mesh): the (kind, mesh) counter and
@@ -127,9 +232,9 @@ func (tx *Tx) Delete(t Table, key string) {
 func (tx *Tx) Bump(kind location.LocationKind, mesh *string) {
 	k := kind.Scope()
 	if mesh != nil && *mesh != "" {
-		tx.plan.Stamps = append(tx.plan.Stamps, StampCounter{Kind: k, Mesh: *mesh})
+		tx.addStamp(StampCounter{Kind: k, Mesh: *mesh})
 	}
-	tx.plan.Stamps = append(tx.plan.Stamps, StampCounter{Kind: k})
+	tx.addStamp(StampCounter{Kind: k})
 }
 
 // BumpMeshNodeStamp plans a move of the mesh's mesh-node change stamp.

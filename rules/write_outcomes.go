@@ -57,11 +57,24 @@ func takeoverAllowed(tx *Tx, curOwner string, curGeneration int64, nextOwner str
 	return curOwner == nextOwner && curGeneration != nextGeneration && liveGeneration == nextGeneration
 }
 
-// readRow reads (t, key) as a value of type T. The value is the stored one,
-// not a copy: decisions only read it.
+// readRow reads (t, key) as a value of type T: the decision's own copy.
 func readRow[T any](tx *Tx, t Table, key string) (T, Record, bool, error) {
-	var zero T
 	rec, ok := tx.Get(t, key)
+	return rowAs[T](rec, ok, t, key)
+}
+
+// peekRow is readRow for a decision that only looks at the row (compares
+// its fields, copies out its scalars): the value may be shared with the
+// source or with the decision's own writes (Tx.GetShared), so the decision
+// must not modify anything it references, nor return or write it.
+func peekRow[T any](tx *Tx, t Table, key string) (T, Record, bool, error) {
+	rec, ok := tx.GetShared(t, key)
+	return rowAs[T](rec, ok, t, key)
+}
+
+// rowAs returns the value of a record read from (t, key) as a T.
+func rowAs[T any](rec Record, ok bool, t Table, key string) (T, Record, bool, error) {
+	var zero T
 	if !ok {
 		return zero, Record{}, false, nil
 	}

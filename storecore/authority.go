@@ -23,12 +23,19 @@ func (s *Store) ReadAuthority(ctx context.Context, key location.AuthorityKey) (l
 // version is expected (rules.CompareExchangeAuthority, which also guards
 // the mutation's shape itself). It implements location.AuthorityStore.
 func (s *Store) CompareExchangeAuthority(ctx context.Context, key location.AuthorityKey, expected location.StoreVersion, m location.AuthorityMutation) (location.CompareExchangeResult, error) {
-	return decide(ctx, s, Op{"CompareExchangeAuthority", rules.TableAuthority},
-		func() error { return location.ValidateCompareExchange(key, m) },
-		exchangeReads(key, m.RelocationFence),
-		func(tx *rules.Tx) (location.CompareExchangeResult, error) {
-			return rules.CompareExchangeAuthority(tx, key, expected, m)
+	return decideOn(ctx, s, Op{"CompareExchangeAuthority", rules.TableAuthority}, exchange{key: key, expected: expected, m: m},
+		func(x *exchange) error { return location.ValidateCompareExchange(x.key, x.m) },
+		exchangeReads,
+		func(tx *rules.Tx, x *exchange) (location.CompareExchangeResult, error) {
+			return rules.CompareExchangeAuthority(tx, x.key, x.expected, x.m)
 		})
+}
+
+// exchange is the input of CompareExchangeAuthority.
+type exchange struct {
+	key      location.AuthorityKey
+	expected location.StoreVersion
+	m        location.AuthorityMutation
 }
 
 // ListAuthorities lists the records whose key starts with prefix, in byte

@@ -12,13 +12,35 @@ import (
 // The location tables (02): a write, a removal, a resolve and a list each,
 // every one a decision of package rules or a list of one table.
 
+// rowWrite is the write of one location row: the row, the intent, and the
+// table's validation, read set and decision (plain functions, so that the
+// write's input and its call take one allocation: decideOn).
+type rowWrite[T any] struct {
+	row      T
+	intent   location.WriteIntent
+	validate func(T, location.WriteIntent) error
+	reads    func(*T, location.WriteIntent, *ReadSet)
+	run      func(*rules.Tx, T, location.WriteIntent) (location.WriteResult, error)
+}
+
+// writeRow runs a location row's write.
+func writeRow[T any](ctx context.Context, s *Store, op Op, w rowWrite[T]) (location.WriteResult, error) {
+	return decideOn(ctx, s, op, w, validateRowWrite[T], readsOfRowWrite[T], runRowWrite[T])
+}
+
+func validateRowWrite[T any](w *rowWrite[T]) error { return w.validate(w.row, w.intent) }
+
+func readsOfRowWrite[T any](w *rowWrite[T], _ Peek, rs *ReadSet) { w.reads(&w.row, w.intent, rs) }
+
+func runRowWrite[T any](tx *rules.Tx, w *rowWrite[T]) (location.WriteResult, error) {
+	return w.run(tx, w.row, w.intent)
+}
+
 // UpdateMeshNode writes a mesh-node descriptor (rules.UpdateMeshNode). It
 // implements location.MeshNodeStore.
 func (s *Store) UpdateMeshNode(ctx context.Context, d location.MeshNodeDescriptor, intent location.WriteIntent) (location.WriteResult, error) {
-	return decide(ctx, s, Op{"UpdateMeshNode", location.TableMeshNodes},
-		func() error { return location.ValidateMeshNode(d, intent) },
-		func(Peek) ReadSet { return meshNodeReads(&d) },
-		func(tx *rules.Tx) (location.WriteResult, error) { return rules.UpdateMeshNode(tx, d, intent) })
+	return writeRow(ctx, s, Op{"UpdateMeshNode", location.TableMeshNodes}, rowWrite[location.MeshNodeDescriptor]{
+		row: d, intent: intent, validate: location.ValidateMeshNode, reads: meshNodeReads, run: rules.UpdateMeshNode})
 }
 
 // RemoveMeshNode removes a mesh-node descriptor (rules.RemoveMeshNode). No
@@ -47,10 +69,11 @@ func (s *Store) ListMeshNodes(ctx context.Context, meshName string, p location.P
 // UpdateClientServer writes a client-server descriptor
 // (rules.UpdateClientServer). It implements location.ClientServerStore.
 func (s *Store) UpdateClientServer(ctx context.Context, d location.ClientServerDescriptor, intent location.WriteIntent) (location.WriteResult, error) {
-	return decide(ctx, s, Op{"UpdateClientServer", location.TableClientServers},
-		func() error { return location.ValidateClientServer(d, intent) },
-		rowAndOwnerReads(location.TableClientServers, rules.ClientServerKey(d.Key()), d.OwnerID),
-		func(tx *rules.Tx) (location.WriteResult, error) { return rules.UpdateClientServer(tx, d, intent) })
+	return writeRow(ctx, s, Op{"UpdateClientServer", location.TableClientServers}, rowWrite[location.ClientServerDescriptor]{
+		row: d, intent: intent, validate: location.ValidateClientServer, run: rules.UpdateClientServer,
+		reads: func(d *location.ClientServerDescriptor, _ location.WriteIntent, rs *ReadSet) {
+			rowAndOwner(rs, location.TableClientServers, rules.ClientServerKey(d.Key()), d.OwnerID)
+		}})
 }
 
 // RemoveClientServer removes a client-server descriptor
@@ -73,10 +96,11 @@ func (s *Store) ListClientServers(ctx context.Context, channelName string, p loc
 // UpdateFanoutPublisher writes a fanout publisher descriptor
 // (rules.UpdateFanoutPublisher). It implements location.FanoutPublisherStore.
 func (s *Store) UpdateFanoutPublisher(ctx context.Context, d location.FanoutPublisherDescriptor, intent location.WriteIntent) (location.WriteResult, error) {
-	return decide(ctx, s, Op{"UpdateFanoutPublisher", location.TableFanoutPublishers},
-		func() error { return location.ValidateFanoutPublisher(d, intent) },
-		rowAndOwnerReads(location.TableFanoutPublishers, rules.FanoutPublisherKey(d.Key()), d.OwnerID),
-		func(tx *rules.Tx) (location.WriteResult, error) { return rules.UpdateFanoutPublisher(tx, d, intent) })
+	return writeRow(ctx, s, Op{"UpdateFanoutPublisher", location.TableFanoutPublishers}, rowWrite[location.FanoutPublisherDescriptor]{
+		row: d, intent: intent, validate: location.ValidateFanoutPublisher, run: rules.UpdateFanoutPublisher,
+		reads: func(d *location.FanoutPublisherDescriptor, _ location.WriteIntent, rs *ReadSet) {
+			rowAndOwner(rs, location.TableFanoutPublishers, rules.FanoutPublisherKey(d.Key()), d.OwnerID)
+		}})
 }
 
 // RemoveFanoutPublisher removes a fanout publisher descriptor
@@ -103,10 +127,11 @@ func (s *Store) ListFanoutPublishers(ctx context.Context, channelName string, p 
 // UpdatePeer writes a peer row (rules.UpdatePeer). It implements
 // location.PeerStore.
 func (s *Store) UpdatePeer(ctx context.Context, p location.PeerLocation, intent location.WriteIntent) (location.WriteResult, error) {
-	return decide(ctx, s, Op{"UpdatePeer", location.TablePeers},
-		func() error { return location.ValidatePeer(p, intent) },
-		ownerRowReads(location.TablePeers, rules.PeerKey(p.Key()), p.OwnerID, intent),
-		func(tx *rules.Tx) (location.WriteResult, error) { return rules.UpdatePeer(tx, p, intent) })
+	return writeRow(ctx, s, Op{"UpdatePeer", location.TablePeers}, rowWrite[location.PeerLocation]{
+		row: p, intent: intent, validate: location.ValidatePeer, run: rules.UpdatePeer,
+		reads: func(p *location.PeerLocation, intent location.WriteIntent, rs *ReadSet) {
+			ownerRow(rs, location.TablePeers, rules.PeerKey(p.Key()), p.OwnerID, intent)
+		}})
 }
 
 // RemovePeer removes a peer row (rules.RemovePeer). It implements
@@ -164,10 +189,11 @@ func peerNarrow(f *location.PeerFilter) string {
 // UpdateSpot writes a spot row (rules.UpdateSpot). It implements
 // location.SpotStore.
 func (s *Store) UpdateSpot(ctx context.Context, row location.SpotLocation, intent location.WriteIntent) (location.WriteResult, error) {
-	return decide(ctx, s, Op{"UpdateSpot", location.TableSpots},
-		func() error { return location.ValidateSpot(row, intent) },
-		rowAndOwnerReads(location.TableSpots, rules.SpotKey(row.Key()), row.OwnerID),
-		func(tx *rules.Tx) (location.WriteResult, error) { return rules.UpdateSpot(tx, row, intent) })
+	return writeRow(ctx, s, Op{"UpdateSpot", location.TableSpots}, rowWrite[location.SpotLocation]{
+		row: row, intent: intent, validate: location.ValidateSpot, run: rules.UpdateSpot,
+		reads: func(r *location.SpotLocation, _ location.WriteIntent, rs *ReadSet) {
+			rowAndOwner(rs, location.TableSpots, rules.SpotKey(r.Key()), r.OwnerID)
+		}})
 }
 
 // RemoveSpot removes a spot row (rules.RemoveSpot). It implements
@@ -205,10 +231,11 @@ func (s *Store) ListSpots(ctx context.Context, f location.SpotFilter, p location
 // UpdateActor writes an actor row (rules.UpdateActor). It implements
 // location.ActorStore.
 func (s *Store) UpdateActor(ctx context.Context, a location.ActorLocation, intent location.WriteIntent) (location.WriteResult, error) {
-	return decide(ctx, s, Op{"UpdateActor", location.TableActors},
-		func() error { return location.ValidateActor(a, intent) },
-		rowAndOwnerReads(location.TableActors, rules.ActorKey(a.Key()), a.OwnerID),
-		func(tx *rules.Tx) (location.WriteResult, error) { return rules.UpdateActor(tx, a, intent) })
+	return writeRow(ctx, s, Op{"UpdateActor", location.TableActors}, rowWrite[location.ActorLocation]{
+		row: a, intent: intent, validate: location.ValidateActor, run: rules.UpdateActor,
+		reads: func(a *location.ActorLocation, _ location.WriteIntent, rs *ReadSet) {
+			rowAndOwner(rs, location.TableActors, rules.ActorKey(a.Key()), a.OwnerID)
+		}})
 }
 
 // RemoveActor removes an actor row (rules.RemoveActor). It implements
@@ -242,10 +269,11 @@ func (s *Store) ListActors(ctx context.Context, f location.ActorFilter, p locati
 // UpdateRoute writes a route row (rules.UpdateRoute). It implements
 // location.RouteStore.
 func (s *Store) UpdateRoute(ctx context.Context, r location.RouteLocation, intent location.WriteIntent) (location.WriteResult, error) {
-	return decide(ctx, s, Op{"UpdateRoute", location.TableRoutes},
-		func() error { return location.ValidateRoute(r, intent) },
-		ownerRowReads(location.TableRoutes, rules.RouteKey(r.Key()), r.OwnerID, intent),
-		func(tx *rules.Tx) (location.WriteResult, error) { return rules.UpdateRoute(tx, r, intent) })
+	return writeRow(ctx, s, Op{"UpdateRoute", location.TableRoutes}, rowWrite[location.RouteLocation]{
+		row: r, intent: intent, validate: location.ValidateRoute, run: rules.UpdateRoute,
+		reads: func(r *location.RouteLocation, intent location.WriteIntent, rs *ReadSet) {
+			ownerRow(rs, location.TableRoutes, rules.RouteKey(r.Key()), r.OwnerID, intent)
+		}})
 }
 
 // RemoveRoute removes a route row (rules.RemoveRoute). It implements

@@ -18,34 +18,34 @@ func rowReads(t rules.Table, key string) func(Peek) ReadSet {
 	return func(Peek) ReadSet { return ReadSet{Refs: []Ref{Row(t, key)}} }
 }
 
-// rowAndOwnerReads is a descriptor, spot or actor write: the row and the
+// rowAndOwner is a descriptor, spot or actor write: the row and the
 // writer's owner lease.
-func rowAndOwnerReads(t rules.Table, key, ownerID string) func(Peek) ReadSet {
-	return func(Peek) ReadSet { return ReadSet{Refs: []Ref{Row(t, key), Lease(ownerID)}} }
+func rowAndOwner(rs *ReadSet, t rules.Table, key, ownerID string) {
+	rs.Refs = append(rs.Refs, Row(t, key), Lease(ownerID))
 }
 
-// ownerRowReads is a peer or route write: the row and, for a new claim
-// only, the owner lease (rules.UpdatePeer consults the liveness of the
-// row's owner id only then; renewals never do, and naming an owner lease
-// that does not exist would cost a read on every renewal of a row whose
-// owner holds no lease).
-func ownerRowReads(t rules.Table, key, ownerID string, intent location.WriteIntent) func(Peek) ReadSet {
+// ownerRow is a peer or route write: the row and, for a new claim only,
+// the owner lease (rules.UpdatePeer consults the liveness of the row's
+// owner id only then; renewals never do, and naming an owner lease that
+// does not exist would cost a read on every renewal of a row whose owner
+// holds no lease).
+func ownerRow(rs *ReadSet, t rules.Table, key, ownerID string, intent location.WriteIntent) {
 	if intent == location.IntentNewClaim {
-		return rowAndOwnerReads(t, key, ownerID)
+		rowAndOwner(rs, t, key, ownerID)
+		return
 	}
-	return rowReads(t, key)
+	rs.Refs = append(rs.Refs, Row(t, key))
 }
 
 // meshNodeReads is a mesh-node write: the row, the writer's owner lease,
 // and the entry-spot claim it consults.
-func meshNodeReads(d *location.MeshNodeDescriptor) ReadSet {
-	refs := []Ref{Row(location.TableMeshNodes, rules.MeshNodeKey(d.Key())), Lease(d.OwnerID)}
+func meshNodeReads(d *location.MeshNodeDescriptor, _ location.WriteIntent, rs *ReadSet) {
+	rowAndOwner(rs, location.TableMeshNodes, rules.MeshNodeKey(d.Key()), d.OwnerID)
 	if d.EntrySpotID != nil {
 		if claim, err := rules.EntryClaimKey(*d.EntrySpotID); err == nil {
-			refs = append(refs, Row(rules.TableEntryClaims, string(claim)))
+			rs.Refs = append(rs.Refs, Row(rules.TableEntryClaims, string(claim)))
 		}
 	}
-	return ReadSet{Refs: refs}
 }
 
 // projectionReads are the ledger buckets rules.ProjectMeshNode reads for a
@@ -75,22 +75,19 @@ func transferReads(ref location.ActorTransferRef) func(Peek) ReadSet {
 	}
 }
 
-// exchangeReads is what an exchange of key reads: the record and, when the
-// record is at hand, the owner's descriptor and owner lease that its
-// liveness check reads (so that a steady-state preserve is one
-// transaction), and the relocation reservation a fence names.
-func exchangeReads(key location.AuthorityKey, fence *location.RelocationFence) func(Peek) ReadSet {
-	return func(peek Peek) ReadSet {
-		refs := []Ref{Row(rules.TableAuthority, string(key))}
-		if rec, ok := peek(rules.TableAuthority, string(key)); ok {
-			if row, ok := rec.Value.(rules.AuthorityRow); ok {
-				refs = append(refs, Row(location.TableMeshNodes, rules.MeshNodeKey(row.Allocation.Descriptor)), Lease(row.Owner.OwnerID))
-			}
+// exchangeReads is what an exchange reads: the record and, when the record
+// is at hand, the owner's descriptor and owner lease that its liveness
+// check reads (so that a steady-state preserve is one transaction), and the
+// relocation reservation a fence names.
+func exchangeReads(x *exchange, peek Peek, rs *ReadSet) {
+	rs.Refs = append(rs.Refs, Row(rules.TableAuthority, string(x.key)))
+	if rec, ok := peek(rules.TableAuthority, string(x.key)); ok {
+		if row, ok := rec.Value.(rules.AuthorityRow); ok {
+			rs.Refs = append(rs.Refs, Row(location.TableMeshNodes, rules.MeshNodeKey(row.Allocation.Descriptor)), Lease(row.Owner.OwnerID))
 		}
-		if fence != nil {
-			refs = append(refs, Row(rules.TableRelocations, string(*fence)))
-		}
-		return ReadSet{Refs: refs}
+	}
+	if fence := x.m.RelocationFence; fence != nil {
+		rs.Refs = append(rs.Refs, Row(rules.TableRelocations, string(*fence)))
 	}
 }
 

@@ -21,14 +21,15 @@ func (e *Engine) build(op string, v *View, c *Commit) (Guarded, error) {
 	}
 	c.Touch = dedupe(c.Touch)
 	nonce := []byte(v.nonce)
-	seen := make(map[string]bool, len(c.Writes)+len(c.Touch))
-	g := Guarded{Read: v.order, Nonce: v.nonce, Before: v.obs}
+	n := c.writeCount() + len(c.Touch)
+	seen := newKeySet(n)
+	g := Guarded{Read: v.order, Nonce: v.nonce, Before: v.obs,
+		Then: make([]clientv3.Op, 0, n), Puts: make([]string, 0, n)}
 	size := 0
-	for _, w := range c.allWrites() {
-		if seen[w.Key] {
+	for w := range c.allWrites() {
+		if !seen.add(w.Key) {
 			return Guarded{}, fmt.Errorf("%s: %w: key %q written twice in one commit", op, location.ErrInternal, w.Key)
 		}
-		seen[w.Key] = true
 		if w.Delete {
 			g.Then = append(g.Then, clientv3.OpDelete(w.Key))
 			g.Deletes = append(g.Deletes, w.Key)
@@ -43,15 +44,14 @@ func (e *Engine) build(op string, v *View, c *Commit) (Guarded, error) {
 		size += keyCost(w.Key) + len(w.Value)
 	}
 	for _, k := range c.Touch {
-		if seen[k] {
+		if !seen.add(k) {
 			return Guarded{}, fmt.Errorf("%s: %w: key %q both written and touched", op, location.ErrInternal, k)
 		}
-		seen[k] = true
 		g.Then = append(g.Then, clientv3.OpPut(k, v.nonce))
 		g.Puts = append(g.Puts, k)
 		size += keyCost(k) + len(v.nonce)
 	}
-	g.If, _ = guardOps(v)
+	g.If = guardCompares(v, len(v.issued))
 	for _, k := range v.order {
 		size += 2 * keyCost(k) // one compare and one Get per guarded key
 		if !v.obs[k].Present {
@@ -68,10 +68,53 @@ func (e *Engine) build(op string, v *View, c *Commit) (Guarded, error) {
 	return g, nil
 }
 
+// keySet is a set of keys that scans an array while it is small (a commit
+// writes a handful of keys), a map beyond.
+type keySet struct {
+	small [smallKeySet]string
+	n     int
+	large map[string]bool
+}
+
+// smallKeySet is the size up to which a keySet scans an array.
+const smallKeySet = 16
+
+func newKeySet(n int) keySet {
+	if n > smallKeySet {
+		return keySet{large: make(map[string]bool, n)}
+	}
+	return keySet{}
+}
+
+// has reports whether k is in the set.
+func (s *keySet) has(k string) bool {
+	if s.large != nil {
+		return s.large[k]
+	}
+	return slices.Contains(s.small[:s.n], k)
+}
+
+// add adds k and reports whether it was new.
+func (s *keySet) add(k string) bool {
+	if s.large != nil {
+		if s.large[k] {
+			return false
+		}
+		s.large[k] = true
+		return true
+	}
+	if slices.Contains(s.small[:s.n], k) {
+		return false
+	}
+	s.small[s.n] = k
+	s.n++
+	return true
+}
+
 // deletedFences returns the delete fences of the keys the commit deletes.
 func (e *Engine) deletedFences(c *Commit) []string {
 	var fences []string
-	for _, w := range c.allWrites() {
+	for w := range c.allWrites() {
 		if w.Delete {
 			if f := e.deleteFence(w.Key); f != "" {
 				fences = append(fences, f)
@@ -91,6 +134,9 @@ type fenceGuard struct {
 // generations from: per fence, the earliest revision one of its keys was
 // read absent at, in key order.
 func (e *Engine) issuedFences(v *View) []fenceGuard {
+	if len(v.issued) == 0 {
+		return nil
+	}
 	earliest := map[string]int64{}
 	for k, rev := range v.issued {
 		f := e.deleteFence(k)

@@ -53,6 +53,48 @@ func (c *cache) get(key string) (Observation, bool) {
 	return it.obs, true
 }
 
+// view fills v with the cached observations of keys and reports true, when
+// the cache holds every one of them (absent keys it does not hold are
+// assumed absent); otherwise it leaves v alone and reports false. The
+// observations are remembered (View.remember): this operation did not
+// read them.
+func (c *cache) view(v *View, keys, absent []string) bool {
+	if c.limit < 0 {
+		return len(keys) == 0 && c.assumeAbsent(v, absent)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range keys {
+		it, ok := c.items[k]
+		if !ok {
+			return false
+		}
+		c.order.MoveToFront(it.elem) // as get would: the keys before a miss count as used
+	}
+	for _, k := range keys {
+		v.remember(c.items[k].obs)
+	}
+	for _, k := range absent {
+		it, ok := c.items[k]
+		if !ok {
+			v.remember(Observation{Key: k})
+			continue
+		}
+		c.order.MoveToFront(it.elem)
+		v.remember(it.obs)
+	}
+	return true
+}
+
+// assumeAbsent remembers every key of absent as absent (a disabled
+// cache's view).
+func (*cache) assumeAbsent(v *View, absent []string) bool {
+	for _, k := range absent {
+		v.remember(Observation{Key: k})
+	}
+	return true
+}
+
 // store records an observation (present or absent). An older observation
 // never replaces a newer one.
 func (c *cache) store(o Observation) {

@@ -1,12 +1,28 @@
 package txn
 
-import "slices"
+import "iter"
 
 // Write is one guarded write of a Commit: a put of Value, or a delete.
 type Write struct {
 	Key    string
 	Value  []byte
 	Delete bool
+	// Derived, when set, is what a reader would derive from Value (its
+	// decoded form): when the commit applies, it is attached to the
+	// observation of the written key that the engine's cache keeps
+	// (Observation.SetDerived), so that the next decision reading the key
+	// from the cache does not derive it again. It is shared from then on:
+	// nobody may modify it. A Derived that is a DerivedAt is asked for the
+	// value at the commit's revision.
+	Derived any
+}
+
+// DerivedAt is a Write.Derived that depends on the revision the commit is
+// applied at (which is, for example, the written key's ModRevision).
+type DerivedAt interface {
+	// DeriveAt returns the derived value of the write applied at
+	// revision.
+	DeriveAt(revision int64) any
 }
 
 // Put returns a write that stores value under key.
@@ -39,15 +55,28 @@ func (c Commit) Empty() bool {
 }
 
 // allWrites returns the guarded and the unguarded writes, in that order.
-func (c Commit) allWrites() []Write { return slices.Concat(c.Writes, c.Unguarded) }
+func (c *Commit) allWrites() iter.Seq[Write] {
+	return func(yield func(Write) bool) {
+		for _, ws := range [2][]Write{c.Writes, c.Unguarded} {
+			for _, w := range ws {
+				if !yield(w) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// writeCount is the number of guarded and unguarded writes.
+func (c *Commit) writeCount() int { return len(c.Writes) + len(c.Unguarded) }
 
 // hasPut reports whether the commit writes at least one value (that carries
 // the nonce).
-func (c Commit) hasPut() bool {
+func (c *Commit) hasPut() bool {
 	if len(c.Touch) > 0 {
 		return true
 	}
-	for _, w := range c.allWrites() {
+	for w := range c.allWrites() {
 		if !w.Delete {
 			return true
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,7 +70,10 @@ type Options struct {
 
 // Engine runs decisions against etcd. Safe for concurrent use.
 type Engine struct {
-	kv             clientv3.KV
+	kv clientv3.KV
+	// writeKV is kv without the Retrier's wrapper, which sends a
+	// transaction that writes once, as it is: Send sends those on it.
+	writeKV        clientv3.KV
 	watcher        clientv3.Watcher
 	limits         Limits
 	maxAttempts    int
@@ -81,6 +85,10 @@ type Engine struct {
 	retry          *Retrier
 	onAttempt      func(context.Context, Attempt)
 	lastRev        atomic.Int64
+	// views are the Views of operations that ended, cleared for the next
+	// (a View and its maps are several allocations; most operations need
+	// one small View).
+	views sync.Pool
 }
 
 // New returns an engine over kv (wrapped with the Options' Retrier, so that
@@ -93,6 +101,7 @@ func New(kv clientv3.KV, watcher clientv3.Watcher, opts Options) *Engine {
 	}
 	e := &Engine{
 		kv:             retry.KV(kv),
+		writeKV:        unwrapRetrying(kv),
 		retry:          retry,
 		watcher:        watcher,
 		limits:         opts.Limits,
@@ -305,6 +314,9 @@ func RunWith[R any](ctx context.Context, e *Engine, op string, prefetch Prefetch
 	if err != nil {
 		return zero, out, Unavailable(op, err)
 	}
+	// Nothing keeps the operation's last View (its Guarded and Decision
+	// calls are over when RunWith returns), so the next one may use it.
+	defer func() { e.recycle(v) }()
 	var pending []pendingAttempt[R]
 	for {
 		if out.Attempts >= e.maxAttempts {
@@ -425,33 +437,36 @@ func pendingResult[R any](pending []pendingAttempt[R], nonce string) R {
 	return zero
 }
 
+// maxRecycledView is the size beyond which a View is not kept for reuse.
+const maxRecycledView = 64
+
+// newView returns an empty View, a recycled one when there is one.
+func (e *Engine) newView() *View {
+	if v, ok := e.views.Get().(*View); ok {
+		return v
+	}
+	return newView()
+}
+
+// recycle clears v for a later operation (a small v; nil is ignored). The
+// caller must not use v again.
+func (e *Engine) recycle(v *View) {
+	if v == nil || len(v.obs) > maxRecycledView {
+		return
+	}
+	v.reset()
+	e.views.Put(v)
+}
+
 // startView builds the first view: from the cache when it holds every
 // prefetch key (Absent keys it does not hold are assumed absent), else from
 // one read of all of them.
 func (e *Engine) startView(ctx context.Context, prefetch Prefetch) (*View, error) {
-	v := newView()
+	v := e.newView()
 	if len(prefetch.Keys) == 0 && len(prefetch.Absent) == 0 {
 		return v, nil
 	}
-	cached := make([]Observation, 0, len(prefetch.Keys)+len(prefetch.Absent))
-	for _, k := range prefetch.Keys {
-		o, ok := e.cache.get(k)
-		if !ok {
-			break
-		}
-		cached = append(cached, o)
-	}
-	if len(cached) == len(prefetch.Keys) {
-		for _, k := range prefetch.Absent {
-			o, ok := e.cache.get(k)
-			if !ok {
-				o = Observation{Key: k}
-			}
-			cached = append(cached, o)
-		}
-		for _, o := range cached {
-			v.remember(o)
-		}
+	if e.cache.view(v, prefetch.Keys, prefetch.Absent) {
 		return v, nil
 	}
 	obs, err := e.ReadKeys(ctx, append(prefetch.Keys[:len(prefetch.Keys):len(prefetch.Keys)], prefetch.Absent...), 0)
@@ -576,8 +591,13 @@ func (e *Engine) verify(ctx context.Context, v *View) (bool, *View, error) {
 // guardOps returns the compares of the view's guards and the Gets that read
 // the same keys.
 func guardOps(v *View) ([]clientv3.Cmp, []clientv3.Op) {
-	cmps := make([]clientv3.Cmp, 0, len(v.order))
-	gets := make([]clientv3.Op, 0, len(v.order))
+	return guardCompares(v, 0), getsOf(v.order)
+}
+
+// guardCompares returns the compares of the view's guards, with room for
+// extra more.
+func guardCompares(v *View, extra int) []clientv3.Cmp {
+	cmps := make([]clientv3.Cmp, 0, len(v.order)+extra)
 	for _, k := range v.order {
 		o := v.obs[k]
 		switch {
@@ -588,9 +608,17 @@ func guardOps(v *View) ([]clientv3.Cmp, []clientv3.Op) {
 		default:
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", o.ModRevision))
 		}
-		gets = append(gets, clientv3.OpGet(k))
 	}
-	return cmps, gets
+	return cmps
+}
+
+// getsOf returns one Get per key.
+func getsOf(keys []string) []clientv3.Op {
+	gets := make([]clientv3.Op, len(keys))
+	for i, k := range keys {
+		gets[i] = clientv3.OpGet(k)
+	}
+	return gets
 }
 
 // viewFromElse builds the view of the guarded keys from the Else branch of
@@ -617,7 +645,7 @@ func (e *Engine) elseObservations(keys []string, resp *clientv3.TxnResponse) Obs
 
 // viewOf returns a consistent view of keys as read at one revision.
 func (e *Engine) viewOf(keys []string, now Observations) *View {
-	fresh := newView()
+	fresh := e.newView()
 	fresh.consistent, fresh.rev = true, now.Revision
 	for _, k := range keys {
 		if o, ok := now.Keys[k]; ok {
@@ -641,9 +669,9 @@ func (e *Engine) sentAfter(v *View) int64 {
 // applied updates the cache after a commit was applied at rev.
 func (e *Engine) applied(v *View, c *Commit, rev int64) {
 	e.NoteRevision(rev)
-	written := map[string]bool{}
+	written := newKeySet(len(c.Writes))
 	for _, w := range c.Writes {
-		written[w.Key] = true
+		written.add(w.Key)
 		prev := v.obs[w.Key]
 		if w.Delete {
 			e.cache.forget(w.Key)
@@ -653,21 +681,27 @@ func (e *Engine) applied(v *View, c *Commit, rev int64) {
 		if prev.Present {
 			o.CreateRevision, o.Version, o.Lease = prev.CreateRevision, prev.Version+1, prev.Lease
 		}
-		e.cache.store(withDerivedSlot(o))
+		d := w.Derived
+		if at, ok := d.(DerivedAt); ok {
+			d = at.DeriveAt(rev)
+		}
+		e.cache.store(withDerived(o, d))
 	}
-	e.confirm(v, written, rev)
+	e.confirm(v, &written, rev)
 }
 
 // confirm records in the cache that the guarded observations of v still held
-// at rev (keys in skip excepted). Only a ModRevision guard proves the whole
-// state; a CreateRevision guard proves only the incarnation, so those
-// observations keep their revision.
-func (e *Engine) confirm(v *View, skip map[string]bool, rev int64) {
-	for _, o := range v.guardedObservations() {
-		if !skip[o.Key] && v.guards[o.Key] == GuardMod {
-			o.Revision = rev
-			e.cache.store(o)
+// at rev (keys in skip excepted; skip may be nil). Only a ModRevision guard
+// proves the whole state; a CreateRevision guard proves only the
+// incarnation, so those observations keep their revision.
+func (e *Engine) confirm(v *View, skip *keySet, rev int64) {
+	for _, k := range v.order {
+		if v.guards[k] != GuardMod || skip != nil && skip.has(k) {
+			continue
 		}
+		o := v.obs[k]
+		o.Revision = rev
+		e.cache.store(o)
 	}
 }
 
@@ -679,6 +713,15 @@ func firstKV[T any](kvs []*T) *T {
 }
 
 func dedupe(keys []string) []string {
+	if len(keys) <= smallKeySet {
+		out := make([]string, 0, len(keys))
+		for _, k := range keys {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
 	seen := make(map[string]bool, len(keys))
 	out := make([]string, 0, len(keys))
 	for _, k := range keys {

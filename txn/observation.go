@@ -28,7 +28,12 @@ type Observation struct {
 }
 
 // derivedSlot holds a value derived from one observed Value.
-type derivedSlot struct{ v atomic.Pointer[derivedValue] }
+type derivedSlot struct {
+	v atomic.Pointer[derivedValue]
+	// first holds the value the slot was made with (withDerived), in the
+	// same allocation.
+	first derivedValue
+}
 
 type derivedValue struct{ v any }
 
@@ -63,6 +68,17 @@ func (o Observation) SetDerived(v any) bool {
 func withDerivedSlot(o Observation) Observation {
 	if o.Present {
 		o.derived = &derivedSlot{}
+	}
+	return o
+}
+
+// withDerived returns o with a fresh slot holding v (nil: an empty slot),
+// as withDerivedSlot followed by SetDerived.
+func withDerived(o Observation, v any) Observation {
+	o = withDerivedSlot(o)
+	if o.derived != nil && v != nil {
+		o.derived.first.v = v
+		o.derived.v.Store(&o.derived.first)
 	}
 	return o
 }

@@ -19,6 +19,16 @@ func (r *Retrier) KV(kv clientv3.KV) clientv3.KV {
 	return &retryingKV{KV: kv, r: r}
 }
 
+// unwrapRetrying returns the KV a Retrier's wrapper wraps (kv itself when it
+// is not one): what a transaction that writes is sent on, since the wrapper
+// sends those once, as they are.
+func unwrapRetrying(kv clientv3.KV) clientv3.KV {
+	if rk, ok := kv.(*retryingKV); ok {
+		return rk.KV
+	}
+	return kv
+}
+
 // retryingKV is Retrier.KV's wrapper.
 type retryingKV struct {
 	clientv3.KV

@@ -79,11 +79,13 @@ type Sent struct {
 // a resolution that fails wraps ErrOutcomeUnknown, the lost response's
 // error and the resolution's own.
 func (e *Engine) Send(ctx context.Context, op string, g Guarded) (Sent, error) {
-	gets := make([]clientv3.Op, len(g.Read))
-	for i, k := range g.Read {
-		gets[i] = clientv3.OpGet(k)
+	kv := e.kv
+	if !allReadOnly(g.Then) {
+		// A transaction that writes is sent once (Retrier.KV), so it skips
+		// the Retrier's wrapper.
+		kv = e.writeKV
 	}
-	resp, err := e.kv.Txn(ctx).If(g.If...).Then(g.Then...).Else(gets...).Commit()
+	resp, err := kv.Txn(ctx).If(g.If...).Then(g.Then...).Else(getsOf(g.Read)...).Commit()
 	if err != nil {
 		if !IsAmbiguous(err) {
 			return Sent{}, Unavailable(op, err)

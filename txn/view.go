@@ -22,9 +22,9 @@ const (
 // engine fetches before running the decision again).
 type View struct {
 	obs map[string]Observation
-	// remembered are the keys whose observation this operation did not read
-	// itself: taken from the engine's cache, or assumed absent
-	// (Prefetch.Absent).
+	// remembered are the keys seen absent whose absence this operation did
+	// not read itself: taken from the engine's cache, or assumed
+	// (Prefetch.Absent). (A present key's provenance does not matter.)
 	remembered map[string]bool
 	// consistent reports that every observation comes from one read at
 	// revision rev, so that a decision that writes nothing may answer
@@ -45,17 +45,32 @@ type View struct {
 
 // newView returns an empty view.
 func newView() *View {
-	return &View{obs: map[string]Observation{}, remembered: map[string]bool{}}
+	return &View{obs: map[string]Observation{}}
+}
+
+// reset empties v for another operation, keeping its maps' room.
+func (v *View) reset() {
+	clear(v.obs)
+	clear(v.remembered)
+	v.consistent, v.rev = false, 0
+	v.begin("")
 }
 
 // begin resets the per-run records for a new run of the decision.
 func (v *View) begin(nonce string) {
-	v.guards = map[string]GuardKind{}
+	// The records are cleared, not made anew: most operations run once,
+	// and most runs miss nothing and issue nothing (those maps are made on
+	// first use).
+	if v.guards == nil {
+		v.guards = make(map[string]GuardKind, len(v.obs))
+	} else {
+		clear(v.guards)
+	}
 	v.order = v.order[:0]
 	v.misses = v.misses[:0]
-	v.missSet = map[string]bool{}
+	clear(v.missSet)
 	v.nonce = nonce
-	v.issued = map[string]int64{}
+	clear(v.issued)
 }
 
 // add records an observation this operation read.
@@ -71,6 +86,12 @@ func (v *View) add(o Observation) {
 // the cache, or an assumed absence).
 func (v *View) remember(o Observation) {
 	v.add(o)
+	if o.Present {
+		return
+	}
+	if v.remembered == nil {
+		v.remembered = map[string]bool{}
+	}
 	v.remembered[o.Key] = true
 }
 
@@ -86,6 +107,9 @@ func (v *View) guard(key string, kind GuardKind) {
 
 func (v *View) miss(key string) {
 	if !v.missSet[key] {
+		if v.missSet == nil {
+			v.missSet = map[string]bool{}
+		}
 		v.missSet[key] = true
 		v.misses = append(v.misses, key)
 	}
@@ -138,6 +162,9 @@ func (v *View) Revision(key string) int64 {
 	}
 	v.guard(key, GuardMod)
 	if !o.Present {
+		if v.issued == nil {
+			v.issued = map[string]int64{}
+		}
 		v.issued[key] = o.Revision
 	}
 	return o.Revision
@@ -152,12 +179,3 @@ func (v *View) Nonce() string { return v.nonce }
 
 // Consistent reports whether every observation comes from one read.
 func (v *View) Consistent() bool { return v.consistent }
-
-// guardedObservations returns the guarded keys' observations in order.
-func (v *View) guardedObservations() []Observation {
-	out := make([]Observation, 0, len(v.order))
-	for _, k := range v.order {
-		out = append(out, v.obs[k])
-	}
-	return out
-}
