@@ -11,10 +11,4 @@ import (
 // TestMain runs the tests with one embedded etcd member shared by the etcd
 // tests (those that stop a member start their own), and fails them when
 // any goroutine outlives them. The member stops before the leak check.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(sharedMember{m}) }
-
-// sharedMember runs the tests inside etcdtest.RunShared.
-type sharedMember struct{ m *testing.M }
-
-// Run implements goleak.TestingM.
-func (s sharedMember) Run() int { return etcdtest.RunShared(s.m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(etcdtest.Shared(m)) }
