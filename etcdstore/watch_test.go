@@ -121,32 +121,55 @@ func TestWatchChangesOwnerEnds(t *testing.T) {
 	}
 }
 
-// gatedWatcher holds the first Watch call of key until release is closed,
-// and reports the start revision of every call of key on started; other
-// keys' watches pass.
-type gatedWatcher struct {
+// scriptedWatcher reports the start revision of every Watch call of key
+// on started and holds call number hold (from 1) until release is closed;
+// when breakOn is set, it breaks the first call at the first response that
+// carries an event on breakOn, without delivering it (as when a connection
+// breaks after the server sent a change). Other keys' watches pass.
+type scriptedWatcher struct {
 	clientv3.Watcher
 	key     string
+	hold    int
+	breakOn string
 	release chan struct{}
 	started chan int64
 	calls   int
 }
 
+// scriptWatcher installs a scriptedWatcher of the peer table's watch on
+// f's store.
+func scriptWatcher(f *fixture, hold int, breakOn string) *scriptedWatcher {
+	w := &scriptedWatcher{Watcher: f.s.watcher, key: f.s.layout.TablePrefix(string(location.TablePeers)),
+		hold: hold, breakOn: breakOn, release: make(chan struct{}), started: make(chan int64, 4)}
+	f.s.watcher = w
+	return w
+}
+
 // Watch implements clientv3.Watcher. Only the goroutine of the key's
 // range calls it for the key, so calls needs no lock.
-func (w *gatedWatcher) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
+func (w *scriptedWatcher) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
 	if key != w.key {
 		return w.Watcher.Watch(ctx, key, opts...)
 	}
 	w.calls++
 	w.started <- clientv3.OpGet(key, opts...).Rev()
-	if w.calls == 1 {
+	if w.calls == w.hold {
 		select {
 		case <-w.release:
 		case <-ctx.Done():
 		}
 	}
-	return w.Watcher.Watch(ctx, key, opts...)
+	if w.calls > 1 || w.breakOn == "" {
+		return w.Watcher.Watch(ctx, key, opts...)
+	}
+	return relay(ctx, w.Watcher, key, opts, nil, func(resp clientv3.WatchResponse) bool {
+		for _, ev := range resp.Events {
+			if string(ev.Kv.Key) == w.breakOn {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // A watch whose start revision was compacted away is started again past the
@@ -154,9 +177,7 @@ func (w *gatedWatcher) Watch(ctx context.Context, key string, opts ...clientv3.O
 // then reports changes as before.
 func TestWatchChangesRestartsAfterCompaction(t *testing.T) {
 	f := newFixture(t)
-	gw := &gatedWatcher{Watcher: f.s.watcher, key: f.s.layout.TablePrefix(string(location.TablePeers)),
-		release: make(chan struct{}), started: make(chan int64, 4)}
-	f.s.watcher = gw
+	gw := scriptWatcher(f, 1, "")
 	a := f.claim(t, "a")
 	ctx, cancel := context.WithCancel(t.Context())
 	ch, err := f.s.WatchChanges(ctx, location.TablePeers)
@@ -190,7 +211,7 @@ func TestWatchChangesRestartsAfterCompaction(t *testing.T) {
 	}
 }
 
-// waitRevision waits for the next start revision a gatedWatcher reports.
+// waitRevision waits for the next start revision a scriptedWatcher reports.
 func waitRevision(t *testing.T, started <-chan int64) int64 {
 	t.Helper()
 	select {
@@ -200,47 +221,6 @@ func waitRevision(t *testing.T, started <-chan int64) int64 {
 		t.Fatal("the watch was not started")
 		return 0
 	}
-}
-
-// breakingWatcher breaks the first watch of key at the first response
-// that carries an event on breakOn, without delivering it (as when a
-// connection breaks after the server sent a change), and holds the second
-// Watch call of key until release is closed. Every call of key reports its
-// start revision on started; other keys' watches pass.
-type breakingWatcher struct {
-	clientv3.Watcher
-	key     string
-	breakOn string
-	release chan struct{}
-	started chan int64
-	calls   int
-}
-
-// Watch implements clientv3.Watcher. Only the goroutine of the key's
-// range calls it for the key, so calls needs no lock.
-func (w *breakingWatcher) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
-	if key != w.key {
-		return w.Watcher.Watch(ctx, key, opts...)
-	}
-	w.calls++
-	w.started <- clientv3.OpGet(key, opts...).Rev()
-	if w.calls > 1 {
-		if w.calls == 2 {
-			select {
-			case <-w.release:
-			case <-ctx.Done():
-			}
-		}
-		return w.Watcher.Watch(ctx, key, opts...)
-	}
-	return relay(ctx, w.Watcher, key, opts, nil, func(resp clientv3.WatchResponse) bool {
-		for _, ev := range resp.Events {
-			if string(ev.Kv.Key) == w.breakOn {
-				return false
-			}
-		}
-		return true
-	})
 }
 
 // relay opens a watch through w and forwards its responses on the returned
@@ -282,10 +262,7 @@ func TestWatchChangesResumesAfterABreak(t *testing.T) {
 	f := newFixture(t)
 	a := f.claim(t, "a")
 	first, lost := peer("n1", "a"), peer("n2", "a")
-	bw := &breakingWatcher{Watcher: f.s.watcher, key: f.s.layout.TablePrefix(string(location.TablePeers)),
-		breakOn: f.s.tableKey(location.TablePeers, rules.PeerKey(lost.Key())),
-		release: make(chan struct{}), started: make(chan int64, 4)}
-	f.s.watcher = bw
+	bw := scriptWatcher(f, 2, f.s.tableKey(location.TablePeers, rules.PeerKey(lost.Key())))
 	ctx, cancel := context.WithCancel(t.Context())
 	ch, err := f.s.WatchChanges(ctx, location.TablePeers)
 	require.NoError(t, err)
