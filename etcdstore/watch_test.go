@@ -178,7 +178,7 @@ func (w *scriptedWatcher) Watch(ctx context.Context, key string, opts ...clientv
 func TestWatchChangesRestartsAfterCompaction(t *testing.T) {
 	f := newFixture(t)
 	gw := scriptWatcher(f, 1, "")
-	a := f.claim(t, "a")
+	f.claim(t, "a")
 	ctx, cancel := context.WithCancel(t.Context())
 	ch, err := f.s.WatchChanges(ctx, location.TablePeers)
 	require.NoError(t, err)
@@ -200,11 +200,20 @@ func TestWatchChangesRestartsAfterCompaction(t *testing.T) {
 	receive(t, ch, false) // the re-list notification
 	require.Zero(t, len(ch), "one notification for the missed changes")
 
-	storedIn(t)(f.s.UpdatePeer(t.Context(), peer("n2", "a"), location.IntentNewClaim))
+	gw.requireSettled(t, f, ch, cancel, peer("n2", "a"))
+}
+
+// requireSettled checks that the restarted watch ch reports changes as
+// before, a write of p and the end of p's owner's lease each notified, and
+// that w's key was not watched a third time; then it ends the watch
+// (cancel) and drains ch.
+func (w *scriptedWatcher) requireSettled(t *testing.T, f *fixture, ch <-chan struct{}, cancel context.CancelFunc, p location.PeerLocation) {
+	t.Helper()
+	storedIn(t)(f.s.UpdatePeer(t.Context(), p, location.IntentNewClaim))
 	receive(t, ch, false)
-	require.NoError(t, f.s.ExpireOwnerLease(t.Context(), a.OwnerID))
+	require.NoError(t, f.s.ExpireOwnerLease(t.Context(), p.OwnerID))
 	receive(t, ch, false)
-	require.Equal(t, 2, gw.calls, "no further restart")
+	require.Equal(t, 2, w.calls, "no further restart")
 
 	cancel()
 	for range ch {
@@ -260,7 +269,7 @@ func relay(ctx context.Context, w clientv3.Watcher, key string, opts []clientv3.
 // the break itself sends nothing.
 func TestWatchChangesResumesAfterABreak(t *testing.T) {
 	f := newFixture(t)
-	a := f.claim(t, "a")
+	f.claim(t, "a")
 	first, lost := peer("n1", "a"), peer("n2", "a")
 	bw := scriptWatcher(f, 2, f.s.tableKey(location.TablePeers, rules.PeerKey(lost.Key())))
 	ctx, cancel := context.WithCancel(t.Context())
@@ -282,13 +291,5 @@ func TestWatchChangesResumesAfterABreak(t *testing.T) {
 	close(bw.release)
 	receive(t, ch, false) // n2's change, delivered by the resumed watch
 
-	storedIn(t)(f.s.UpdatePeer(t.Context(), peer("n3", "a"), location.IntentNewClaim))
-	receive(t, ch, false)
-	require.NoError(t, f.s.ExpireOwnerLease(t.Context(), a.OwnerID))
-	receive(t, ch, false)
-	require.Equal(t, 2, bw.calls, "no further restart")
-
-	cancel()
-	for range ch {
-	}
+	bw.requireSettled(t, f, ch, cancel, peer("n3", "a"))
 }
