@@ -40,6 +40,11 @@ type Options struct {
 	// stream each kept lease renews on (clientv3.RetryLeaseClient(client)
 	// has it); nil makes kept leases renew with Lease.KeepAliveOnce.
 	KeepAliveStreams KeepAliveStreams
+	// KeepAliveHedge is how long a keep-alive on a stream may go
+	// unanswered before it is sent again on a new stream (at most twice
+	// per renewal; the first answer wins), so that a renewal does not wait
+	// for a member that was lost; 0 means DefaultKeepAliveHedge.
+	KeepAliveHedge time.Duration
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -51,6 +56,7 @@ type Map struct {
 	lease   clientv3.Lease
 	watcher clientv3.Watcher
 	streams KeepAliveStreams
+	hedge   time.Duration
 	layout  keys.Layout
 	clock   location.Clock
 	minSecs int64
@@ -88,6 +94,7 @@ func New(engine *txn.Engine, lease clientv3.Lease, layout keys.Layout, opts Opti
 		lease:   lease,
 		watcher: opts.Watcher,
 		streams: opts.KeepAliveStreams,
+		hedge:   opts.KeepAliveHedge,
 		layout:  layout,
 		clock:   opts.Clock,
 		minSecs: opts.MinLeaseSeconds,
@@ -97,6 +104,9 @@ func New(engine *txn.Engine, lease clientv3.Lease, layout keys.Layout, opts Opti
 	}
 	if m.clock == nil {
 		m.clock = location.SystemClock
+	}
+	if m.hedge <= 0 {
+		m.hedge = DefaultKeepAliveHedge
 	}
 	if m.maxAtt <= 0 {
 		m.maxAtt = DefaultMaxAttempts
