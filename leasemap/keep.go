@@ -122,11 +122,7 @@ func (k *Kept) keepAlive(ctx context.Context, id clientv3.LeaseID) (int64, error
 	if k.stream != nil {
 		return k.stream.keepAlive(ctx, id)
 	}
-	ka, err := k.m.lease.KeepAliveOnce(ctx, id)
-	if err != nil {
-		return 0, err
-	}
-	return ka.TTL, nil
+	return k.m.keepAliveOnce(ctx, id)
 }
 
 // renewAndMark renews with a write that marks the key (Keep's renewal).

@@ -291,7 +291,7 @@ func (s stuckStream) Recv() (*pb.LeaseKeepAliveResponse, error) {
 // its stream carries the next renewal. When no stream answers, the renewal
 // fails when its context ends, and every stream is discarded.
 func TestKeepAliveHedgesOnNewStreams(t *testing.T) {
-	const hedge = 300 * time.Millisecond
+	const hedge = 500 * time.Millisecond
 	for _, tc := range []struct {
 		stuck   int32
 		renewed bool
@@ -308,6 +308,7 @@ func TestKeepAliveHedgesOnNewStreams(t *testing.T) {
 				KeepAliveStreams: streams, KeepAliveHedge: hedge})
 			a := f.claim(t, "a")
 			k := f.keep(t, a)
+			streams.opened.Store(0) // Keep's full renewal opened one
 			streams.stuck.Store(tc.stuck)
 			ctx, cancel := context.WithTimeout(t.Context(), 3*hedge+hedge/2)
 			defer cancel()
@@ -327,6 +328,39 @@ func TestKeepAliveHedgesOnNewStreams(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, location.KindRenewed, res.Kind)
 			require.Equal(t, tc.stuck+1, streams.opened.Load(), "the next renewal on the stream that answered")
+		})
+	}
+}
+
+// A full renewal's keep-alive (Renew, Keep) is hedged too: a stream that
+// does not answer does not hold the renewal up.
+func TestFullRenewalKeepAliveHedges(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		renew func(f *keepFixture, t location.OwnerToken) (location.OwnerLeaseRenewResult, error)
+	}{
+		{name: "Renew", renew: func(f *keepFixture, t location.OwnerToken) (location.OwnerLeaseRenewResult, error) {
+			return f.m.Renew(context.Background(), t, ttl30s)
+		}},
+		{name: "Keep", renew: func(f *keepFixture, t location.OwnerToken) (location.OwnerLeaseRenewResult, error) {
+			res, k, err := f.m.Keep(context.Background(), t, ttl30s)
+			if k != nil {
+				k.Close()
+			}
+			return res, err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newKeepFixture(t)
+			streams := &stuckStreams{KeepAliveStreams: clientv3.RetryLeaseClient(f.client)}
+			f.m = f.newMap(f.rec, f.lease, Options{Clock: f.clock.Now, Watcher: f.client.Watcher,
+				KeepAliveStreams: streams, KeepAliveHedge: 500 * time.Millisecond})
+			a := f.claim(t, "a")
+			streams.stuck.Store(1)
+			res, err := tc.renew(f, a)
+			require.NoError(t, err)
+			require.Equal(t, location.KindRenewed, res.Kind)
+			require.Equal(t, int32(2), streams.opened.Load(), "the stuck stream and a hedge")
 		})
 	}
 }

@@ -186,3 +186,23 @@ func (s *keepAliveStream) close() {
 		s.current = nil
 	}
 }
+
+// keepAliveOnce sends one keep-alive of lease id and returns its TTL (0 or
+// less, or a lease-not-found error: the lease does not exist): on hedged
+// streams of its own, closed on return, when the map has KeepAliveStreams
+// (so that a full renewal does not wait for a lost member either), else
+// with Lease.KeepAliveOnce (which opens and closes a stream too).
+func (m *Map) keepAliveOnce(ctx context.Context, id clientv3.LeaseID) (int64, error) {
+	if m.streams == nil {
+		ka, err := m.lease.KeepAliveOnce(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		return ka.TTL, nil
+	}
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	s := &keepAliveStream{open: m.streams.LeaseKeepAlive, life: life, hedge: m.hedge}
+	defer s.close()
+	return s.keepAlive(ctx, id)
+}

@@ -36,9 +36,10 @@ type Options struct {
 	// Watcher watches the owner keys of kept leases (Keep); nil makes Keep
 	// unsupported.
 	Watcher clientv3.Watcher
-	// KeepAliveStreams, when set, opens the long-lived LeaseKeepAlive
-	// stream each kept lease renews on (clientv3.RetryLeaseClient(client)
-	// has it); nil makes kept leases renew with Lease.KeepAliveOnce.
+	// KeepAliveStreams, when set, opens the LeaseKeepAlive streams
+	// keep-alives go on (clientv3.RetryLeaseClient(client) has it): the
+	// long-lived one each kept lease renews on, and one per full renewal;
+	// nil makes keep-alives use Lease.KeepAliveOnce.
 	KeepAliveStreams KeepAliveStreams
 	// KeepAliveHedge is how long a keep-alive on a stream may go
 	// unanswered before it is sent again on a new stream (at most twice
