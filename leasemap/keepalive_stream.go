@@ -86,8 +86,8 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 			answers <- keepAliveAnswer{on: on, ttl: ttl, err: err}
 		})
 	}
-	// end discards every stream still waiting (the winner excepted) and
-	// waits for their senders.
+	// On return, every stream still waiting for its answer is discarded,
+	// and its sender waited for.
 	defer func() {
 		for on := range pending {
 			on.end()
