@@ -112,8 +112,9 @@ type Rolling struct {
 	Restarted int `json:"restarted"`
 	// Seconds is the whole restart, until every node agreed.
 	Seconds float64 `json:"seconds"`
-	// Converge is, per live node, the time from the last restarted node
-	// being joined again until the node agreed.
+	// Converge is, per live node, the time from the start of the last
+	// restarted node's new process (it starts joining) until the node
+	// agreed.
 	Converge Percentiles `json:"converge"`
 	// Peak are etcd's highest rates over one-second windows during the
 	// restart; Mean its mean rates over it.

@@ -450,21 +450,23 @@ func (h *harness) rolling(ctx context.Context) (Rolling, error) {
 		return <-samples
 	}
 
-	var lastUp time.Time
+	var lastStart time.Time
 	for i := range k {
 		n := h.nodes[i*h.o.Nodes/k]
 		if err := h.stop(ctx, n); err != nil {
 			collect()
 			return Rolling{}, fmt.Errorf("rolling restart: %w", err)
 		}
+		lastStart = time.Now()
 		if err := h.start(ctx, n); err != nil {
 			collect()
 			return Rolling{}, fmt.Errorf("rolling restart: %w", err)
 		}
-		lastUp = time.Now()
-		h.o.OnProgress(fmt.Sprintf("mesh: rolling restart: %d/%d", i+1, k))
+		if (i+1)%max(1, k/10) == 0 || i+1 == k {
+			h.o.OnProgress(fmt.Sprintf("mesh: rolling restart: %d/%d", i+1, k))
+		}
 	}
-	times, err := h.waitAgree(ctx, lastUp, "rolling restart")
+	times, err := h.waitAgree(ctx, lastStart, "rolling restart")
 	all := collect()
 	if err != nil {
 		return Rolling{}, err
