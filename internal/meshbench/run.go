@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -204,6 +205,8 @@ func (h *harness) joinAll(ctx context.Context, nodes []*simNode) error {
 	sem := make(chan struct{}, h.o.JoinParallelism)
 	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
+	var joined atomic.Int64
+	step := int64(max(1, len(nodes)/10))
 	for i, n := range nodes {
 		select {
 		case sem <- struct{}{}:
@@ -214,6 +217,9 @@ func (h *harness) joinAll(ctx context.Context, nodes []*simNode) error {
 		wg.Go(func() {
 			defer func() { <-sem }()
 			errs[i] = h.start(ctx, n)
+			if done := joined.Add(1); done%step == 0 {
+				h.o.OnProgress(fmt.Sprintf("mesh: %d/%d nodes joined", done, len(nodes)))
+			}
 		})
 	}
 	wg.Wait()
@@ -262,6 +268,8 @@ func (h *harness) waitAgree(ctx context.Context, since time.Time, what string) (
 	h.mu.Unlock()
 	nodes := h.running()
 	pending := nodes
+	report := time.NewTicker(10 * time.Second)
+	defer report.Stop()
 	for {
 		var still []*simNode
 		for _, n := range pending {
@@ -287,6 +295,8 @@ func (h *harness) waitAgree(ctx context.Context, since time.Time, what string) (
 		}
 		select {
 		case <-h.wake:
+		case <-report.C:
+			h.o.OnProgress(fmt.Sprintf("mesh: %s: %d of %d nodes do not agree yet", what, len(pending), len(nodes)))
 		case <-ctx.Done():
 			return nil, fmt.Errorf("%w: %s: after %v, %d of %d nodes disagree with the live set of %d nodes (first: %s)",
 				ErrNotConverged, what, time.Since(since).Round(time.Millisecond), len(pending), len(nodes), len(live), h.describe(pending[0], live))
