@@ -94,11 +94,13 @@ var tableRows = []row{
 	{"read requests", func(r Result) string { return num(r.Join.Excess.Reads) }},
 	{"Raft proposals", func(r Result) string { return num(r.Join.Excess.Proposals) }},
 	{"all agree, p50 / p99 (s)", func(r Result) string { return pct(r.Join.Converge) }},
+	{"raw in the window: s; events / rows / reads", func(r Result) string { return raw(r.Join) }},
 	{"**one node leaves**: events delivered", func(r Result) string { return num(r.Leave.Excess.Events) }},
 	{"rows read", func(r Result) string { return num(r.Leave.Excess.Rows) }},
 	{"read requests", func(r Result) string { return num(r.Leave.Excess.Reads) }},
 	{"Raft proposals", func(r Result) string { return num(r.Leave.Excess.Proposals) }},
 	{"all agree, p50 / p99 (s)", func(r Result) string { return pct(r.Leave.Converge) }},
+	{"raw in the window: s; events / rows / reads", func(r Result) string { return raw(r.Leave) }},
 	{"**rolling restart**: nodes restarted", func(r Result) string { return strconv.Itoa(r.Rolling.Restarted) }},
 	{"whole restart (s)", func(r Result) string { return num(r.Rolling.Seconds) }},
 	{"agree after the last restart, p50 / p99 (s)", func(r Result) string { return pct(r.Rolling.Converge) }},
@@ -126,7 +128,8 @@ func renderTable(b *strings.Builder, n int, cols []Result) {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\nJoin and leave counts are above the steady state's rates over the same window.\n\n")
+	b.WriteString("\nJoin and leave counts are above the steady state's rates over the same window (negative: the\n" +
+		"steady state's reads were limited by what etcd served, and fewer were sent during the change).\n\n")
 }
 
 // chart is one chart: a cost of a result.
@@ -204,6 +207,11 @@ func num(v float64) string {
 		return "−" + string(out)
 	}
 	return string(out)
+}
+
+// raw formats a change's window and raw counts.
+func raw(c Change) string {
+	return num(c.WindowSeconds) + "; " + num(c.Raw.Events) + " / " + num(c.Raw.Rows) + " / " + num(c.Raw.Reads)
 }
 
 // pct formats p50 / p99.

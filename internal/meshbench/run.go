@@ -18,6 +18,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/meshnode"
+	"github.com/zlink-systems/zlink-etcd/session"
 )
 
 // ErrNotConverged is wrapped by the error of a run whose nodes did not all
@@ -380,9 +381,23 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// steady measures the steady state for Options.Steady.
+// warmup is how long the mesh runs after the set-up before the steady
+// state is measured: every session renews once (on etcd the first renewal
+// of a kept lease marks its key, a write), and the loops poll once more.
+func (h *harness) warmup() time.Duration {
+	renew := h.o.Session.RenewInterval
+	if renew == 0 {
+		renew = session.DefaultRenewInterval
+	}
+	return renew + h.settle()
+}
+
+// steady measures the steady state for Options.Steady, after the warm-up.
 func (h *harness) steady(ctx context.Context, memPerNode float64) (Steady, error) {
-	h.o.OnProgress(fmt.Sprintf("mesh: steady state for %v", h.o.Steady))
+	h.o.OnProgress(fmt.Sprintf("mesh: warm-up for %v, then steady state for %v", h.warmup(), h.o.Steady))
+	if err := pause(ctx, h.warmup()); err != nil {
+		return Steady{}, err
+	}
 	a, err := h.sample(ctx)
 	if err != nil {
 		return Steady{}, err
