@@ -70,6 +70,7 @@ var tableRows = []row{
 		return "own process, fsync on"
 	}},
 	{"set-up: all nodes agree (s)", func(r Result) string { return num(r.SetupSeconds) }},
+	{"leases lost during the run (rejoined)", func(r Result) string { return strconv.FormatInt(r.LeaseLosses, 10) }},
 	{"**steady state** (s measured)", func(r Result) string { return num(r.Steady.Seconds) }},
 	{"Raft proposals/s", func(r Result) string { return num(r.Steady.Rates.Proposals) }},
 	{"watch events delivered/s (etcd)", func(r Result) string { return num(r.Steady.Rates.Events) }},

@@ -27,6 +27,10 @@ type Result struct {
 	// EtcdMetrics: etcd's metrics were scraped (else the etcd figures are
 	// zero).
 	EtcdMetrics bool `json:"etcd_metrics"`
+	// LeaseLosses counts the leases the nodes lost during the run (a
+	// renewal not confirmed before the session's trust deadline); each
+	// node rejoined with the next lifecycle generation.
+	LeaseLosses int64 `json:"lease_losses"`
 	// SetupSeconds is the time from the first join until every node
 	// agreed with the full mesh.
 	SetupSeconds float64 `json:"setup_seconds"`

@@ -82,6 +82,7 @@ func Run(ctx context.Context, opts Options) (res Result, err error) {
 		return res, err
 	}
 	res.Load = append(res.Load, loadAverage())
+	res.LeaseLosses = h.leaseLosses.Load()
 	return res, nil
 }
 
@@ -95,10 +96,15 @@ type harness struct {
 
 	nodes []*simNode
 
+	// leaseLosses counts the nodes' lost leases (each followed by a
+	// rejoin with the next lifecycle generation).
+	leaseLosses atomic.Int64
+
 	mu sync.Mutex
 	// live maps every joined node's routing id to its lifecycle
-	// generation.
-	live map[location.RoutingID]int64
+	// generation; liveVersion counts its changes.
+	live        map[location.RoutingID]int64
+	liveVersion int64
 }
 
 // simNode is one simulated pod: its client, store and node, and the
@@ -166,6 +172,7 @@ func (h *harness) start(ctx context.Context, n *simNode) error {
 	node, err := meshnode.Join(jctx, meshnode.Options{
 		Store: store, Executor: rec, Descriptor: n.descriptor(h.o.Mesh),
 		Session: h.o.Session, AutoConnect: ac, Logger: log,
+		OnEvent: func(e meshnode.Event) { h.nodeEvent(n.rid, e) },
 	})
 	if err != nil {
 		_ = store.Close()
@@ -174,10 +181,39 @@ func (h *harness) start(ctx context.Context, n *simNode) error {
 	}
 	n.client, n.store, n.rec, n.node = cli, store, rec, node
 	n.lifecycle = node.Incarnation().LifecycleGeneration
-	h.mu.Lock()
-	h.live[n.rid] = n.lifecycle
-	h.mu.Unlock()
+	h.setLive(n.rid, n.lifecycle)
 	return nil
+}
+
+// setLive records that node rid runs with lifecycle generation lc.
+func (h *harness) setLive(rid location.RoutingID, lc int64) {
+	h.mu.Lock()
+	h.live[rid] = lc
+	h.liveVersion++
+	h.mu.Unlock()
+	h.poke()
+}
+
+// nodeEvent follows a node's lease losses and rejoins: a node that lost
+// its lease (a renewal not confirmed before its trust deadline, on a
+// loaded machine) rejoins with the next lifecycle generation, which the
+// live set then holds.
+func (h *harness) nodeEvent(rid location.RoutingID, e meshnode.Event) {
+	switch e.Kind {
+	case meshnode.EventLeaseLost:
+		h.leaseLosses.Add(1)
+		h.o.Logger.Warn("meshbench: a node lost its lease", "node", string(rid), "error", e.Err)
+	case meshnode.EventJoined:
+		if e.Incarnation.Number < 2 {
+			return // the first join: start records it
+		}
+		h.mu.Lock()
+		_, running := h.live[rid]
+		h.mu.Unlock()
+		if running {
+			h.setLive(rid, e.Incarnation.LifecycleGeneration)
+		}
+	}
 }
 
 // stop makes n leave (its rows removed, its lease released) and closes
@@ -188,7 +224,9 @@ func (h *harness) stop(ctx context.Context, n *simNode) error {
 	}
 	h.mu.Lock()
 	delete(h.live, n.rid)
+	h.liveVersion++
 	h.mu.Unlock()
+	n.lifecycle = n.node.Incarnation().LifecycleGeneration // after any rejoin
 	lctx, cancel := context.WithTimeout(ctx, leaveTimeout)
 	defer cancel()
 	err := n.node.Leave(lctx)
@@ -261,17 +299,17 @@ func (h *harness) running() []*simNode {
 func (h *harness) waitAgree(ctx context.Context, since time.Time, what string) ([]time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, h.o.Converge)
 	defer cancel()
-	h.mu.Lock()
-	live := make(map[location.RoutingID]int64, len(h.live))
-	for k, v := range h.live {
-		live[k] = v
-	}
-	h.mu.Unlock()
+	live, version := h.liveSet()
 	nodes := h.running()
 	pending := nodes
 	report := time.NewTicker(10 * time.Second)
 	defer report.Stop()
 	for {
+		if l, v := h.liveSet(); v != version {
+			// A node rejoined with a new lifecycle generation: every
+			// node has to agree with the new live set.
+			live, version, pending = l, v, nodes
+		}
 		var still []*simNode
 		for _, n := range pending {
 			if ok, _ := n.rec.agrees(live); !ok {
@@ -303,6 +341,17 @@ func (h *harness) waitAgree(ctx context.Context, since time.Time, what string) (
 				ErrNotConverged, what, time.Since(since).Round(time.Millisecond), len(pending), len(nodes), len(live), h.describe(pending[0], live))
 		}
 	}
+}
+
+// liveSet returns a copy of the live set and its version.
+func (h *harness) liveSet() (map[location.RoutingID]int64, int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	live := make(map[location.RoutingID]int64, len(h.live))
+	for k, v := range h.live {
+		live[k] = v
+	}
+	return live, h.liveVersion
 }
 
 // describe says how n's view differs from live.
