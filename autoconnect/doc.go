@@ -12,8 +12,10 @@
 //     (the framework's production RouteMesh wiring) and reads every page of
 //     the listing. Both filter rows by owner liveness through a LeaseTracker,
 //     which caches ReadOwnerLease answers for one polling interval, reads
-//     each owner at most once per tick, and forgets the owners no listing
-//     references any more.
+//     each owner at most once per tick (all of a tick's owners in one call
+//     when the store is a location.OwnerLivenessReader: etcdstore answers
+//     it with one request from its watch cache), and forgets the owners no
+//     listing references any more.
 //   - The Reconciler runs one tick at a time: it publishes the local peer
 //     row (when there is one; a claim whose answer was lost is settled by
 //     reading the row back), lists the live peers, diffs the desired
@@ -68,10 +70,13 @@
 // Done), stop acting on it at once and write nothing with it:
 //
 //  1. Loop.PrepareTransportShutdown: it cancels the timers, the watch and
-//     the tick in flight, waits for that tick (the store calls return when
-//     their context is cancelled, no connection is started after it, and
-//     Executor.Connect must return promptly once its context is done), and
-//     disconnects every peer. It makes no store call. Do not call
+//     the tick in flight, waits for that tick, and disconnects every peer.
+//     It makes no store call. The wait is short because the tick's calls
+//     return promptly once their context is cancelled: a store call must
+//     (etcdstore's do, also a write whose answer was lost: a cancellation
+//     ends its resolution at once and it answers location.ErrOutcomeUnknown;
+//     memstore never blocks), and so must Executor.Connect. No connection
+//     is started after it. Do not call
 //     FinishTransportShutdown (or Stop) afterwards: it removes the local
 //     peer row by owner id and row generation, which the next incarnation
 //     may already have taken over.
@@ -105,7 +110,8 @@
 //     generation; a repeated rejection is logged at Warn (at most every
 //     30 s).
 //   - The lease tracker forgets owners no listing references, reads each
-//     owner once per tick (a missing one too), at most 8 at a time, and its
+//     owner once per tick (a missing one too), at most 8 at a time or all
+//     at once from a store that can (location.OwnerLivenessReader), and its
 //     live-owner version also moves when a followed owner appears or goes;
 //     a listing records the answers it used, and the Loop remembers the
 //     version the listing left.

@@ -1,6 +1,7 @@
 package autoconnect
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -15,6 +16,8 @@ import (
 // LeaseTrackerOptions configure a LeaseTracker.
 type LeaseTrackerOptions struct {
 	// Store reads owner leases, from several goroutines at once. Required.
+	// When it is also a location.OwnerLivenessReader (etcdstore, memstore),
+	// the owners a tick needs are read in one call.
 	Store OwnerLeaseReader
 	// Options supplies PollingInterval, the age up to which a live owner's
 	// lease is reused without a read.
@@ -40,8 +43,18 @@ const maxConcurrentLeaseReads = 8
 // reported what its listings referenced (RetainOwners), an owner that no
 // latest listing references is forgotten, and LiveOwnerSetVersion reads
 // only the referenced owners. Safe for concurrent use.
+//
+// When the store is a location.OwnerLivenessReader, LiveOwnerSetVersion
+// and a listing's liveness checks read all the owners they need in one
+// ReadOwnerLiveness call (etcdstore answers it with one request, from its
+// watch cache), instead of one ReadOwnerLease per owner; single checks
+// (IsOwnerLive outside a listing) still read one lease. An answer that
+// carries no expiry (etcdstore: the lease is live now, and its end comes
+// as a change notification) counts as live for one polling interval from
+// its read (one second when the interval is 0).
 type LeaseTracker struct {
 	store           OwnerLeaseReader
+	liveness        location.OwnerLivenessReader
 	pollingInterval time.Duration
 	clock           Clock
 
@@ -98,8 +111,10 @@ func NewLeaseTracker(opts LeaseTrackerOptions) (*LeaseTracker, error) {
 	if clock == nil {
 		clock = SystemClock()
 	}
+	liveness, _ := opts.Store.(location.OwnerLivenessReader)
 	return &LeaseTracker{
 		store:           opts.Store,
+		liveness:        liveness,
 		pollingInterval: t.pollingInterval,
 		clock:           clock,
 		snapshots:       map[string]leaseSnapshot{},
@@ -282,10 +297,14 @@ func (lt *LeaseTracker) unfollow() bool {
 	return dropped
 }
 
-// readAll returns the snapshots of owners (snapshot), running at most
-// maxConcurrentLeaseReads at once. After the first error no further owner
-// is started, and that error is returned.
+// readAll returns the snapshots of owners (distinct): in one
+// ReadOwnerLiveness call when the store has it (readAllAtOnce), otherwise
+// one snapshot each, running at most maxConcurrentLeaseReads at once. After
+// the first error no further owner is started, and that error is returned.
 func (lt *LeaseTracker) readAll(ctx context.Context, owners []string) ([]leaseSnapshot, error) {
+	if lt.liveness != nil {
+		return lt.readAllAtOnce(ctx, owners)
+	}
 	snaps := make([]leaseSnapshot, len(owners))
 	var (
 		next     atomic.Int64
@@ -321,6 +340,66 @@ func (lt *LeaseTracker) readAll(ctx context.Context, owners []string) ([]leaseSn
 	return snaps, firstErr
 }
 
+// readAllAtOnce returns the snapshots of owners (distinct) as snapshot
+// would, reading the owners that need a read in one ReadOwnerLiveness
+// call (and joining reads already in flight).
+func (lt *LeaseTracker) readAllAtOnce(ctx context.Context, owners []string) ([]leaseSnapshot, error) {
+	tick := tickReadsOf(ctx)
+	snaps := make([]leaseSnapshot, len(owners))
+	flights := make([]*leaseFlight, len(owners))
+	joined := make([]bool, len(owners))
+	var read []string
+	var reading []int
+	lt.mu.Lock()
+	epoch := lt.epoch
+	for i, o := range owners {
+		if snap, ok := lt.reusable(tick, o); ok {
+			snaps[i] = snap
+			continue
+		}
+		if f, ok := lt.flights[o]; ok {
+			flights[i], joined[i] = f, true
+			continue
+		}
+		f := &leaseFlight{done: make(chan struct{})}
+		lt.flights[o], flights[i] = f, f
+		read, reading = append(read, o), append(reading, i)
+	}
+	lt.mu.Unlock()
+
+	if len(read) > 0 {
+		res, err := lt.liveness.ReadOwnerLiveness(ctx, read)
+		if err == nil && len(res) != len(read) {
+			err = fmt.Errorf("store answered %d owners for %d", len(res), len(read))
+		}
+		lt.mu.Lock()
+		for k, i := range reading {
+			var r location.OwnerLeaseReadResult
+			if err == nil && res[k].Live {
+				r = location.OwnerLeaseReadResult{Kind: location.KindFound, Token: res[k].Token,
+					LeaseExpiresAt: res[k].LeaseExpiresAt, StoreNow: res[k].StoreNow}
+			} else if err == nil {
+				r = location.OwnerLeaseReadResult{Kind: location.KindMissing}
+			}
+			lt.land(owners[i], flights[i], epoch, r, err)
+		}
+		lt.mu.Unlock()
+	}
+	var firstErr error
+	for i, f := range flights {
+		if f == nil {
+			continue
+		}
+		snap, err := lt.await(ctx, tick, owners[i], f, joined[i])
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			continue
+		}
+		snaps[i] = snap
+	}
+	return snaps, firstErr
+}
+
 // InvalidateLiveness makes the next check of every owner read the store
 // again, however young its cached answer (also within a tick); a read
 // already in flight is not reused by later checks. A Loop calls it on every
@@ -336,45 +415,45 @@ func (lt *LeaseTracker) InvalidateLiveness() {
 
 // remaining returns the lease time left in snap: the TTL the store reported
 // at the read, less the local time since the read; not positive when the
-// owner had no lease.
+// owner had no lease. An answer without an expiry (ReadOwnerLiveness) is
+// trusted for one polling interval from its read (one second when the
+// interval is 0).
 func (lt *LeaseTracker) remaining(snap leaseSnapshot) time.Duration {
 	if snap.result.Kind != location.KindFound {
 		return 0
 	}
 	ttl := snap.result.LeaseExpiresAt.Sub(snap.result.StoreNow)
+	if snap.result.LeaseExpiresAt.IsZero() {
+		ttl = cmp.Or(lt.pollingInterval, time.Second)
+	}
 	return ttl - (lt.clock.Now() - snap.fetchedAt)
 }
 
-// snapshot returns ownerID's cached lease when it is younger than the
+// reusable returns ownerID's cached lease when it is younger than the
 // polling interval and still live, or the answer a read of the same tick
-// (ctx's tickReads) got, and reads it otherwise (joining a read already in
-// flight).
+// got. Called with mu held.
+func (lt *LeaseTracker) reusable(tick *tickReads, ownerID string) (leaseSnapshot, bool) {
+	if cur, ok := lt.snapshots[ownerID]; ok && cur.epoch == lt.epoch && lt.clock.Now()-cur.fetchedAt < lt.pollingInterval && lt.remaining(cur) > 0 {
+		return cur, true
+	}
+	if snap, ok := tick.get(lt, ownerID); ok && snap.epoch == lt.epoch {
+		return snap, true
+	}
+	return leaseSnapshot{}, false
+}
+
+// snapshot returns ownerID's reusable lease (reusable), and reads it
+// otherwise (joining a read already in flight).
 func (lt *LeaseTracker) snapshot(ctx context.Context, ownerID string) (leaseSnapshot, error) {
 	tick := tickReadsOf(ctx)
 	lt.mu.Lock()
-	if cur, ok := lt.snapshots[ownerID]; ok && cur.epoch == lt.epoch && lt.clock.Now()-cur.fetchedAt < lt.pollingInterval && lt.remaining(cur) > 0 {
-		lt.mu.Unlock()
-		return cur, nil
-	}
-	if snap, ok := tick.get(lt, ownerID); ok && snap.epoch == lt.epoch {
+	if snap, ok := lt.reusable(tick, ownerID); ok {
 		lt.mu.Unlock()
 		return snap, nil
 	}
 	if f, ok := lt.flights[ownerID]; ok {
-		joined := lt.joinedFlight
 		lt.mu.Unlock()
-		if joined != nil {
-			joined(ownerID)
-		}
-		select {
-		case <-f.done:
-			if f.err == nil {
-				tick.put(lt, ownerID, f.snap)
-			}
-			return f.snap, f.err
-		case <-ctx.Done():
-			return leaseSnapshot{}, fmt.Errorf("autoconnect: read owner lease %q: %w", ownerID, ctx.Err())
-		}
+		return lt.await(ctx, tick, ownerID, f, true)
 	}
 	f := &leaseFlight{done: make(chan struct{})}
 	lt.flights[ownerID] = f
@@ -384,6 +463,15 @@ func (lt *LeaseTracker) snapshot(ctx context.Context, ownerID string) (leaseSnap
 	res, err := lt.store.ReadOwnerLease(ctx, ownerID)
 
 	lt.mu.Lock()
+	lt.land(ownerID, f, epoch, res, err)
+	lt.mu.Unlock()
+	return lt.await(ctx, tick, ownerID, f, false)
+}
+
+// land ends the read f of ownerID, started at epoch, with its answer:
+// the flight is done, and a successful answer is cached. Called with mu
+// held.
+func (lt *LeaseTracker) land(ownerID string, f *leaseFlight, epoch int64, res location.OwnerLeaseReadResult, err error) {
 	if lt.flights[ownerID] == f {
 		delete(lt.flights, ownerID)
 	}
@@ -396,9 +484,25 @@ func (lt *LeaseTracker) snapshot(ctx context.Context, ownerID string) (leaseSnap
 		}
 	}
 	close(f.done)
-	lt.mu.Unlock()
-	if err == nil {
-		tick.put(lt, ownerID, f.snap)
+}
+
+// await returns the answer of the read f of ownerID, waiting for it when
+// the check joined another's read (joined: joinedFlight is told), and
+// records it for the tick.
+func (lt *LeaseTracker) await(ctx context.Context, tick *tickReads, ownerID string, f *leaseFlight, joined bool) (leaseSnapshot, error) {
+	if joined {
+		if hook := lt.joinedFlight; hook != nil {
+			hook(ownerID)
+		}
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return leaseSnapshot{}, fmt.Errorf("autoconnect: read owner lease %q: %w", ownerID, ctx.Err())
+		}
 	}
-	return f.snap, f.err
+	if f.err != nil {
+		return leaseSnapshot{}, f.err
+	}
+	tick.put(lt, ownerID, f.snap)
+	return f.snap, nil
 }

@@ -268,10 +268,13 @@ func (l *Loop) Stop(ctx context.Context) error {
 
 // PrepareTransportShutdown stops the loop for good: it cancels the timers,
 // the watch and the tick in flight, waits for the loop's goroutines and for
-// that tick to return, and then disconnects every peer. It makes no store
-// call, so it is also how a node stops acting on an owner lease it lost
-// (see the package doc). No tick runs after it. Calling it again only
-// disconnects again.
+// that tick to return, and then disconnects every peer. The wait lasts as
+// long as the tick's store and executor calls take to return once their
+// context is cancelled, which they must do promptly (etcdstore stops
+// resolving a write whose answer was lost at the cancellation, see the
+// package doc). It makes no store call, so it is also how a node stops
+// acting on an owner lease it lost. No tick runs after it. Calling it again
+// only disconnects again.
 func (l *Loop) PrepareTransportShutdown() {
 	l.mu.Lock()
 	l.state = loopStopped

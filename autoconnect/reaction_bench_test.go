@@ -19,16 +19,19 @@ import (
 // executor call it causes, with change-driven ticks (watch + polling) and
 // with polling only. See docs/performance.md for figures.
 
+// reactionPeers are the mesh sizes measured: peers besides the observer.
+// Each iteration restarts one of them (its lease ends, then it comes back
+// with a new lease and lifecycle generation), so the mesh, the rows and the
+// owners the lease tracker knows stay the same size whatever b.N.
+func reactionPeers() []int { return []int{8, 100} }
+
 const (
-	// reactionPeers is the number of peers besides the observer. Each
-	// iteration restarts one of them (its lease ends, then it comes back
-	// with a new lease and lifecycle generation), so the mesh, the rows and
-	// the owners the lease tracker knows stay the same size whatever b.N.
-	reactionPeers = 8
 	// reactionPolling is the observer's polling interval (the default).
 	reactionPolling = DefaultPollingInterval
-	// reactionLeaseTTL is every owner lease; the observer's is renewed.
-	reactionLeaseTTL = time.Minute
+	// reactionLeaseTTL is every owner lease; the observer's is renewed,
+	// the peers' are not, so it outlasts a run (at 100 peers, a peer is
+	// restarted about every two minutes).
+	reactionLeaseTTL = time.Hour
 	// reactionWaitLimit bounds each wait for an executor call.
 	reactionWaitLimit = 30 * time.Second
 )
@@ -76,7 +79,7 @@ type reactionBench struct {
 	store *etcdstore.Store
 	exec  *reactionExec
 	// lifecycles holds each peer's current lifecycle generation.
-	lifecycles [reactionPeers]int64
+	lifecycles []int64
 }
 
 // waitCall waits for an expected executor call and returns its time.
@@ -163,94 +166,107 @@ func percentile(ds []time.Duration, p int) float64 {
 // own round trip, included in "join". The observer runs the production
 // RouteMesh wiring (MeshNodeSource, LeaseTracker, change stamps) with a 1 s
 // polling interval, with change-driven ticks ("watch") or without
-// ("polling"). Before each change the benchmark waits a random part of the
-// polling interval, so that changes fall at every phase of the polling
-// timer. ns/op is suppressed: the metrics are percentiles (ms) of the b.N
-// samples. Run with -benchtime=100x for stable percentiles.
+// ("polling"), with the store's watch cache (the default) or without it
+// ("watch-no-cache": every owner lease and listing read from etcd). Before
+// each change the benchmark waits a random part of the polling interval,
+// so that changes fall at every phase of the polling timer. ns/op is
+// suppressed: the metrics are percentiles (ms) of the b.N samples. Run
+// with -benchtime=100x for stable percentiles.
 func BenchmarkReaction(b *testing.B) {
-	for _, mode := range []struct {
-		name  string
-		watch bool
-	}{{"watch", true}, {"polling", false}} {
-		b.Run(mode.name, func(b *testing.B) {
-			client := etcdtest.Connect(b)
-			store, err := etcdstore.New(client, etcdstore.Options{Root: etcdtest.UniquePrefix(b)})
-			if err != nil {
-				b.Fatal(err)
-			}
-			r := &reactionBench{b: b, store: store, exec: &reactionExec{want: map[string]chan time.Time{}}}
-
-			observer := r.claim("observer")
-			lease, err := session.Adopt(b.Context(), store, observer, session.Options{TTL: reactionLeaseTTL})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer lease.Orphan()
-			r.describe(observer, 1)
-			timing := Options{PollingInterval: new(reactionPolling)}
-			tracker, err := NewLeaseTracker(LeaseTrackerOptions{Store: store, Options: timing})
-			if err != nil {
-				b.Fatal(err)
-			}
-			source, err := NewMeshNodeSource(store, tracker, timing)
-			if err != nil {
-				b.Fatal(err)
-			}
-			rid := location.RoutingID("observer")
-			rec, err := NewReconciler(ReconcilerOptions{
-				Local: Local{AutoConnectType: location.AutoConnectRouteMesh, MeshName: testMesh, Role: location.PeerRoleRouter,
-					NodeRID: &rid, Endpoint: "tcp://observer:7300", ObjectRole: location.RoleServer},
-				Source: source, Executor: r.exec, Options: timing, Logger: discardLogger(),
+	for _, peers := range reactionPeers() {
+		for _, mode := range []struct {
+			name    string
+			watch   bool
+			noCache bool
+		}{{"watch", true, false}, {"watch-no-cache", true, true}, {"polling", false, false}} {
+			b.Run(fmt.Sprintf("peers=%d/%s", peers, mode.name), func(b *testing.B) {
+				benchmarkReaction(b, peers, mode.watch, mode.noCache)
 			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			loop, err := NewLoop(LoopOptions{
-				Reconciler: rec, MeshName: testMesh, Stamps: store, LiveOwners: tracker,
-				DisableWatch: !mode.watch, Options: timing, Logger: discardLogger(),
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := loop.Start(b.Context()); err != nil {
-				b.Fatal(err)
-			}
-			defer func() {
-				if err := loop.Stop(context.Background()); err != nil {
-					b.Error(err)
-				}
-			}()
-			for i := range reactionPeers {
-				connected, _, _ := r.join(i)
-				r.waitCall("initial connect", connected)
-			}
-
-			joins := make([]time.Duration, 0, b.N)
-			revokes := make([]time.Duration, 0, b.N)
-			writes := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for n := range b.N {
-				i := n % reactionPeers
-				pause()
-				disconnected := r.exec.expect("disconnect:" + r.peerKey(i))
-				start := time.Now()
-				if err := store.ExpireOwnerLease(b.Context(), peerName(i)); err != nil {
-					b.Fatal(err)
-				}
-				revokes = append(revokes, r.waitCall("disconnect", disconnected).Sub(start))
-
-				pause()
-				connected, start, write := r.join(i)
-				joins = append(joins, r.waitCall("connect", connected).Sub(start))
-				writes = append(writes, write)
-			}
-			b.StopTimer()
-			b.ReportMetric(0, "ns/op")
-			b.ReportMetric(percentile(joins, 50), "join-p50-ms")
-			b.ReportMetric(percentile(joins, 99), "join-p99-ms")
-			b.ReportMetric(percentile(revokes, 50), "revoke-p50-ms")
-			b.ReportMetric(percentile(revokes, 99), "revoke-p99-ms")
-			b.ReportMetric(percentile(writes, 50), "write-p50-ms")
-		})
+		}
 	}
+}
+
+// benchmarkReaction is one mesh size and mode of BenchmarkReaction.
+func benchmarkReaction(b *testing.B, peers int, watch, noCache bool) {
+	client := etcdtest.Connect(b)
+	store, err := etcdstore.New(client, etcdstore.Options{Root: etcdtest.UniquePrefix(b),
+		WatchCache: etcdstore.WatchCacheOptions{Disabled: noCache}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = store.Close() }()
+	r := &reactionBench{b: b, store: store, exec: &reactionExec{want: map[string]chan time.Time{}},
+		lifecycles: make([]int64, peers)}
+
+	observer := r.claim("observer")
+	lease, err := session.Adopt(b.Context(), store, observer, session.Options{TTL: reactionLeaseTTL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lease.Orphan()
+	r.describe(observer, 1)
+	timing := Options{PollingInterval: new(reactionPolling)}
+	tracker, err := NewLeaseTracker(LeaseTrackerOptions{Store: store, Options: timing})
+	if err != nil {
+		b.Fatal(err)
+	}
+	source, err := NewMeshNodeSource(store, tracker, timing)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rid := location.RoutingID("observer")
+	rec, err := NewReconciler(ReconcilerOptions{
+		Local: Local{AutoConnectType: location.AutoConnectRouteMesh, MeshName: testMesh, Role: location.PeerRoleRouter,
+			NodeRID: &rid, Endpoint: "tcp://observer:7300", ObjectRole: location.RoleServer},
+		Source: source, Executor: r.exec, Options: timing, Logger: discardLogger(),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	loop, err := NewLoop(LoopOptions{
+		Reconciler: rec, MeshName: testMesh, Stamps: store, LiveOwners: tracker,
+		DisableWatch: !watch, Options: timing, Logger: discardLogger(),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := loop.Start(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := loop.Stop(context.Background()); err != nil {
+			b.Error(err)
+		}
+	}()
+	for i := range peers {
+		connected, _, _ := r.join(i)
+		r.waitCall("initial connect", connected)
+	}
+
+	joins := make([]time.Duration, 0, b.N)
+	revokes := make([]time.Duration, 0, b.N)
+	writes := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for n := range b.N {
+		i := n % peers
+		pause()
+		disconnected := r.exec.expect("disconnect:" + r.peerKey(i))
+		start := time.Now()
+		if err := store.ExpireOwnerLease(b.Context(), peerName(i)); err != nil {
+			b.Fatal(err)
+		}
+		revokes = append(revokes, r.waitCall("disconnect", disconnected).Sub(start))
+
+		pause()
+		connected, start, write := r.join(i)
+		joins = append(joins, r.waitCall("connect", connected).Sub(start))
+		writes = append(writes, write)
+	}
+	b.StopTimer()
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(percentile(joins, 50), "join-p50-ms")
+	b.ReportMetric(percentile(joins, 99), "join-p99-ms")
+	b.ReportMetric(percentile(revokes, 50), "revoke-p50-ms")
+	b.ReportMetric(percentile(revokes, 99), "revoke-p99-ms")
+	b.ReportMetric(percentile(writes, 50), "write-p50-ms")
 }

@@ -21,7 +21,9 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkTickCost -benchtime=200x ./autoconnect/
 
-// countingStore is a memstore that counts what the auto-connect reads.
+// countingStore is a memstore that counts what the auto-connect reads:
+// store calls, owner leases read (one per ReadOwnerLease, one per owner of
+// a ReadOwnerLiveness) and descriptor rows listed.
 type countingStore struct {
 	*memstore.Store
 	calls, leaseReads, rowsListed atomic.Int64
@@ -33,6 +35,17 @@ func (c *countingStore) ReadOwnerLease(ctx context.Context, ownerID string) (loc
 	c.leaseReads.Add(1)
 	return c.Store.ReadOwnerLease(ctx, ownerID)
 }
+
+// ReadOwnerLiveness implements location.OwnerLivenessReader.
+func (c *countingStore) ReadOwnerLiveness(ctx context.Context, ownerIDs []string) ([]location.OwnerLiveness, error) {
+	c.calls.Add(1)
+	c.leaseReads.Add(int64(len(ownerIDs)))
+	return c.Store.ReadOwnerLiveness(ctx, ownerIDs)
+}
+
+// leaseReadsOnly hides a store's OwnerLivenessReader from the tracker:
+// it reads one owner lease at a time.
+type leaseReadsOnly struct{ OwnerLeaseReader }
 
 // ListMeshNodes implements MeshNodeLister.
 func (c *countingStore) ListMeshNodes(ctx context.Context, meshName string, p location.PageRequest) (location.Page[location.MeshNodeDescriptor], error) {
@@ -77,8 +90,9 @@ type tickCostMesh struct {
 // newTickCostMesh builds a mesh of n live peers and n/10 dead ones and an
 // observer (node "a-obs", which dials every peer, with no descriptor or
 // peer row of its own: the RouteMesh wiring) that has ticked until its
-// tracker knows every owner.
-func newTickCostMesh(b testing.TB, n int) *tickCostMesh {
+// tracker knows every owner. With batched, the tracker reads the owners of
+// a tick in one ReadOwnerLiveness call, otherwise one ReadOwnerLease each.
+func newTickCostMesh(b testing.TB, n int, batched bool) *tickCostMesh {
 	wall := clock.NewManual(time.Date(2026, 7, 3, 0, 0, 0, 0, time.UTC))
 	m := &tickCostMesh{
 		b: b, ctx: context.Background(), mono: newFakeClock(), tokens: map[string]location.OwnerToken{},
@@ -92,7 +106,11 @@ func newTickCostMesh(b testing.TB, n int) *tickCostMesh {
 		m.live = m.live[:len(m.live)-1]
 		m.release(owner)
 	}
-	tracker, err := NewLeaseTracker(LeaseTrackerOptions{Store: m.store, Clock: m.mono})
+	var leases OwnerLeaseReader = m.store
+	if !batched {
+		leases = leaseReadsOnly{m.store}
+	}
+	tracker, err := NewLeaseTracker(LeaseTrackerOptions{Store: leases, Clock: m.mono})
 	m.check(err)
 	source, err := NewMeshNodeSource(m.store, tracker, Options{})
 	m.check(err)
@@ -182,33 +200,42 @@ func BenchmarkTickCost(b *testing.B) {
 		{"descriptor_update", func(m *tickCostMesh, i int) { m.publish(m.live[i%len(m.live)], int64(2+i)) }},
 		{"join_and_leave", func(m *tickCostMesh, _ int) { m.join(); m.leave() }},
 	}
-	for _, n := range []int{10, 100, 1000} {
-		for _, s := range scenarios {
-			b.Run(fmt.Sprintf("%s/N=%d", s.name, n), func(b *testing.B) {
-				m := newTickCostMesh(b, n)
-				var calls, leases, rows, nextRows int64
-				b.ResetTimer()
-				for i := range b.N {
-					b.StopTimer()
-					s.change(m, i)
-					m.store.reset()
-					b.StartTimer()
-					m.tick()
-					b.StopTimer()
-					c := m.store.counts()
-					calls, leases, rows = calls+c[0], leases+c[1], rows+c[2]
-					// The tick after: nothing changed, so it should not
-					// list again (not timed).
-					m.store.reset()
-					m.tick()
-					nextRows += m.store.rowsListed.Load()
-					b.StartTimer()
-				}
-				b.ReportMetric(float64(calls)/float64(b.N), "calls/tick")
-				b.ReportMetric(float64(leases)/float64(b.N), "lease_reads/tick")
-				b.ReportMetric(float64(rows)/float64(b.N), "rows_listed/tick")
-				b.ReportMetric(float64(nextRows)/float64(b.N), "rows_listed/next_tick")
-			})
+	for _, reads := range []struct {
+		name    string
+		batched bool
+	}{{"per_owner", false}, {"batched", true}} {
+		for _, n := range []int{10, 100, 1000} {
+			for _, s := range scenarios {
+				b.Run(fmt.Sprintf("%s/%s/N=%d", reads.name, s.name, n), func(b *testing.B) {
+					benchmarkTickCost(b, newTickCostMesh(b, n, reads.batched), s.change)
+				})
+			}
 		}
 	}
+}
+
+// benchmarkTickCost measures the ticks of m after change.
+func benchmarkTickCost(b *testing.B, m *tickCostMesh, change func(m *tickCostMesh, i int)) {
+	var calls, leases, rows, nextRows int64
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		change(m, i)
+		m.store.reset()
+		b.StartTimer()
+		m.tick()
+		b.StopTimer()
+		c := m.store.counts()
+		calls, leases, rows = calls+c[0], leases+c[1], rows+c[2]
+		// The tick after: nothing changed, so it should not list again
+		// (not timed).
+		m.store.reset()
+		m.tick()
+		nextRows += m.store.rowsListed.Load()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(calls)/float64(b.N), "calls/tick")
+	b.ReportMetric(float64(leases)/float64(b.N), "lease_reads/tick")
+	b.ReportMetric(float64(rows)/float64(b.N), "rows_listed/tick")
+	b.ReportMetric(float64(nextRows)/float64(b.N), "rows_listed/next_tick")
 }

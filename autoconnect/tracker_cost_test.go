@@ -220,33 +220,44 @@ func TestTickReadsEachOwnerOnce(t *testing.T) {
 		require.Equal(t, []int{1, 1}, readCounts(store, "a", "d"))
 	})
 
-	t.Run("loop_tick", func(t *testing.T) {
-		// 5 live peers and 2 dead ones still listed; each loop tick reads
-		// every followed owner once, whatever path it takes.
-		m := newTickCostMesh(t, 5)
-		for range 2 {
-			m.release(m.live[0])
-			m.live = m.live[1:]
-		}
-		m.tick() // the version moves: a reconciliation
-		m.store.reset()
-		m.tick()
-		require.Equal(t, []int64{6, 5, 0}, m.store.counts(), "steady: stamp + one read per owner, no listing")
-
-		m.publish(m.live[0], 2)
-		m.store.reset()
-		m.tick()
-		require.Equal(t, []int64{7, 5, 5}, m.store.counts(), "changed: stamp, one read per owner, one listing")
-
-		for range 20 {
-			m.join()
-			m.leave()
+	// 5 live peers and 2 dead ones still listed; each loop tick reads
+	// every followed owner once, whatever path it takes: one lease read
+	// each, or all of them in one ReadOwnerLiveness call. Counts are
+	// store calls, owners read, rows listed.
+	for _, tc := range []struct {
+		name                         string
+		batched                      bool
+		steady, changed, join, after []int64
+	}{
+		{"loop_tick_per_owner", false, []int64{6, 5, 0}, []int64{7, 5, 5}, []int64{8, 6, 5}, []int64{6, 5, 0}},
+		{"loop_tick_batched", true, []int64{2, 5, 0}, []int64{3, 5, 5}, []int64{4, 6, 5}, []int64{2, 5, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newTickCostMesh(t, 5, tc.batched)
+			for range 2 {
+				m.release(m.live[0])
+				m.live = m.live[1:]
+			}
+			m.tick() // the version moves: a reconciliation
 			m.store.reset()
 			m.tick()
-			require.Equal(t, []int64{8, 6, 5}, m.store.counts(), "a join: the joiner is read once more, in the listing")
-		}
-		m.store.reset()
-		m.tick()
-		require.Equal(t, []int64{6, 5, 0}, m.store.counts(), "owners that left are not read; the joiner's answer was recorded by the listing")
-	})
+			require.Equal(t, tc.steady, m.store.counts(), "steady: stamp + every owner read, no listing")
+
+			m.publish(m.live[0], 2)
+			m.store.reset()
+			m.tick()
+			require.Equal(t, tc.changed, m.store.counts(), "changed: stamp, every owner read, one listing")
+
+			for range 20 {
+				m.join()
+				m.leave()
+				m.store.reset()
+				m.tick()
+				require.Equal(t, tc.join, m.store.counts(), "a join: the joiner is read once more, in the listing")
+			}
+			m.store.reset()
+			m.tick()
+			require.Equal(t, tc.after, m.store.counts(), "owners that left are not read; the joiner's answer was recorded by the listing")
+		})
+	}
 }

@@ -97,9 +97,8 @@ func auth138(c *Case) {
 	R := e.RS("x1", e.TA())
 	e.requireAbortKind(fixture.AbortRequest(location.ObjectUserSpot, "x1", R, e.TA()), location.KindAborted, "abort")
 	e.requireAbortKind(fixture.AbortRequest(location.ObjectActor, "other", R, e.TA()), location.KindAlreadyAborted, "abort replay under another key")
-	e.unchanged("abort replay with an invalid key", func() {
-		_, err := c.S.AbortCreation(c.Ctx, fixture.AbortRequest(location.ObjectUserSpot, "", R, e.TA()))
-		c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityIdentityLength, "abort with global ID \"\"")
+	e.requireInvalid("abort replay with an invalid key", location.ClassRange, location.CodeAuthorityIdentityLength, func() error {
+		return errOf(c.S.AbortCreation(c.Ctx, fixture.AbortRequest(location.ObjectUserSpot, "", R, e.TA())))
 	})
 }
 

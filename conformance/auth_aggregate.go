@@ -78,10 +78,7 @@ func (e *authEnv) requirePrepareKind(req location.AggregatePrepareRequest, k loc
 // code, and no change.
 func (e *authEnv) requirePrepareInvalid(req location.AggregatePrepareRequest, class location.ErrorClass, code, what string) {
 	e.c.Helper()
-	e.unchanged(what, func() {
-		_, err := e.c.S.PrepareAggregate(e.c.Ctx, req)
-		e.c.expectInputErrorCode(err, class, code, "%s", what)
-	})
+	e.requireInvalid(what, class, code, func() error { return errOf(e.c.S.PrepareAggregate(e.c.Ctx, req)) })
 }
 
 // requireAggKind requires commit or abort of an aggregate to answer k, with
@@ -104,8 +101,7 @@ func auth156(c *Case) {
 	ua, u := e.U(e.NA), e.U(e.NB)
 	req := e.auth156Request(S1, S2)
 	e.requirePrepared(e.prepare(req), req, location.KindPrepared)
-	u.Spots.Reserved += 2
-	u.Room.Reserved += 2
+	u = u.plusRooms(2, 0)
 	e.requireU(e.NB, u)
 	e.requireU(e.NA, ua)
 	e.requireRow(fixture.KS("g1"), S1)
@@ -282,8 +278,7 @@ func auth171(c *Case) {
 	e := newAuthEnv(c)
 	u := e.U(e.NB)
 	e.auth171Setup()
-	u.Spots.Reserved++
-	u.Room.Reserved++
+	u = u.plusRooms(1, 0)
 	e.requireU(e.NB, u)
 }
 
@@ -295,8 +290,7 @@ func auth172(c *Case) {
 	e.requireStored(e.cas(fixture.KS("g1"), S1.StoreVersion, fixture.Preserve("changed")))
 	e.requireAggKind(e.commitAgg, authAggFence("AG1", 1), location.KindStale, "commit after a participant changed")
 	e.requireAggKind(e.abortAgg, authAggFence("AG1", 1), location.KindAborted, "abort")
-	u.Spots.Reserved -= 2
-	u.Room.Reserved -= 2
+	u = u.plusRooms(-2, 0)
 	e.requireU(e.NB, u)
 	require.Zero(c, u.Spots.Reserved)
 }
@@ -324,13 +318,9 @@ func auth173(c *Case) {
 		e.exactVersion(got.StoreVersion, []string{"5", "6"}[i], "moved row")
 		e.exactNumber(got.AuthorityOwnerGeneration, []int64{3, 4}[i], "moved authorityOwnerGeneration")
 	}
-	ua.Spots.Active -= 2
-	ua.Room.Active -= 2
+	ua = ua.plusRooms(0, -2)
 	e.requireU(e.NA, ua)
-	ub.Spots.Reserved -= 2
-	ub.Room.Reserved -= 2
-	ub.Spots.Active += 2
-	ub.Room.Active += 2
+	ub = ub.plusRooms(-2, 2)
 	e.requireU(e.NB, ub)
 	require.Zero(c, ub.Spots.Reserved)
 }
@@ -361,8 +351,7 @@ func auth176(c *Case) {
 	e.requireAggKind(e.commitAgg, authAggFence("AG1", 1), location.KindStale, "commit after a participant changed")
 	e.requireAggKind(e.commitAgg, authAggFence("AG1", 1), location.KindStale, "commit again")
 	e.requireAggKind(e.abortAgg, authAggFence("AG1", 1), location.KindAborted, "abort")
-	u.Spots.Reserved -= 2
-	u.Room.Reserved -= 2
+	u = u.plusRooms(-2, 0)
 	e.requireU(e.NB, u)
 	require.Zero(c, u.Spots.Reserved)
 }

@@ -52,9 +52,7 @@ func auth024(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("g2", e.TA())
 	other := e.AS("g2x", e.TA())
-	e.unchanged("CAS with another row's version", func() {
-		e.requireConflict(e.cas(fixture.KS("g2"), other.StoreVersion, fixture.Preserve("p")), S)
-	})
+	e.requireCASConflict("CAS with another row's version", fixture.KS("g2"), other.StoreVersion, fixture.Preserve("p"), S)
 }
 
 // auth025 AUTH-025 Put shape validation.
@@ -77,10 +75,7 @@ func auth025(c *Case) {
 			key location.AuthorityKey
 			v   location.StoreVersion
 		}{{fixture.KS("g25"), S.StoreVersion}, {fixture.KS("g25-missing"), "1"}} {
-			e.unchanged(name, func() {
-				_, err := c.S.CompareExchangeAuthority(c.Ctx, target.key, target.v, m)
-				c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityMutationShape, "%s on %s", name, target.key)
-			})
+			e.requireInvalid(name+" on "+string(target.key), location.ClassType, location.CodeAuthorityMutationShape, func() error { return errOf(c.S.CompareExchangeAuthority(c.Ctx, target.key, target.v, m)) })
 		}
 	}
 }
@@ -101,9 +96,8 @@ func auth026(c *Case) {
 		"negative expected generation": {tok("owner-a", -1), tok("owner-a", g)},
 	}
 	for name, owners := range cases {
-		e.unchanged(name, func() {
-			_, err := c.S.CompareExchangeAuthority(c.Ctx, fixture.KS("g26"), S.StoreVersion, fixture.Rebind("p", owners[0], owners[1]))
-			c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityMutationShape, "rebind: %s", name)
+		e.requireInvalid("rebind: "+name, location.ClassType, location.CodeAuthorityMutationShape, func() error {
+			return errOf(c.S.CompareExchangeAuthority(c.Ctx, fixture.KS("g26"), S.StoreVersion, fixture.Rebind("p", owners[0], owners[1])))
 		})
 	}
 }
@@ -111,8 +105,7 @@ func auth026(c *Case) {
 // auth027 AUTH-027 Payload size (right version).
 func auth027(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("g3")
-	S := e.AS("g3", e.TA())
+	key, S := e.activeOnTA("g3")
 	empty := fixture.Preserve("")
 	empty.Payload = []byte{}
 	S1 := e.requireStored(e.cas(key, S.StoreVersion, empty))
@@ -140,16 +133,12 @@ func auth027(c *Case) {
 // fixed (validation first), so the ALT outcome, invalid argument, is expected.
 func auth028(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("g28")
-	S := e.AS("g28", e.TA())
+	key, S := e.activeOnTA("g28")
 	e.requireStored(e.cas(key, S.StoreVersion, fixture.Preserve("next"))) // S.StoreVersion is now stale
 	A2 := location.OwnerToken{OwnerID: "owner-a", LeaseGeneration: e.A.LeaseGeneration + 1}
 	for _, m := range []location.AuthorityMutation{fixture.Preserve(""), fixture.Restore("", e.A), fixture.Rebind("", e.A, A2)} {
 		m.Payload = fixture.Bytes(fixture.MiB+1, 'o')
-		e.unchanged("oversized "+string(m.Kind)+" with a stale version", func() {
-			_, err := c.S.CompareExchangeAuthority(c.Ctx, key, S.StoreVersion, m)
-			c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityPayload, "oversized %s, stale version", m.Kind)
-		})
+		e.requireInvalid("oversized "+string(m.Kind)+" with a stale version", location.ClassRange, location.CodeAuthorityPayload, func() error { return errOf(c.S.CompareExchangeAuthority(c.Ctx, key, S.StoreVersion, m)) })
 	}
 }
 
@@ -158,31 +147,24 @@ func auth029(c *Case) {
 	e := newAuthEnv(c)
 	e.AS("g29", e.TA())
 	for _, k := range []location.AuthorityKey{"", "a\x00b"} {
-		e.unchanged("CAS with an invalid key", func() {
-			_, err := c.S.CompareExchangeAuthority(c.Ctx, k, "1", fixture.Preserve("p"))
-			c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityKeyText, "CAS on %q", k)
-		})
+		e.requireInvalid("CAS with an invalid key", location.ClassType, location.CodeAuthorityKeyText, func() error { return errOf(c.S.CompareExchangeAuthority(c.Ctx, k, "1", fixture.Preserve("p"))) })
 	}
-	e.unchanged("CAS with an undecodable key", func() {
-		_, err := c.S.CompareExchangeAuthority(c.Ctx, "zla1:s:3:a\x00b", "1", fixture.Preserve("p"))
-		c.expectInputError(err, location.ClassType, "CAS on a key with NUL")
+	e.requireInvalid("CAS with an undecodable key", location.ClassType, "", func() error {
+		return errOf(c.S.CompareExchangeAuthority(c.Ctx, "zla1:s:3:a\x00b", "1", fixture.Preserve("p")))
 	})
 }
 
 // auth030 AUTH-030 Delete an active row.
 func auth030(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("d1")
-	S := e.AS("d1", e.TA())
+	key, S := e.activeOnTA("d1")
 	before := e.U(e.NA)
 	r := e.requireDeleted(e.cas(key, S.StoreVersion, fixture.Delete()))
 	require.NotEqual(c, S.StoreVersion, r.DeletedVersion)
 	e.exactVersion(r.DeletedVersion, "3", "deleted version")
 	require.Equal(c, T0(), r.StoreNow)
 	e.requireMissing(key)
-	want := before
-	want.Spots.Active--
-	want.Room.Active--
+	want := before.plusRooms(0, -1)
 	e.requireU(e.NA, want)
 	for _, it := range e.scanAll("") {
 		require.NotEqual(c, key, it.Key, "a deleted row is not listed")
@@ -194,9 +176,7 @@ func auth031(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("d2", e.TA())
 	e.release(e.A)
-	e.unchanged("delete with a released owner lease", func() {
-		e.requireConflict(e.cas(fixture.KS("d2"), S.StoreVersion, fixture.Delete()), S)
-	})
+	e.requireCASConflict("delete with a released owner lease", fixture.KS("d2"), S.StoreVersion, fixture.Delete(), S)
 }
 
 // auth032 AUTH-032 Owner node not usable: (a) removed, (b) Draining,
@@ -211,18 +191,14 @@ func auth032(c *Case) {
 	Se := e.AS("d3e", e.TB())
 
 	e.removeNode(e.NA, e.A)
-	e.unchanged("delete after removeMeshNode", func() {
-		e.requireConflict(e.cas(fixture.KS("d3a"), Sa.StoreVersion, fixture.Delete()), Sa)
-	})
+	e.requireCASConflict("delete after removeMeshNode", fixture.KS("d3a"), Sa.StoreVersion, fixture.Delete(), Sa)
 	e.publish(e.NA, location.IntentNewClaim)
 
 	e.republish(e.NA, location.IntentRenew, func(d *location.MeshNodeDescriptor) {
 		d.DescriptorRevision = 2
 		d.State = location.StateDraining
 	})
-	e.unchanged("delete while Draining", func() {
-		e.requireConflict(e.cas(fixture.KS("d3b"), Sb.StoreVersion, fixture.Delete()), Sb)
-	})
+	e.requireCASConflict("delete while Draining", fixture.KS("d3b"), Sb.StoreVersion, fixture.Delete(), Sb)
 	e.republish(e.NA, location.IntentRenew, func(d *location.MeshNodeDescriptor) {
 		d.DescriptorRevision = 3
 		d.State = location.StateServing
@@ -232,23 +208,17 @@ func auth032(c *Case) {
 		d.LifecycleGeneration = 2
 		d.DescriptorRevision = 1
 	})
-	e.unchanged("delete after a restart with lifecycle 2", func() {
-		e.requireConflict(e.cas(fixture.KS("d3c"), Sc.StoreVersion, fixture.Delete()), Sc)
-	})
+	e.requireCASConflict("delete after a restart with lifecycle 2", fixture.KS("d3c"), Sc.StoreVersion, fixture.Delete(), Sc)
 
 	e.republish(e.NB, location.IntentTakeover, func(d *location.MeshNodeDescriptor) {
 		d.ObjectRole = location.RoleClient
 	})
-	e.unchanged("delete while the node is a Client", func() {
-		e.requireConflict(e.cas(fixture.KS("d3d"), Sd.StoreVersion, fixture.Delete()), Sd)
-	})
+	e.requireCASConflict("delete while the node is a Client", fixture.KS("d3d"), Sd.StoreVersion, fixture.Delete(), Sd)
 	e.republish(e.NB, location.IntentTakeover, func(d *location.MeshNodeDescriptor) {
 		d.ObjectRole = location.RoleServer
 		d.OwnerID, d.LeaseGeneration = e.A.OwnerID, e.A.LeaseGeneration
 	})
-	e.unchanged("delete while another owner publishes the node", func() {
-		e.requireConflict(e.cas(fixture.KS("d3e"), Se.StoreVersion, fixture.Delete()), Se)
-	})
+	e.requireCASConflict("delete while another owner publishes the node", fixture.KS("d3e"), Se.StoreVersion, fixture.Delete(), Se)
 }
 
 // auth033 AUTH-033 [time] Owner lease expired. With LeaseExpiryByClock (the
@@ -263,29 +233,22 @@ func auth033(c *Case) {
 		Sb2 = e.AS("d4b2", e.TB())
 	}
 	e.expire("owner-a")
-	e.unchanged("delete after owner-lease expiry", func() {
-		e.requireConflict(e.cas(fixture.KS("d4"), S.StoreVersion, fixture.Delete()), S)
-	})
+	e.requireCASConflict("delete after owner-lease expiry", fixture.KS("d4"), S.StoreVersion, fixture.Delete(), S)
 	if !c.Caps.leaseExpiryByClock() {
 		return
 	}
 	c.F.Clock.Set(e.BExp.Add(-time.Millisecond))
 	e.requireDeleted(e.cas(fixture.KS("d4b1"), Sb1.StoreVersion, fixture.Delete()))
 	c.F.Clock.Set(e.BExp)
-	e.unchanged("delete at leaseExpiresAt", func() {
-		e.requireConflict(e.cas(fixture.KS("d4b2"), Sb2.StoreVersion, fixture.Delete()), Sb2)
-	})
+	e.requireCASConflict("delete at leaseExpiresAt", fixture.KS("d4b2"), Sb2.StoreVersion, fixture.Delete(), Sb2)
 }
 
 // auth034 AUTH-034 Old version after delete.
 func auth034(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("d1")
-	S := e.AS("d1", e.TA())
+	key, S := e.activeOnTA("d1")
 	e.requireDeleted(e.cas(key, S.StoreVersion, fixture.Delete()))
-	e.unchanged("preserve with a deleted row's version", func() {
-		e.requireConflict(e.cas(key, S.StoreVersion, fixture.Preserve("p")), nil)
-	})
+	e.requireCASConflict("preserve with a deleted row's version", key, S.StoreVersion, fixture.Preserve("p"), nil)
 }
 
 // rebindSetup is AUTH-035's set-up: AS(id) → S; release A; A2 claimed;
@@ -324,18 +287,14 @@ func auth035(c *Case) {
 func auth036(c *Case) {
 	e := newAuthEnv(c)
 	S, A2 := e.rebindSetup("b1", false)
-	e.unchanged("rebind to a lease the node does not publish", func() {
-		e.requireConflict(e.cas(fixture.KS("b1"), S.StoreVersion, fixture.Rebind("rebound", e.A, A2)), S)
-	})
+	e.requireCASConflict("rebind to a lease the node does not publish", fixture.KS("b1"), S.StoreVersion, fixture.Rebind("rebound", e.A, A2), S)
 }
 
 // auth037 AUTH-037 Expected owner mismatch.
 func auth037(c *Case) {
 	e := newAuthEnv(c)
 	S, A2 := e.rebindSetup("b1", true)
-	e.unchanged("rebind with the wrong expected owner", func() {
-		e.requireConflict(e.cas(fixture.KS("b1"), S.StoreVersion, fixture.Rebind("rebound", A2, e.A)), S)
-	})
+	e.requireCASConflict("rebind with the wrong expected owner", fixture.KS("b1"), S.StoreVersion, fixture.Rebind("rebound", A2, e.A), S)
 }
 
 // auth038 AUTH-038 Node restarted with another lifecycle.
@@ -346,9 +305,7 @@ func auth038(c *Case) {
 		d.LeaseGeneration = A2.LeaseGeneration
 		d.LifecycleGeneration = 2
 	})
-	e.unchanged("rebind on a node restarted with lifecycle 2", func() {
-		e.requireConflict(e.cas(fixture.KS("b1"), S.StoreVersion, fixture.Rebind("rebound", e.A, A2)), S)
-	})
+	e.requireCASConflict("rebind on a node restarted with lifecycle 2", fixture.KS("b1"), S.StoreVersion, fixture.Rebind("rebound", e.A, A2), S)
 }
 
 // auth039 AUTH-039 Wrong version.
@@ -356,9 +313,7 @@ func auth039(c *Case) {
 	e := newAuthEnv(c)
 	S, A2 := e.rebindSetup("b1", true)
 	S2 := e.requireStored(e.cas(fixture.KS("b1"), S.StoreVersion, fixture.Restore("newer", e.A)))
-	e.unchanged("rebind with a stale version", func() {
-		e.requireConflict(e.cas(fixture.KS("b1"), S.StoreVersion, fixture.Rebind("rebound", e.A, A2)), S2)
-	})
+	e.requireCASConflict("rebind with a stale version", fixture.KS("b1"), S.StoreVersion, fixture.Rebind("rebound", e.A, A2), S2)
 }
 
 // auth040 AUTH-040 Restore rewrites payload only.
@@ -387,9 +342,7 @@ func auth042(c *Case) {
 		{OwnerID: "owner-a", LeaseGeneration: e.A.LeaseGeneration + 100},
 		{OwnerID: "owner-b", LeaseGeneration: e.A.LeaseGeneration},
 	} {
-		e.unchanged("restore with another owner token", func() {
-			e.requireConflict(e.cas(fixture.KS("s3"), S.StoreVersion, fixture.Restore("restored", t)), S)
-		})
+		e.requireCASConflict("restore with another owner token", fixture.KS("s3"), S.StoreVersion, fixture.Restore("restored", t), S)
 	}
 }
 
@@ -398,9 +351,7 @@ func auth043(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("s4", e.TA())
 	S2 := e.requireStored(e.cas(fixture.KS("s4"), S.StoreVersion, fixture.Preserve("next")))
-	e.unchanged("restore with a stale version", func() {
-		e.requireConflict(e.cas(fixture.KS("s4"), S.StoreVersion, fixture.Restore("restored", e.A)), S2)
-	})
+	e.requireCASConflict("restore with a stale version", fixture.KS("s4"), S.StoreVersion, fixture.Restore("restored", e.A), S2)
 }
 
 // auth044 AUTH-044 Preserve rewrites payload only.
@@ -420,9 +371,7 @@ func auth045(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("p2", e.TA())
 	e.release(e.A)
-	e.unchanged("preserve with a released owner lease", func() {
-		e.requireConflict(e.cas(fixture.KS("p2"), S.StoreVersion, fixture.Preserve("p")), S)
-	})
+	e.requireCASConflict("preserve with a released owner lease", fixture.KS("p2"), S.StoreVersion, fixture.Preserve("p"), S)
 }
 
 // auth046 AUTH-046 Chained preserves; stale reuse.
@@ -432,23 +381,18 @@ func auth046(c *Case) {
 	S1 := e.AS("p3", e.TA())
 	S2 := e.requireStored(e.cas(key, S1.StoreVersion, fixture.Preserve("two")))
 	S3 := e.requireStored(e.cas(key, S2.StoreVersion, fixture.Preserve("three")))
-	e.unchanged("preserve with the first version again", func() {
-		e.requireConflict(e.cas(key, S1.StoreVersion, fixture.Preserve("again")), S3)
-	})
+	e.requireCASConflict("preserve with the first version again", key, S1.StoreVersion, fixture.Preserve("again"), S3)
 }
 
 // auth047 AUTH-047 Node leaves and re-enters Serving.
 func auth047(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("p4")
-	S := e.AS("p4", e.TA())
+	key, S := e.activeOnTA("p4")
 	e.republish(e.NA, location.IntentRenew, func(d *location.MeshNodeDescriptor) {
 		d.DescriptorRevision = 2
 		d.State = location.StateDraining
 	})
-	e.unchanged("preserve while Draining", func() {
-		e.requireConflict(e.cas(key, S.StoreVersion, fixture.Preserve("p")), S)
-	})
+	e.requireCASConflict("preserve while Draining", key, S.StoreVersion, fixture.Preserve("p"), S)
 	e.republish(e.NA, location.IntentRenew, func(d *location.MeshNodeDescriptor) {
 		d.DescriptorRevision = 3
 		d.State = location.StateServing

@@ -1,45 +1,18 @@
 package conformance
 
 import (
-	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
 // Section A of the authority catalogue: the zla1: authority key codec
 // (04 §1.2). These scenarios exercise the codec only; the store is not used.
-
-// authGolden is one golden vector of 04 §1.2.1.
-type authGolden struct {
-	kind     location.ObjectKind
-	idHex    string
-	expected location.AuthorityKey
-}
-
-// authGoldenVectors are the six GOLDEN vectors.
-func authGoldenVectors() []authGolden {
-	return []authGolden{
-		{location.ObjectActor, "757365723a3432", "zla1:a:7:user%3A42"},
-		{location.ObjectActor, "557365723a3432", "zla1:a:7:User%3A42"},
-		{location.ObjectActor, "c3a9", "zla1:a:2:%C3%A9"},
-		{location.ObjectActor, "65cc81", "zla1:a:3:e%CC%81"},
-		{location.ObjectUserSpot, "726f6f6d3ac3a9", "zla1:s:7:room%3A%C3%A9"},
-		{location.ObjectUserSpot, "757365723a3432", "zla1:s:7:user%3A42"},
-	}
-}
-
-// authHexID decodes an identity given as hex.
-func authHexID(c *Case, h string) string {
-	c.Helper()
-	b, err := hex.DecodeString(h)
-	require.NoError(c, err)
-	return string(b)
-}
 
 // authBoundaryKey is the 776-byte key of 255 NUL bytes.
 func authBoundaryKey() location.AuthorityKey {
@@ -48,14 +21,14 @@ func authBoundaryKey() location.AuthorityKey {
 
 // auth001 AUTH-001 Golden encoding.
 func auth001(c *Case) {
-	for _, g := range authGoldenVectors() {
-		got, err := location.EncodeAuthorityKey(g.kind, authHexID(c, g.idHex))
-		require.NoError(c, err, "encode %s %s", g.kind, g.idHex)
-		require.Equal(c, g.expected, got, "encode %s %s", g.kind, g.idHex)
-		if g.kind == location.ObjectUserSpot {
-			inst, err := location.EncodeAuthorityKey(location.ObjectInstanceSpot, authHexID(c, g.idHex))
+	for _, g := range fixture.AuthorityKeyGolden() {
+		got, err := location.EncodeAuthorityKey(g.Kind, g.ID)
+		require.NoError(c, err, "encode %s %q", g.Kind, g.ID)
+		require.Equal(c, g.Key, got, "encode %s %q", g.Kind, g.ID)
+		if g.Kind == location.ObjectUserSpot {
+			inst, err := location.EncodeAuthorityKey(location.ObjectInstanceSpot, g.ID)
 			require.NoError(c, err)
-			require.Equal(c, g.expected, inst, "every spot kind shares the key")
+			require.Equal(c, g.Key, inst, "every spot kind shares the key")
 		}
 	}
 }
@@ -94,15 +67,11 @@ func auth004(c *Case) {
 
 // auth005 AUTH-005 Strict decode round trip.
 func auth005(c *Case) {
-	for _, g := range authGoldenVectors() {
-		kind, id, err := location.DecodeAuthorityKey(g.expected)
-		require.NoError(c, err, "decode %s", g.expected)
-		require.Equal(c, authHexID(c, g.idHex), id, "decode %s", g.expected)
-		want := location.ObjectActor
-		if g.kind != location.ObjectActor {
-			want = location.ObjectUserSpot
-		}
-		require.Equal(c, want, kind, "decode %s", g.expected)
+	for _, g := range fixture.AuthorityKeyGolden() {
+		kind, id, err := location.DecodeAuthorityKey(g.Key)
+		require.NoError(c, err, "decode %s", g.Key)
+		require.Equal(c, g.ID, id, "decode %s", g.Key)
+		require.Equal(c, g.Kind, kind, "decode %s", g.Key)
 	}
 	kind, id, err := location.DecodeAuthorityKey(authBoundaryKey())
 	require.NoError(c, err)

@@ -40,10 +40,7 @@ func auth096(c *Case) {
 	want.PendingCreation = nil
 	authRequireSameSnap(c, &want, authNoVersion(ready), "committed row")
 	e.requireRow(fixture.KS("k1"), ready)
-	u.Spots.Reserved--
-	u.Room.Reserved--
-	u.Spots.Active++
-	u.Room.Active++
+	u = u.plusRooms(-1, 1)
 	e.requireU(e.NA, u)
 	// User and instance spots share the row (D-28): a commit that names the
 	// instance-spot kind commits a user-spot reservation.
@@ -70,10 +67,7 @@ func auth098(c *Case) {
 	R := e.RA("k2", e.TA())
 	req := fixture.CommitRequest("k2", R, e.TA())
 	req.Key.Kind = location.ObjectActor
-	e.unchanged("commit of an actor", func() {
-		_, err := c.S.Commit(c.Ctx, req)
-		c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityKindPath, "commit of an actor")
-	})
+	e.requireInvalid("commit of an actor", location.ClassType, location.CodeAuthorityKindPath, func() error { return errOf(c.S.Commit(c.Ctx, req)) })
 	e.requireRow(fixture.KA("k2"), R.Creating)
 }
 
@@ -83,10 +77,7 @@ func auth099(c *Case) {
 	R := e.RS("k99", e.TA())
 	req := fixture.CommitRequest("k99", R, e.TA())
 	req.ReadyPayload = fixture.Bytes(fixture.MiB+1, 'r')
-	e.unchanged("commit with an oversized payload", func() {
-		_, err := c.S.Commit(c.Ctx, req)
-		c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityPayload, "commit with 1 MiB + 1")
-	})
+	e.requireInvalid("commit with an oversized payload", location.ClassRange, location.CodeAuthorityPayload, func() error { return errOf(c.S.Commit(c.Ctx, req)) })
 	e.requireRow(fixture.KS("k99"), R.Creating)
 }
 

@@ -137,24 +137,14 @@ func auth112(c *Case) {
 	req := fixture.CompleteRequest("a112", R, e.TA(), location.TerminalCreated, fixture.P(fixture.OP(112), authDeadline()))
 	req.Key.Kind = location.ObjectUserSpot
 	e.rememberOp(fixture.OP(112))
-	e.unchanged("completeCreation of a spot", func() {
-		_, err := c.S.CompleteCreation(c.Ctx, req)
-		c.expectInputErrorCode(err, location.ClassType, location.CodeAuthorityKindPath, "completeCreation of a user_spot")
-	})
+	e.requireInvalid("completeCreation of a spot", location.ClassType, location.CodeAuthorityKindPath, func() error { return errOf(c.S.CompleteCreation(c.Ctx, req)) })
 }
 
 // requireCompleteInvalid requires an invalid argument of the class and code
 // (code "": any), no change, the row still reserved and no terminal.
 func (e *authEnv) requireCompleteInvalid(req location.CompleteCreationRequest, R location.ReserveResult, class location.ErrorClass, code, what string) {
 	e.c.Helper()
-	e.unchanged(what, func() {
-		_, err := e.c.S.CompleteCreation(e.c.Ctx, req)
-		if code == "" {
-			e.c.expectInputError(err, class, "%s", what)
-			return
-		}
-		e.c.expectInputErrorCode(err, class, code, "%s", what)
-	})
+	e.requireInvalid(what, class, code, func() error { return errOf(e.c.S.CompleteCreation(e.c.Ctx, req)) })
 	e.requireRow(authKey(e.c, req.Key.Kind, req.Key.GlobalID), R.Creating)
 }
 
@@ -333,10 +323,7 @@ func auth123(c *Case) {
 	c.F.Clock.Set(authDeadline().Add(authRetention))
 	require.Equal(c, location.KindMissing, e.readTerminal(fixture.OP(1)).Kind)
 	orig := fixture.CompleteRequest("a1", R, e.TA(), location.TerminalCreated, fixture.P(fixture.OP(1), authDeadline()))
-	e.unchanged("a replay whose window has closed", func() {
-		_, err := c.S.CompleteCreation(c.Ctx, orig)
-		c.expectInputErrorCode(err, location.ClassRange, location.CodeTerminalWindow, "replay with the original deadline")
-	})
+	e.requireInvalid("a replay whose window has closed", location.ClassRange, location.CodeTerminalWindow, func() error { return errOf(c.S.CompleteCreation(c.Ctx, orig)) })
 	e.requireCompleteStale(fixture.CompleteRequest("a1", R, e.TA(), location.TerminalCreated, fixture.P(fixture.OP(1), e.now().Add(60*time.Second))), "a replay after retention")
 }
 

@@ -233,6 +233,12 @@ func (e *authEnv) AS(id string, T location.CreationTarget, t ...string) *locatio
 	return e.requireCommitKind(e.commit(fixture.CommitRequest(id, R, T)), location.KindCommitted)
 }
 
+// activeOnTA is AS(id, TA) with its key KS(id).
+func (e *authEnv) activeOnTA(id string) (location.AuthorityKey, *location.AuthoritySnapshot) {
+	e.c.Helper()
+	return fixture.KS(id), e.AS(id, e.TA())
+}
+
 // complete calls CompleteCreation and requires no error.
 func (e *authEnv) complete(r location.CompleteCreationRequest) location.CompleteCreationResult {
 	e.c.Helper()
@@ -462,6 +468,13 @@ func (e *authEnv) requireConflict(r location.CompareExchangeResult, want *locati
 	e.requireReadIs(r.Current, want, "conflict.current")
 }
 
+// requireCASConflict requires a CAS of key from version v with m to be a
+// conflict whose current is want, and to change nothing (what names it).
+func (e *authEnv) requireCASConflict(what string, key location.AuthorityKey, v location.StoreVersion, m location.AuthorityMutation, want *location.AuthoritySnapshot) {
+	e.c.Helper()
+	e.unchanged(what, func() { e.requireConflict(e.cas(key, v, m), want) })
+}
+
 // requireConflictAny requires a conflict with a well-formed current.
 func (e *authEnv) requireConflictAny(r location.CompareExchangeResult) {
 	e.c.Helper()
@@ -507,6 +520,16 @@ type authUsage struct {
 
 // zero reports whether every counter is 0.
 func (u authUsage) zero() bool { return u == authUsage{} }
+
+// plusRooms is u with reserved more room spots (and spots) reserved and
+// active more active; negative counts are fewer.
+func (u authUsage) plusRooms(reserved, active int64) authUsage {
+	u.Spots.Reserved += reserved
+	u.Room.Reserved += reserved
+	u.Spots.Active += active
+	u.Room.Active += active
+	return u
+}
 
 // listNodes lists mesh m (every page).
 func (e *authEnv) listNodes() []location.MeshNodeDescriptor {
@@ -620,6 +643,22 @@ func (e *authEnv) unchanged(what string, fn func()) {
 	after := e.state()
 	require.Equal(e.c, before, after, "%s changed the store", what)
 }
+
+// requireInvalid requires call to fail with an invalid-argument error of
+// class and code (code "": any) and to change nothing.
+func (e *authEnv) requireInvalid(what string, class location.ErrorClass, code string, call func() error) {
+	e.c.Helper()
+	e.unchanged(what, func() {
+		if code == "" {
+			e.c.expectInputError(call(), class, "%s", what)
+			return
+		}
+		e.c.expectInputErrorCode(call(), class, code, "%s", what)
+	})
+}
+
+// errOf returns a call's error, for calls whose result does not matter.
+func errOf[T any](_ T, err error) error { return err }
 
 // --- descriptions -------------------------------------------------------------
 

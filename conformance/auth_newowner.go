@@ -24,13 +24,10 @@ func authI64(n int64) *int64 { return &n }
 // auth048 AUTH-048 Relocation commit.
 func auth048(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("m1")
-	S := e.AS("m1", e.TA())
+	key, S := e.activeOnTA("m1")
 	ua, ub := e.U(e.NA), e.U(e.NB)
 	e.REL("R1", key, S, e.NA, e.NB)
-	wantB := ub
-	wantB.Spots.Reserved++
-	wantB.Room.Reserved++
+	wantB := ub.plusRooms(1, 0)
 	e.requireU(e.NB, wantB)
 
 	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R1")))
@@ -48,13 +45,9 @@ func auth048(c *Case) {
 	e.exactNumber(got.AuthorityOwnerGeneration, 2, "moved authorityOwnerGeneration")
 	e.requireRow(key, got)
 
-	wantA := ua
-	wantA.Spots.Active--
-	wantA.Room.Active--
+	wantA := ua.plusRooms(0, -1)
 	e.requireU(e.NA, wantA)
-	wantB = ub
-	wantB.Spots.Active++
-	wantB.Room.Active++
+	wantB = ub.plusRooms(0, 1)
 	e.requireU(e.NB, wantB)
 	require.Equal(c, location.KindAlreadyCommitted, e.abortRel("R1"))
 	e.requireU(e.NB, wantB)
@@ -63,8 +56,7 @@ func auth048(c *Case) {
 // auth049 AUTH-049 Source owner may be dead.
 func auth049(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("m2")
-	S := e.AS("m2", e.TA())
+	key, S := e.activeOnTA("m2")
 	e.REL("R2", key, S, e.NA, e.NB)
 	e.release(e.A)
 	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R2")))
@@ -75,9 +67,7 @@ func auth049(c *Case) {
 func auth050(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("m3", e.TA())
-	e.unchanged("newOwner with an unknown fence", func() {
-		e.requireConflict(e.cas(fixture.KS("m3"), S.StoreVersion, fixture.NewOwner("moved", e.B, "never-issued")), S)
-	})
+	e.requireCASConflict("newOwner with an unknown fence", fixture.KS("m3"), S.StoreVersion, fixture.NewOwner("moved", e.B, "never-issued"), S)
 }
 
 // auth051 AUTH-051 Aborted reservation.
@@ -86,21 +76,16 @@ func auth051(c *Case) {
 	S := e.AS("m4", e.TA())
 	e.REL("R3", fixture.KS("m4"), S, e.NA, e.NB)
 	require.Equal(c, location.KindAborted, e.abortRel("R3"))
-	e.unchanged("newOwner with an aborted reservation", func() {
-		e.requireConflict(e.cas(fixture.KS("m4"), S.StoreVersion, fixture.NewOwner("moved", e.B, "R3")), S)
-	})
+	e.requireCASConflict("newOwner with an aborted reservation", fixture.KS("m4"), S.StoreVersion, fixture.NewOwner("moved", e.B, "R3"), S)
 }
 
 // auth052 AUTH-052 Fence used twice.
 func auth052(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("m1")
-	S := e.AS("m1", e.TA())
+	key, S := e.activeOnTA("m1")
 	e.REL("R1", key, S, e.NA, e.NB)
 	S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R1")))
-	e.unchanged("newOwner with a used fence", func() {
-		e.requireConflict(e.cas(key, S2.StoreVersion, fixture.NewOwner("again", e.B, "R1")), S2)
-	})
+	e.requireCASConflict("newOwner with a used fence", key, S2.StoreVersion, fixture.NewOwner("again", e.B, "R1"), S2)
 }
 
 // auth053 AUTH-053 Target owner differs from the reservation.
@@ -108,13 +93,10 @@ func auth053(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("m4", e.TA())
 	e.REL("R4", fixture.KS("m4"), S, e.NA, e.NB)
-	e.unchanged("newOwner with another target owner", func() {
-		e.requireConflict(e.cas(fixture.KS("m4"), S.StoreVersion, fixture.NewOwner("moved", e.A, "R4")), S)
-	})
+	e.requireCASConflict("newOwner with another target owner", fixture.KS("m4"), S.StoreVersion, fixture.NewOwner("moved", e.A, "R4"), S)
 	u := e.U(e.NB)
 	require.Equal(c, location.KindAborted, e.abortRel("R4"), "R4 is still reserved")
-	u.Spots.Reserved--
-	u.Room.Reserved--
+	u = u.plusRooms(-1, 0)
 	e.requireU(e.NB, u)
 }
 
@@ -127,9 +109,7 @@ func auth054(c *Case) {
 	e.REL("R5", key, S, e.NA, e.NB)
 	S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.Preserve("changed")))
 	for _, v := range []location.StoreVersion{S2.StoreVersion, S.StoreVersion} {
-		e.unchanged("newOwner after the row changed", func() {
-			e.requireConflict(e.cas(key, v, fixture.NewOwner("moved", e.B, "R5")), S2)
-		})
+		e.requireCASConflict("newOwner after the row changed", key, v, fixture.NewOwner("moved", e.B, "R5"), S2)
 	}
 	require.Equal(c, location.KindAborted, e.abortRel("R5"))
 	e.requireU(e.NB, u0)
@@ -141,27 +121,22 @@ func auth055(c *Case) {
 	S := e.AS("m6", e.TA())
 	e.REL("R6", fixture.KS("m6"), S, e.NA, e.NB)
 	e.release(e.B)
-	e.unchanged("newOwner with a released target lease", func() {
-		e.requireConflict(e.cas(fixture.KS("m6"), S.StoreVersion, fixture.NewOwner("moved", e.B, "R6")), S)
-	})
+	e.requireCASConflict("newOwner with a released target lease", fixture.KS("m6"), S.StoreVersion, fixture.NewOwner("moved", e.B, "R6"), S)
 	require.Equal(c, location.KindAborted, e.abortRel("R6"), "R6 is still reserved")
 }
 
 // auth056 AUTH-056 Reservation capacity replaces row capacity.
 func auth056(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("m7")
-	S := e.AS("m7", e.TA())
+	key, S := e.activeOnTA("m7")
 	ua, ub := e.U(e.NA), e.U(e.NB)
 	two := fixture.VSpots(location.ObjectUserSpot, "room", 2)
 	e.REL("R7", key, S, e.NA, e.NB, two)
 	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R7")))
 	require.Equal(c, two, got.Allocation.Capacity)
-	ua.Spots.Active--
-	ua.Room.Active--
+	ua = ua.plusRooms(0, -1)
 	e.requireU(e.NA, ua)
-	ub.Spots.Active += 2
-	ub.Room.Active += 2
+	ub = ub.plusRooms(0, 2)
 	e.requireU(e.NB, ub)
 }
 
@@ -171,30 +146,24 @@ func auth057(c *Case) {
 	S8 := e.AS("m8", e.TA())
 	S9 := e.AS("m9", e.TA())
 	e.REL("R8", fixture.KS("m8"), S8, e.NA, e.NB)
-	e.unchanged("newOwner with another row's reservation", func() {
-		e.requireConflict(e.cas(fixture.KS("m9"), S9.StoreVersion, fixture.NewOwner("moved", e.B, "R8")), S9)
-	})
+	e.requireCASConflict("newOwner with another row's reservation", fixture.KS("m9"), S9.StoreVersion, fixture.NewOwner("moved", e.B, "R8"), S9)
 }
 
 // auth058 AUTH-058 Reservation adopted by an aggregate.
 func auth058(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("mx")
-	S := e.AS("mx", e.TA())
+	key, S := e.activeOnTA("mx")
 	e.REL("AGX", key, S, e.NA, e.NB)
 	req := e.AGG("AGX", 1, []fixture.Part{fixture.NewOwnerPart(key, S)}, fixture.VS("room"))
 	e.requirePrepared(e.prepare(req), req, location.KindPrepared)
-	e.unchanged("newOwner with an adopted reservation", func() {
-		e.requireConflict(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "AGX")), S)
-	})
+	e.requireCASConflict("newOwner with an adopted reservation", key, S.StoreVersion, fixture.NewOwner("moved", e.B, "AGX"), S)
 }
 
 // auth059 AUTH-059 [hook] Owner generations exhausted; with one generation
 // left the move goes through and issues the maximum.
 func auth059(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("m9")
-	S := e.AS("m9", e.TA())
+	key, S := e.activeOnTA("m9")
 	e.REL("R9", key, S, e.NA, e.NB)
 	u := e.U(e.NB)
 	e.setCounters(nil, nil, authI64(location.MaxGeneration))
@@ -207,10 +176,7 @@ func auth059(c *Case) {
 	e.setCounters(nil, nil, authI64(location.MaxGeneration-1))
 	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R9")))
 	require.Equal(c, location.MaxGeneration, got.AuthorityOwnerGeneration, "the last owner generation is issued")
-	u.Spots.Reserved--
-	u.Room.Reserved--
-	u.Spots.Active++
-	u.Room.Active++
+	u = u.plusRooms(-1, 1)
 	e.requireU(e.NB, u)
 }
 
@@ -218,8 +184,7 @@ func auth059(c *Case) {
 // rebind (AUTH-035 set-up) and newOwner (AUTH-048 set-up).
 func auth060(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("m11")
-	S := e.AS("m11", e.TA())
+	key, S := e.activeOnTA("m11")
 	moveKey := fixture.KS("m1")
 	Sm := e.AS("m1", e.TA())
 	e.REL("R1", moveKey, Sm, e.NA, e.NB)
@@ -253,13 +218,10 @@ func auth060(c *Case) {
 // auth061 AUTH-061 Relocation onto the same node.
 func auth061(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("m10")
-	S := e.AS("m10", e.TA())
+	key, S := e.activeOnTA("m10")
 	u := e.U(e.NA)
 	e.REL("R10", key, S, e.NA, e.NA)
-	held := u
-	held.Spots.Reserved++
-	held.Room.Reserved++
+	held := u.plusRooms(1, 0)
 	e.requireU(e.NA, held)
 	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.A, "R10")))
 	require.Greater(c, got.AuthorityOwnerGeneration, S.AuthorityOwnerGeneration)

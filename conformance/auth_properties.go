@@ -269,10 +269,7 @@ func auth227(c *Case) {
 	big := req
 	big.Participants = append([]location.AggregateParticipant(nil), req.Participants...)
 	big.Participants[1].AuthorityPayload = fixture.Bytes(fixture.MiB+1, 'a')
-	e.unchanged("prepare with an oversized participant payload", func() {
-		_, err := c.S.PrepareAggregate(c.Ctx, big)
-		c.expectInputErrorCode(err, location.ClassRange, location.CodeAuthorityPayload, "prepare with a 1 MiB + 1 participant payload")
-	})
+	e.requireInvalid("prepare with an oversized participant payload", location.ClassRange, location.CodeAuthorityPayload, func() error { return errOf(c.S.PrepareAggregate(c.Ctx, big)) })
 	e.requirePrepareKind(req, location.KindPrepared, "the same aggregate with valid payloads")
 }
 

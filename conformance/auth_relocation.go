@@ -43,8 +43,7 @@ func auth140(c *Case) {
 	u := e.U(e.NB)
 	e.REL("R1", fixture.KS("r1"), S, e.NA, e.NB)
 	e.requireRow(fixture.KS("r1"), S)
-	u.Spots.Reserved++
-	u.Room.Reserved++
+	u = u.plusRooms(1, 0)
 	e.requireU(e.NB, u)
 	next := e.requireStored(e.cas(fixture.KS("r1"), S.StoreVersion, fixture.Preserve("next")))
 	e.exactVersion(next.StoreVersion, "3", "the write after a relocation reservation (which issues no version)")
@@ -156,8 +155,7 @@ func auth148(c *Case) {
 // any state).
 func auth149(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("m1")
-	S := e.AS("m1", e.TA())
+	key, S := e.activeOnTA("m1")
 	req := e.REL("R1", key, S, e.NA, e.NB)
 	e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R1")))
 	e.requireRelKind(req, location.KindAlreadyReserved, nil, "a relocation replay after use")
@@ -166,23 +164,16 @@ func auth149(c *Case) {
 // auth150 AUTH-150 Competing reservations.
 func auth150(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("r3")
-	S := e.AS("r3", e.TA())
+	key, S := e.activeOnTA("r3")
 	ub := e.U(e.NB)
 	e.REL("RA1", key, S, e.NA, e.NB)
 	e.REL("RA2", key, S, e.NA, e.NB)
-	want := ub
-	want.Spots.Reserved += 2
-	want.Room.Reserved += 2
+	want := ub.plusRooms(2, 0)
 	e.requireU(e.NB, want)
 	S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "RA1")))
-	e.unchanged("newOwner with the competing reservation", func() {
-		e.requireConflict(e.cas(key, S2.StoreVersion, fixture.NewOwner("again", e.B, "RA2")), S2)
-	})
+	e.requireCASConflict("newOwner with the competing reservation", key, S2.StoreVersion, fixture.NewOwner("again", e.B, "RA2"), S2)
 	require.Equal(c, location.KindAborted, e.abortRel("RA2"))
-	want = ub
-	want.Spots.Active++
-	want.Room.Active++
+	want = ub.plusRooms(0, 1)
 	e.requireU(e.NB, want)
 }
 
@@ -218,8 +209,7 @@ func auth152(c *Case) {
 // auth153 AUTH-153 Abort after use.
 func auth153(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("m1")
-	S := e.AS("m1", e.TA())
+	key, S := e.activeOnTA("m1")
 	e.REL("R1", key, S, e.NA, e.NB)
 	e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "R1")))
 	e.requireAbortRelKind("R1", location.KindAlreadyCommitted, "abortRelocationCapacity after use")

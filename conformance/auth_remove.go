@@ -77,9 +77,7 @@ func auth192(c *Case) {
 	e.REL("R5", fixture.KS("o5"), S, e.NA, e.NB)
 	require.Positive(c, e.removeAll(e.A))
 	e.requireMissing(fixture.KS("o5"))
-	held := u
-	held.Spots.Reserved++
-	held.Room.Reserved++
+	held := u.plusRooms(1, 0)
 	e.requireU(e.NB, held)
 	require.Equal(c, location.KindAborted, e.abortRel("R5"))
 	e.requireU(e.NB, u)

@@ -20,6 +20,13 @@ func authRequireUUIDv4(c *Case, id string) {
 	require.Regexp(c, re, id, "reservation id")
 }
 
+// requireReserveRefused requires reserve(req) to answer k (with current
+// want, see requireReserveKind) and to change nothing.
+func (e *authEnv) requireReserveRefused(what string, req location.ReserveRequest, k location.ResultKind, want *location.AuthoritySnapshot) {
+	e.c.Helper()
+	e.unchanged(what, func() { e.requireReserveKind(e.reserve(req), k, want) })
+}
+
 // requireReserveKind requires a reserve result of kind k with a current
 // equal to want (nil = missing) for the kinds that carry one.
 func (e *authEnv) requireReserveKind(res location.ReserveResult, k location.ResultKind, want *location.AuthoritySnapshot) {
@@ -42,8 +49,7 @@ func auth076(c *Case) {
 	R := e.RS("c1", e.TA())
 	authRequireUUIDv4(c, R.ReservationID)
 	e.expectCreatingSpot(R, "c1")
-	u.Spots.Reserved++
-	u.Room.Reserved++
+	u = u.plusRooms(1, 0)
 	e.requireU(e.NA, u)
 	e.requireU(e.NB, ub)
 	require.Zero(c, u.Spots.Active+u.Room.Active+u.Actors.Active)
@@ -94,10 +100,7 @@ func (e *authEnv) requireReserveInvalid(id string, bad map[string]authBadReserve
 	for name, b := range bad {
 		req := fixture.SpotRequest(location.ObjectUserSpot, id, e.TA(), "room")
 		b.edit(&req)
-		e.unchanged("reserve with "+name, func() {
-			_, err := e.c.S.Reserve(e.c.Ctx, req)
-			e.c.expectInputErrorCode(err, b.class, b.code, "reserve with %s", name)
-		})
+		e.requireInvalid("reserve with "+name, b.class, b.code, func() error { return errOf(e.c.S.Reserve(e.c.Ctx, req)) })
 	}
 }
 
@@ -146,9 +149,7 @@ func auth080(c *Case) {
 		if kind == location.ObjectInstanceSpot {
 			req = fixture.SpotRequest(kind, "lobby", e.TA(), "shard")
 		}
-		e.unchanged("reserve of a claimed "+string(kind), func() {
-			e.requireReserveKind(e.reserve(req), location.KindConflict, nil)
-		})
+		e.requireReserveRefused("reserve of a claimed "+string(kind), req, location.KindConflict, nil)
 	}
 	e.RA("lobby", e.TA())
 	// A-03 fixed: a claim whose holder's lease is not live is free.
@@ -161,27 +162,21 @@ func auth080(c *Case) {
 func auth081(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("c3", e.TA())
-	e.unchanged("reserve of an active key", func() {
-		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c3", e.TA(), "room")), location.KindAlreadyExists, S)
-	})
+	e.requireReserveRefused("reserve of an active key", fixture.SpotRequest(location.ObjectUserSpot, "c3", e.TA(), "room"), location.KindAlreadyExists, S)
 }
 
 // auth082 AUTH-082 Already reserved.
 func auth082(c *Case) {
 	e := newAuthEnv(c)
 	R := e.RS("c4", e.TA())
-	e.unchanged("reserve of a reserved key", func() {
-		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c4", e.TB(), "room")), location.KindConflict, R.Creating)
-	})
+	e.requireReserveRefused("reserve of a reserved key", fixture.SpotRequest(location.ObjectUserSpot, "c4", e.TB(), "room"), location.KindConflict, R.Creating)
 }
 
 // auth083 AUTH-083 User Spot vs Instance Spot.
 func auth083(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("c5", e.TA())
-	e.unchanged("reserve of an instance spot over a user spot", func() {
-		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectInstanceSpot, "c5", e.TA(), "shard")), location.KindTypeMismatch, S)
-	})
+	e.requireReserveRefused("reserve of an instance spot over a user spot", fixture.SpotRequest(location.ObjectInstanceSpot, "c5", e.TA(), "shard"), location.KindTypeMismatch, S)
 }
 
 // auth084 AUTH-084 Stable type differs.
@@ -189,19 +184,15 @@ func auth084(c *Case) {
 	e := newAuthEnv(c)
 	S := e.AS("c6", e.TA())
 	R := e.RS("c7", e.TA())
-	e.unchanged("reserve with another stable type", func() {
-		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c6", e.TA(), "hall")), location.KindTypeMismatch, S)
-		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c7", e.TA(), "hall")), location.KindTypeMismatch, R.Creating)
-	})
+	e.requireReserveRefused("reserve with another stable type", fixture.SpotRequest(location.ObjectUserSpot, "c6", e.TA(), "hall"), location.KindTypeMismatch, S)
+	e.requireReserveRefused("reserve with another stable type", fixture.SpotRequest(location.ObjectUserSpot, "c7", e.TA(), "hall"), location.KindTypeMismatch, R.Creating)
 }
 
 // auth085 AUTH-085 Target owner lease released.
 func auth085(c *Case) {
 	e := newAuthEnv(c)
 	e.release(e.A)
-	e.unchanged("reserve on a released owner", func() {
-		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c8", e.TA(), "room")), location.KindConflict, nil)
-	})
+	e.requireReserveRefused("reserve on a released owner", fixture.SpotRequest(location.ObjectUserSpot, "c8", e.TA(), "room"), location.KindConflict, nil)
 }
 
 // auth086 AUTH-086 Target lifecycle mismatch.
@@ -209,9 +200,7 @@ func auth086(c *Case) {
 	e := newAuthEnv(c)
 	T := e.TA()
 	T.NodeLifecycleGeneration = 2
-	e.unchanged("reserve with lifecycle 2", func() {
-		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c9", T, "room")), location.KindConflict, nil)
-	})
+	e.requireReserveRefused("reserve with lifecycle 2", fixture.SpotRequest(location.ObjectUserSpot, "c9", T, "room"), location.KindConflict, nil)
 }
 
 // auth087 AUTH-087 Target owner not the node's owner; likewise a node
@@ -220,21 +209,15 @@ func auth087(c *Case) {
 	e := newAuthEnv(c)
 	T := e.TA()
 	T.Owner = e.B
-	e.unchanged("reserve with another owner", func() {
-		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c10", T, "room")), location.KindConflict, nil)
-	})
+	e.requireReserveRefused("reserve with another owner", fixture.SpotRequest(location.ObjectUserSpot, "c10", T, "room"), location.KindConflict, nil)
 	e.removeNode(e.NA, e.A)
-	e.unchanged("reserve on a removed node", func() {
-		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "c10", e.TA(), "room")), location.KindConflict, nil)
-	})
+	e.requireReserveRefused("reserve on a removed node", fixture.SpotRequest(location.ObjectUserSpot, "c10", e.TA(), "room"), location.KindConflict, nil)
 }
 
 // requireExhausted requires placementCapacityExhausted and no change.
 func (e *authEnv) requireExhausted(req location.ReserveRequest) {
 	e.c.Helper()
-	e.unchanged("reserve beyond capacity", func() {
-		e.requireReserveKind(e.reserve(req), location.KindPlacementCapacityExhausted, nil)
-	})
+	e.requireReserveRefused("reserve beyond capacity", req, location.KindPlacementCapacityExhausted, nil)
 }
 
 // auth088 AUTH-088 Overall spot limit.
@@ -309,16 +292,12 @@ func auth094(c *Case) {
 	for i, which := range counters {
 		// (a) node empty, counter exhausted.
 		set(which, location.MaxGeneration)
-		e.unchanged("reserve with the "+which+" counter exhausted", func() {
-			e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "e1", e.TA(), "room")), location.KindGenerationExhausted, nil)
-		})
+		e.requireReserveRefused("reserve with the "+which+" counter exhausted", fixture.SpotRequest(location.ObjectUserSpot, "e1", e.TA(), "room"), location.KindGenerationExhausted, nil)
 		// (b) node full, counter exhausted: capacity is checked first.
 		set(which, 1<<62+int64(i)*1000)
 		R := e.RS("e0", e.TA())
 		set(which, location.MaxGeneration)
-		e.unchanged("reserve on a full node with the "+which+" counter exhausted", func() {
-			e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectUserSpot, "e2", e.TA(), "room")), location.KindPlacementCapacityExhausted, nil)
-		})
+		e.requireReserveRefused("reserve on a full node with the "+which+" counter exhausted", fixture.SpotRequest(location.ObjectUserSpot, "e2", e.TA(), "room"), location.KindPlacementCapacityExhausted, nil)
 		require.Equal(c, location.KindAborted, e.abort(fixture.AbortRequest(location.ObjectUserSpot, "e0", R, e.TA())))
 		set(which, 1<<62+int64(i)*1000+500)
 	}
@@ -329,7 +308,5 @@ func auth095(c *Case) {
 	e := newAuthEnv(c)
 	e.AS("lobby2", e.TA())
 	e.publishNode("node-c", e.B, fixture.DefaultLimits(), "lobby2")
-	e.unchanged("reserve of a claimed key with a row", func() {
-		e.requireReserveKind(e.reserve(fixture.SpotRequest(location.ObjectInstanceSpot, "lobby2", e.TA(), "shard")), location.KindConflict, nil)
-	})
+	e.requireReserveRefused("reserve of a claimed key with a row", fixture.SpotRequest(location.ObjectInstanceSpot, "lobby2", e.TA(), "shard"), location.KindConflict, nil)
 }

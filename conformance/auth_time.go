@@ -17,22 +17,17 @@ import (
 // auth217 AUTH-217 Lease boundary for owner liveness.
 func auth217(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("t1")
-	S := e.AS("t1", e.TA())
+	key, S := e.activeOnTA("t1")
 	if c.Caps.leaseExpiryByClock() {
 		c.F.Clock.Set(e.AExp.Add(-time.Millisecond))
 		S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.Preserve("before")))
 		c.F.Clock.Set(e.AExp)
-		e.unchanged("preserve at leaseExpiresAt", func() {
-			e.requireConflict(e.cas(key, S2.StoreVersion, fixture.Preserve("at")), S2)
-		})
+		e.requireCASConflict("preserve at leaseExpiresAt", key, S2.StoreVersion, fixture.Preserve("at"), S2)
 		return
 	}
 	S2 := e.requireStored(e.cas(key, S.StoreVersion, fixture.Preserve("before")))
 	e.expire("owner-a")
-	e.unchanged("preserve after expiry", func() {
-		e.requireConflict(e.cas(key, S2.StoreVersion, fixture.Preserve("after")), S2)
-	})
+	e.requireCASConflict("preserve after expiry", key, S2.StoreVersion, fixture.Preserve("after"), S2)
 }
 
 // auth218 AUTH-218 Restore after expiry.
@@ -46,8 +41,7 @@ func auth218(c *Case) {
 // auth219 AUTH-219 [newer] Relocation from an expired source.
 func auth219(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("t3")
-	S := e.AS("t3", e.TA())
+	key, S := e.activeOnTA("t3")
 	e.expire("owner-a")
 	e.REL("Rt3", key, S, e.NA, e.NB)
 	got := e.requireStored(e.cas(key, S.StoreVersion, fixture.NewOwner("moved", e.B, "Rt3")))

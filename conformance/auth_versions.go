@@ -29,8 +29,7 @@ func auth017(c *Case) {
 // auth018 AUTH-018 Every write, a new version.
 func auth018(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("v2")
-	S := e.AS("v2", e.TA())
+	key, S := e.activeOnTA("v2")
 	seen := map[location.StoreVersion]bool{S.StoreVersion: true}
 	for i := 0; i < 3; i++ {
 		next := e.requireStored(e.cas(key, S.StoreVersion, fixture.Preserve("p")))
@@ -63,20 +62,16 @@ func auth019(c *Case) {
 // auth020 AUTH-020 Versions compare as exact strings.
 func auth020(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("v4")
-	S := e.AS("v4", e.TA())
+	key, S := e.activeOnTA("v4")
 	for _, v := range []location.StoreVersion{"0" + S.StoreVersion, S.StoreVersion + " ", "abc"} {
-		e.unchanged("CAS with version "+string(v), func() {
-			e.requireConflict(e.cas(key, v, fixture.Preserve("x")), S)
-		})
+		e.requireCASConflict("CAS with version "+string(v), key, v, fixture.Preserve("x"), S)
 	}
 }
 
 // auth021 AUTH-021 Payload-only writes keep generations.
 func auth021(c *Case) {
 	e := newAuthEnv(c)
-	key := fixture.KS("v5")
-	S := e.AS("v5", e.TA())
+	key, S := e.activeOnTA("v5")
 	S1 := e.requireStored(e.cas(key, S.StoreVersion, fixture.Preserve("one")))
 	S2 := e.requireStored(e.cas(key, S1.StoreVersion, fixture.Restore("two", e.A)))
 	for _, got := range []*location.AuthoritySnapshot{S1, S2} {

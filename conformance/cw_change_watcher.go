@@ -26,81 +26,73 @@ import (
 // NotifyTimeout. A notification may be spurious (the contract allows it), so
 // the scenarios never require silence.
 
-// cwTable is one location table and a write and a removal of one of its
-// rows by owner-a.
+// cwTable is one location table and a write and a removal of its fixture
+// row by owner-a.
 type cwTable struct {
 	table location.Table
-	// write stores a row owned by tok and returns the token that removes it.
-	write func(l *lsCase, tok location.OwnerToken) location.OwnerToken
-	// remove removes that row with the token write returned.
-	remove func(l *lsCase, rm location.OwnerToken)
+	// put stores the fixture row owned by tok (a NewClaim).
+	put func(l *lsCase, tok location.OwnerToken) location.WriteResult
+	// byRowGeneration: the row is removed with its row generation in the
+	// token's place of the lease generation (peers, routes).
+	byRowGeneration bool
+	// rm removes the fixture row with the token rm.
+	rm func(l *lsCase, rm location.OwnerToken) location.WriteStatus
+}
+
+// write stores the row owned by tok, requires it stored and returns the
+// token that removes it.
+func (t cwTable) write(l *lsCase, tok location.OwnerToken) location.OwnerToken {
+	l.Helper()
+	res := t.put(l, tok)
+	require.Equalf(l, location.Stored, res.Status, "update of %s: result %+v", t.table, res)
+	if t.byRowGeneration {
+		return fixture.Token(tok.OwnerID, res.Generation)
+	}
+	return tok
+}
+
+// remove removes the row with the token write returned and requires it
+// removed.
+func (t cwTable) remove(l *lsCase, rm location.OwnerToken) {
+	l.Helper()
+	require.Equalf(l, location.Stored, t.rm(l, rm), "removal of %s", t.table)
 }
 
 // cwTables lists the seven location tables in the order of
 // rules.LocationTables(), which is the order of their scenarios.
 func cwTables() []cwTable {
-	stored := func(l *lsCase, res location.WriteResult, what string) int64 {
-		l.Helper()
-		require.Equalf(l, location.Stored, res.Status, "%s: result %+v", what, res)
-		return res.Generation
-	}
-	removed := func(l *lsCase, status location.WriteStatus, what string) {
-		l.Helper()
-		require.Equalf(l, location.Stored, status, "%s", what)
-	}
+	type (
+		owner  = location.OwnerToken
+		result = location.WriteResult
+		status = location.WriteStatus
+	)
+	claim := location.IntentNewClaim
 	ops := []cwTable{
-		{location.TableMeshNodes,
-			func(l *lsCase, tok location.OwnerToken) location.OwnerToken {
-				stored(l, l.putMN(fixture.MN(tok), location.IntentNewClaim), "UpdateMeshNode")
-				return tok
+		{table: location.TableMeshNodes,
+			put: func(l *lsCase, tok owner) result { return l.putMN(fixture.MN(tok), claim) },
+			rm:  func(l *lsCase, rm owner) status { return l.rmMN(fixture.MNKey(), rm) }},
+		{table: location.TableClientServers,
+			put: func(l *lsCase, tok owner) result { return l.putCS(fixture.CS(tok), claim) },
+			rm:  func(l *lsCase, rm owner) status { return l.rmCS(fixture.CSKey(), rm) }},
+		{table: location.TableFanoutPublishers,
+			put: func(l *lsCase, tok owner) result { return l.putFP(fixture.FP(tok), claim) },
+			rm:  func(l *lsCase, rm owner) status { return l.rmFP(fixture.FPKey(), rm) }},
+		{table: location.TablePeers, byRowGeneration: true,
+			put: func(l *lsCase, tok owner) result { return l.putPeer(fixture.PEER(tok.OwnerID, 0), claim) },
+			rm:  func(l *lsCase, rm owner) status { return l.rmPeer(fixture.PeerKey(), rm).Status }},
+		{table: location.TableSpots,
+			put: func(l *lsCase, tok owner) result {
+				return l.putSpot(fixture.SPOT(tok.OwnerID, tok.LeaseGeneration), claim)
 			},
-			func(l *lsCase, rm location.OwnerToken) { removed(l, l.rmMN(fixture.MNKey(), rm), "RemoveMeshNode") }},
-		{location.TableClientServers,
-			func(l *lsCase, tok location.OwnerToken) location.OwnerToken {
-				stored(l, l.putCS(fixture.CS(tok), location.IntentNewClaim), "UpdateClientServer")
-				return tok
+			rm: func(l *lsCase, rm owner) status { return l.rmSpot(fixture.SpotKey(), rm) }},
+		{table: location.TableActors,
+			put: func(l *lsCase, tok owner) result {
+				return l.putActor(fixture.ACTOR(tok.OwnerID, tok.LeaseGeneration), claim)
 			},
-			func(l *lsCase, rm location.OwnerToken) {
-				d := fixture.CS(rm)
-				removed(l, l.rmCS(d.Key(), rm), "RemoveClientServer")
-			}},
-		{location.TableFanoutPublishers,
-			func(l *lsCase, tok location.OwnerToken) location.OwnerToken {
-				stored(l, l.putFP(fixture.FP(tok), location.IntentNewClaim), "UpdateFanoutPublisher")
-				return tok
-			},
-			func(l *lsCase, rm location.OwnerToken) {
-				d := fixture.FP(rm)
-				removed(l, l.rmFP(d.Key(), rm), "RemoveFanoutPublisher")
-			}},
-		{location.TablePeers,
-			func(l *lsCase, tok location.OwnerToken) location.OwnerToken {
-				g := stored(l, l.putPeer(fixture.PEER(tok.OwnerID, 0), location.IntentNewClaim), "UpdatePeer")
-				return fixture.Token(tok.OwnerID, g) // a peer is removed with its row generation
-			},
-			func(l *lsCase, rm location.OwnerToken) {
-				require.Equal(l, location.Stored, l.rmPeer(fixture.PeerKey(), rm).Status, "RemovePeer")
-			}},
-		{location.TableSpots,
-			func(l *lsCase, tok location.OwnerToken) location.OwnerToken {
-				stored(l, l.putSpot(fixture.SPOT(tok.OwnerID, tok.LeaseGeneration), location.IntentNewClaim), "UpdateSpot")
-				return tok
-			},
-			func(l *lsCase, rm location.OwnerToken) { removed(l, l.rmSpot(fixture.SpotKey(), rm), "RemoveSpot") }},
-		{location.TableActors,
-			func(l *lsCase, tok location.OwnerToken) location.OwnerToken {
-				stored(l, l.putActor(fixture.ACTOR(tok.OwnerID, tok.LeaseGeneration), location.IntentNewClaim), "UpdateActor")
-				return tok
-			},
-			func(l *lsCase, rm location.OwnerToken) { removed(l, l.rmActor(fixture.ActorKey(), rm), "RemoveActor") }},
-		{location.TableRoutes,
-			func(l *lsCase, tok location.OwnerToken) location.OwnerToken {
-				g := stored(l, l.putRoute(fixture.ROUTE(tok.OwnerID, 0), location.IntentNewClaim), "UpdateRoute")
-				return fixture.Token(tok.OwnerID, g) // a route is removed with its row generation
-			},
-			func(l *lsCase, rm location.OwnerToken) {
-				require.Equal(l, location.Stored, l.rmRoute(fixture.RouteKey(), rm).Status, "RemoveRoute")
-			}},
+			rm: func(l *lsCase, rm owner) status { return l.rmActor(fixture.ActorKey(), rm) }},
+		{table: location.TableRoutes, byRowGeneration: true,
+			put: func(l *lsCase, tok owner) result { return l.putRoute(fixture.ROUTE(tok.OwnerID, 0), claim) },
+			rm:  func(l *lsCase, rm owner) status { return l.rmRoute(fixture.RouteKey(), rm).Status }},
 	}
 	var out []cwTable
 	for _, t := range rules.LocationTables() {

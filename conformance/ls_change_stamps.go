@@ -105,14 +105,7 @@ func ls193(l *lsCase) {
 	check("an IgnoredStale write")
 
 	// RejectedConflict writes.
-	ghost := fixture.Token("ghost", 1)
-	l.expectFailed(l.putMN(fixture.MN(ghost), location.IntentNewClaim), location.RejectedConflict, "MN(ghost)")
-	l.expectFailed(l.putCS(fixture.CS(ghost), location.IntentNewClaim), location.RejectedConflict, "CS(ghost)")
-	l.expectFailed(l.putFP(fixture.FP(ghost), location.IntentNewClaim), location.RejectedConflict, "FP(ghost)")
-	l.expectFailed(l.putPeer(fixture.PEER("b", 0), location.IntentNewClaim), location.RejectedConflict, "PEER(b) NewClaim")
-	l.expectFailed(l.putSpot(fixture.SPOT("b", b.LeaseGeneration), location.IntentNewClaim), location.RejectedConflict, "SPOT(b) NewClaim")
-	l.expectFailed(l.putActor(fixture.ACTOR("b", b.LeaseGeneration), location.IntentNewClaim), location.RejectedConflict, "ACTOR(b) NewClaim")
-	l.expectFailed(l.putRoute(fixture.ROUTE("b", 0), location.IntentNewClaim), location.RejectedConflict, "ROUTE(b) NewClaim")
+	lsExpectEveryWriteRejected(l, b)
 	check("a RejectedConflict write")
 
 	// Validation errors.

@@ -18,12 +18,7 @@ import (
 // generation.
 func lsCreateCS(l *lsCase) int64 {
 	l.Helper()
-	if _, ok := l.tokens["a"]; !ok {
-		l.claim("a")
-	}
-	res := l.putCS(fixture.CS(l.tok("a")), location.IntentNewClaim)
-	l.expectStored(res, numPositive(1), l.now(), "CS(a) NewClaim")
-	return res.Generation
+	return l.created(l.putCS(fixture.CS(l.claimOnce("a")), location.IntentNewClaim), "CS(a) NewClaim")
 }
 
 // ls080 checks LS-080 "Create" (C. Client-server descriptors): a NewClaim
@@ -43,11 +38,7 @@ func ls080(l *lsCase) {
 // field fails with its error class and changes nothing.
 func ls081(l *lsCase) {
 	a := l.claim("a")
-	invalid := []struct {
-		what  string
-		edit  func(*location.ClientServerDescriptor)
-		class location.ErrorClass
-	}{
+	lsExpectInvalid(l, "CS(a)", fixture.CS(a), l.S.UpdateClientServer, []lsInvalid[location.ClientServerDescriptor]{
 		{`channelName ""`, func(d *location.ClientServerDescriptor) { d.ChannelName = "" }, location.ClassType},
 		{`serverRid ""`, func(d *location.ClientServerDescriptor) { d.ServerRID = "" }, location.ClassType},
 		{`endpoint ""`, func(d *location.ClientServerDescriptor) { d.Endpoint = "" }, location.ClassType},
@@ -59,15 +50,7 @@ func ls081(l *lsCase) {
 		{"leaseGeneration 0", func(d *location.ClientServerDescriptor) { d.LeaseGeneration = 0 }, location.ClassRange},
 		{"weight -1", func(d *location.ClientServerDescriptor) { d.Weight = -1 }, location.ClassRange},
 		{"weight 10001", func(d *location.ClientServerDescriptor) { d.Weight = 10001 }, location.ClassRange},
-	}
-	for _, v := range invalid {
-		d := fixture.CS(a)
-		v.edit(&d)
-		before := l.snap()
-		_, err := l.S.UpdateClientServer(l.Ctx, d, location.IntentNewClaim)
-		l.expectInputError(err, v.class, "CS(a) with %s", v.what)
-		l.noEffect(before, "CS(a) with %s", v.what)
-	}
+	})
 	for _, w := range []int64{0, 10000} {
 		d := fixture.CS(a)
 		d.ServerRID = lsRID(fmt.Sprintf("srv-w%d", w))
@@ -80,12 +63,11 @@ func ls081(l *lsCase) {
 // without a live lease of the right generation is rejected.
 func ls082(l *lsCase) {
 	a := l.claim("a")
-	before := l.snap()
-	l.expectFailed(l.putCS(fixture.CS(fixture.Token("ghost", 1)), location.IntentNewClaim), location.RejectedConflict, "CS(ghost)")
-	l.expectFailed(l.putCS(fixture.CS(fixture.Token("a", a.LeaseGeneration+1)), location.IntentNewClaim), location.RejectedConflict, "CS(a, gen(a)+1)")
-	l.noEffect(before, "writes without a matching lease")
+	lsExpectLeaseChecked(l, "CS", func(t location.OwnerToken) location.WriteResult {
+		return l.putCS(fixture.CS(t), location.IntentNewClaim)
+	})
 	l.expire("a")
-	before = l.snap()
+	before := l.snap()
 	l.expectFailed(l.putCS(fixture.CS(a), location.IntentNewClaim), location.RejectedConflict, "CS(a) after expire(a)")
 	l.noEffect(before, "write with an expired lease")
 }

@@ -283,7 +283,6 @@ func ls204(l *lsCase) {
 func ls205(l *lsCase) {
 	a := l.claim("a")
 	b := l.claim("b")
-	ghost := fixture.Token("ghost", 1)
 	// IgnoredStale of every row write (Renew of an absent row) and of the
 	// removes that return a full result.
 	l.expectFailed(l.putMN(fixture.MN(a), location.IntentRenew), location.IgnoredStale, "MN Renew of an absent row")
@@ -296,13 +295,22 @@ func ls205(l *lsCase) {
 	l.expectFailed(l.rmPeer(fixture.PeerKey(), fixture.Token("a", 1)), location.IgnoredStale, "RemovePeer of an absent row")
 	l.expectFailed(l.rmRoute(fixture.RouteKey(), fixture.Token("a", 1)), location.IgnoredStale, "RemoveRoute of an absent row")
 	// RejectedConflict of every row write.
-	l.expectFailed(l.putMN(fixture.MN(ghost), location.IntentNewClaim), location.RejectedConflict, "MN without a lease")
-	l.expectFailed(l.putCS(fixture.CS(ghost), location.IntentNewClaim), location.RejectedConflict, "CS without a lease")
-	l.expectFailed(l.putFP(fixture.FP(ghost), location.IntentNewClaim), location.RejectedConflict, "FP without a lease")
 	l.putPeer(fixture.PEER("a", 0), location.IntentNewClaim)
 	l.putSpot(fixture.SPOT("a", a.LeaseGeneration), location.IntentNewClaim)
 	l.putActor(fixture.ACTOR("a", a.LeaseGeneration), location.IntentNewClaim)
 	l.putRoute(fixture.ROUTE("a", 0), location.IntentNewClaim)
+	lsExpectEveryWriteRejected(l, b)
+}
+
+// lsExpectEveryWriteRejected requires a NewClaim to be RejectedConflict in
+// every table: the descriptors of an owner without a lease, and b's rows
+// over the live rows of a, which the caller stored.
+func lsExpectEveryWriteRejected(l *lsCase, b location.OwnerToken) {
+	l.Helper()
+	ghost := fixture.Token("ghost", 1)
+	l.expectFailed(l.putMN(fixture.MN(ghost), location.IntentNewClaim), location.RejectedConflict, "MN without a lease")
+	l.expectFailed(l.putCS(fixture.CS(ghost), location.IntentNewClaim), location.RejectedConflict, "CS without a lease")
+	l.expectFailed(l.putFP(fixture.FP(ghost), location.IntentNewClaim), location.RejectedConflict, "FP without a lease")
 	l.expectFailed(l.putPeer(fixture.PEER("b", 0), location.IntentNewClaim), location.RejectedConflict, "PEER NewClaim over live a")
 	l.expectFailed(l.putSpot(fixture.SPOT("b", b.LeaseGeneration), location.IntentNewClaim), location.RejectedConflict, "SPOT NewClaim over live a")
 	l.expectFailed(l.putActor(fixture.ACTOR("b", b.LeaseGeneration), location.IntentNewClaim), location.RejectedConflict, "ACTOR NewClaim over live a")

@@ -22,12 +22,7 @@ func lsFPOn(owner location.OwnerToken, r string) location.FanoutPublisherDescrip
 // generation.
 func lsCreateFP(l *lsCase) int64 {
 	l.Helper()
-	if _, ok := l.tokens["a"]; !ok {
-		l.claim("a")
-	}
-	res := l.putFP(fixture.FP(l.tok("a")), location.IntentNewClaim)
-	l.expectStored(res, numPositive(1), l.now(), "FP(a) NewClaim")
-	return res.Generation
+	return l.created(l.putFP(fixture.FP(l.claimOnce("a")), location.IntentNewClaim), "FP(a) NewClaim")
 }
 
 // lsEveryStampZero requires every stamp kind, global and for the names, to
@@ -88,24 +83,12 @@ func ls091(l *lsCase) {
 // with its error class and changes nothing.
 func ls092(l *lsCase) {
 	a := l.claim("a")
-	invalid := []struct {
-		what  string
-		edit  func(*location.FanoutPublisherDescriptor)
-		class location.ErrorClass
-	}{
+	lsExpectInvalid(l, "FP(a)", fixture.FP(a), l.S.UpdateFanoutPublisher, []lsInvalid[location.FanoutPublisherDescriptor]{
 		{`endpoint ""`, func(d *location.FanoutPublisherDescriptor) { d.Endpoint = "" }, location.ClassType},
 		{`securityIdentity ""`, func(d *location.FanoutPublisherDescriptor) { d.SecurityIdentity = "" }, location.ClassType},
 		{`publisherRid ""`, func(d *location.FanoutPublisherDescriptor) { d.PublisherRID = "" }, location.ClassType},
 		{"lifecycleGeneration 0", func(d *location.FanoutPublisherDescriptor) { d.LifecycleGeneration = 0 }, location.ClassRange},
-	}
-	for _, v := range invalid {
-		d := fixture.FP(a)
-		v.edit(&d)
-		before := l.snap()
-		_, err := l.S.UpdateFanoutPublisher(l.Ctx, d, location.IntentNewClaim)
-		l.expectInputError(err, v.class, "FP(a) with %s", v.what)
-		l.noEffect(before, "FP(a) with %s", v.what)
-	}
+	})
 }
 
 // ls093 checks LS-093 "Liveness filter" (D. Fanout publishers; A-16 reproduced:
@@ -166,9 +149,8 @@ func ls096(l *lsCase) {
 // ls097 checks LS-097 "Lease checks" (D. Fanout publishers): a writer without
 // a lease, or with the wrong generation, is rejected.
 func ls097(l *lsCase) {
-	a := l.claim("a")
-	before := l.snap()
-	l.expectFailed(l.putFP(fixture.FP(fixture.Token("ghost", 1)), location.IntentNewClaim), location.RejectedConflict, "FP(ghost)")
-	l.expectFailed(l.putFP(fixture.FP(fixture.Token("a", a.LeaseGeneration+1)), location.IntentNewClaim), location.RejectedConflict, "FP(a, gen(a)+1)")
-	l.noEffect(before, "fanout writes without a matching lease")
+	l.claim("a")
+	lsExpectLeaseChecked(l, "FP", func(t location.OwnerToken) location.WriteResult {
+		return l.putFP(fixture.FP(t), location.IntentNewClaim)
+	})
 }

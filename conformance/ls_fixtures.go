@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -117,6 +118,56 @@ func (l *lsCase) tok(id string) location.OwnerToken {
 
 // gen is gen(x), the lease generation of x's latest claim.
 func (l *lsCase) gen(id string) int64 { l.Helper(); return l.tok(id).LeaseGeneration }
+
+// claimOnce is tok(x), claimed first unless the scenario did.
+func (l *lsCase) claimOnce(id string) location.OwnerToken {
+	l.Helper()
+	if t, ok := l.tokens[id]; ok {
+		return t
+	}
+	return l.claim(id)
+}
+
+// created requires a NewClaim to be stored now under a new generation and
+// returns the generation.
+func (l *lsCase) created(res location.WriteResult, what string) int64 {
+	l.Helper()
+	l.expectStored(res, numPositive(1), l.now(), "%s", what)
+	return res.Generation
+}
+
+// lsInvalid is an edit that makes a valid value bad, and the class of the
+// error it must fail with.
+type lsInvalid[T any] struct {
+	what  string
+	edit  func(*T)
+	class location.ErrorClass
+}
+
+// lsExpectInvalid requires a NewClaim of valid (named name) changed by each
+// edit to fail with the edit's error class and to change nothing.
+func lsExpectInvalid[T location.Cloner[T]](l *lsCase, name string, valid T, update func(context.Context, T, location.WriteIntent) (location.WriteResult, error), invalid []lsInvalid[T]) {
+	l.Helper()
+	for _, v := range invalid {
+		d := valid.Clone()
+		v.edit(&d)
+		before := l.snap()
+		_, err := update(l.Ctx, d, location.IntentNewClaim)
+		l.expectInputError(err, v.class, "%s with %s", name, v.what)
+		l.noEffect(before, "%s with %s", name, v.what)
+	}
+}
+
+// lsExpectLeaseChecked requires put (a NewClaim of the descriptor named
+// name) to be RejectedConflict, changing nothing, for an owner that never
+// claimed and for a's next lease generation.
+func lsExpectLeaseChecked(l *lsCase, name string, put func(location.OwnerToken) location.WriteResult) {
+	l.Helper()
+	before := l.snap()
+	l.expectFailed(put(fixture.Token("ghost", 1)), location.RejectedConflict, "%s(ghost)", name)
+	l.expectFailed(put(fixture.Token("a", l.gen("a")+1)), location.RejectedConflict, "%s(a, gen(a)+1)", name)
+	l.noEffect(before, "%s writes without a matching lease", name)
+}
 
 // genOr is gen(x) when x was claimed, else def (for owners that never held
 // a lease, such as ghost).

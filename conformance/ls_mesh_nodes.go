@@ -47,16 +47,11 @@ func lsCaps(n int) []location.ObjectCapability {
 // current time; it returns the stored generation.
 func lsCreateMN(l *lsCase, edit func(*location.MeshNodeDescriptor)) int64 {
 	l.Helper()
-	if _, ok := l.tokens["a"]; !ok {
-		l.claim("a")
-	}
-	d := fixture.MN(l.tok("a"))
+	d := fixture.MN(l.claimOnce("a"))
 	if edit != nil {
 		edit(&d)
 	}
-	res := l.putMN(d, location.IntentNewClaim)
-	l.expectStored(res, numPositive(1), l.now(), "MN(a) NewClaim")
-	return res.Generation
+	return l.created(l.putMN(d, location.IntentNewClaim), "MN(a) NewClaim")
 }
 
 // ls030 checks LS-030 "Create" (B. Mesh-node descriptors): a NewClaim stores

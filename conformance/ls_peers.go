@@ -17,12 +17,8 @@ import (
 // generation.
 func lsCreatePeer(l *lsCase) int64 {
 	l.Helper()
-	if _, ok := l.tokens["a"]; !ok {
-		l.claim("a")
-	}
-	res := l.putPeer(fixture.PEER("a", 0), location.IntentNewClaim)
-	l.expectStored(res, numPositive(1), l.now(), "PEER(a) NewClaim")
-	return res.Generation
+	l.claimOnce("a")
+	return l.created(l.putPeer(fixture.PEER("a", 0), location.IntentNewClaim), "PEER(a) NewClaim")
 }
 
 // lsOnePeer requires ListPeers({}) to hold exactly one row and returns it.

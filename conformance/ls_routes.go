@@ -14,12 +14,8 @@ import (
 // the generation.
 func lsCreateRoute(l *lsCase) int64 {
 	l.Helper()
-	if _, ok := l.tokens["a"]; !ok {
-		l.claim("a")
-	}
-	res := l.putRoute(fixture.ROUTE("a", 0), location.IntentNewClaim)
-	l.expectStored(res, numPositive(1), l.now(), "ROUTE(a) NewClaim")
-	return res.Generation
+	l.claimOnce("a")
+	return l.created(l.putRoute(fixture.ROUTE("a", 0), location.IntentNewClaim), "ROUTE(a) NewClaim")
 }
 
 // ls150 checks LS-150 "Create" (H. Routes): a NewClaim stores the route and

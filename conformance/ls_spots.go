@@ -17,12 +17,8 @@ import (
 // generation.
 func lsCreateSpot(l *lsCase) int64 {
 	l.Helper()
-	if _, ok := l.tokens["a"]; !ok {
-		l.claim("a")
-	}
-	res := l.putSpot(fixture.SPOT("a", l.gen("a")), location.IntentNewClaim)
-	l.expectStored(res, numPositive(1), l.now(), "SPOT(a) NewClaim")
-	return res.Generation
+	a := l.claimOnce("a")
+	return l.created(l.putSpot(fixture.SPOT("a", a.LeaseGeneration), location.IntentNewClaim), "SPOT(a) NewClaim")
 }
 
 // lsSpotOn is SPOT(x, lg) with another mesh and spot id.
@@ -200,9 +196,7 @@ func ls132(l *lsCase) {
 // NewClaim.
 func lsSpotRows(l *lsCase, rows ...location.SpotLocation) {
 	l.Helper()
-	if _, ok := l.tokens["a"]; !ok {
-		l.claim("a")
-	}
+	l.claimOnce("a")
 	for _, s := range rows {
 		l.expectStored(l.putSpot(s, location.IntentNewClaim), numPositive(1), l.now(), "spot %s/%s", s.MeshName, s.SpotID)
 	}

@@ -147,55 +147,6 @@ func (x *runState) writeResult(path, ns string, m, s location.WriteResult) {
 	x.instant(path+".UpdatedAt", m.UpdatedAt, s.UpdatedAt)
 }
 
-// meshNode compares two mesh-node descriptors.
-func (x *runState) meshNode(path string, m, s location.MeshNodeDescriptor) {
-	x.lease(path+".LeaseGeneration", m.LeaseGeneration, s.LeaseGeneration)
-	m.LeaseGeneration, s.LeaseGeneration = 0, 0
-	x.same(path, m, s)
-}
-
-// clientServer compares two client-server descriptors.
-func (x *runState) clientServer(path string, m, s location.ClientServerDescriptor) {
-	x.lease(path+".LeaseGeneration", m.LeaseGeneration, s.LeaseGeneration)
-	m.LeaseGeneration, s.LeaseGeneration = 0, 0
-	x.same(path, m, s)
-}
-
-// fanoutPublisher compares two fanout publisher descriptors.
-func (x *runState) fanoutPublisher(path string, m, s location.FanoutPublisherDescriptor) {
-	x.lease(path+".LeaseGeneration", m.LeaseGeneration, s.LeaseGeneration)
-	m.LeaseGeneration, s.LeaseGeneration = 0, 0
-	x.same(path, m, s)
-}
-
-// peer compares two peer rows; the row generation is renamed per key.
-func (x *runState) peer(path string, m, s location.PeerLocation) {
-	x.num(peerNS(m.Key()), true, path+".Generation", m.Generation, s.Generation)
-	m.Generation, s.Generation = 0, 0
-	x.same(path, m, s)
-}
-
-// spot compares two spot rows.
-func (x *runState) spot(path string, m, s location.SpotLocation) {
-	x.lease(path+".LeaseGeneration", m.LeaseGeneration, s.LeaseGeneration)
-	m.LeaseGeneration, s.LeaseGeneration = 0, 0
-	x.same(path, m, s)
-}
-
-// actor compares two actor rows.
-func (x *runState) actor(path string, m, s location.ActorLocation) {
-	x.lease(path+".LeaseGeneration", m.LeaseGeneration, s.LeaseGeneration)
-	m.LeaseGeneration, s.LeaseGeneration = 0, 0
-	x.same(path, m, s)
-}
-
-// route compares two route rows; the row generation is renamed per key.
-func (x *runState) route(path string, m, s location.RouteLocation) {
-	x.num(routeNS(m.Key()), true, path+".Generation", m.Generation, s.Generation)
-	m.Generation, s.Generation = 0, 0
-	x.same(path, m, s)
-}
-
 // ownerToken compares two owner tokens.
 func (x *runState) ownerToken(path string, m, s location.OwnerToken) {
 	x.lease(path+".LeaseGeneration", m.LeaseGeneration, s.LeaseGeneration)

@@ -131,10 +131,7 @@ func (m mutationSpec) String() string {
 	if m.wrongExpected {
 		out += " wrong-expected"
 	}
-	if m.corrupt > 0 {
-		out += fmt.Sprintf(" INVALID#%d", m.corrupt)
-	}
-	return out
+	return out + invalidMark(m.corrupt)
 }
 
 // latestToken returns owner id's latest token in the model (a never-issued

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"slices"
@@ -50,10 +51,7 @@ func (r reserveSpec) String() string {
 	if r.wrongType {
 		out += " wrong-type"
 	}
-	if r.corrupt > 0 {
-		out += fmt.Sprintf(" INVALID#%d", r.corrupt)
-	}
-	return out
+	return out + invalidMark(r.corrupt)
 }
 
 // reserveSpec draws a Reserve request.
@@ -162,29 +160,67 @@ func (g *generator) creationTargetSpec() creationTargetSpec {
 	return creationTargetSpec{own: g.validOnly || g.chance(0.85), other: g.targetRef()}
 }
 
-// commitSpec is a symbolic Commit request.
-type commitSpec struct {
+// creationStep is what Commit, CompleteCreation and AbortCreation name: an
+// object, one of its reservations, an expected version and a target.
+type creationStep struct {
 	object      objRef
 	reservation reservationRef
 	version     versionRef
 	target      creationTargetSpec
-	payload     int
+}
+
+// String renders the step.
+func (c creationStep) String() string {
+	return fmt.Sprintf("%s, %s, %s, %s", c.object, c.reservation, c.version, c.target)
+}
+
+// creationStep draws a step on object.
+func (g *generator) creationStep(object objRef) creationStep {
+	return creationStep{object: object, reservation: g.reservationRef(), version: g.versionRef(), target: g.creationTargetSpec()}
+}
+
+// creationCall is a creation step resolved against the knowledge.
+type creationCall struct {
+	// key is the object's authority key, object its creation key.
+	key     location.AuthorityKey
+	object  location.ObjectCreationKey
+	rsvID   string
+	version location.StoreVersion
+	target  location.CreationTarget
+}
+
+// resolve returns the model-side step.
+func (c creationStep) resolve(k *knowledge) creationCall {
+	o := randomObjects()[c.object.resolve(k)]
+	key := o.key()
+	rsv := c.reservation.resolve(k, key)
+	return creationCall{key: key, object: o.creationKey(), rsvID: rsv.id, version: c.version.resolve(k, key), target: c.target.resolve(k, rsv)}
+}
+
+// creation translates a creation step's reservation id, expected version
+// of key and target, in place.
+func (sd side) creation(key location.AuthorityKey, rsvID *string, version *location.StoreVersion, target *location.CreationTarget) {
+	*rsvID = sd.reservation(*rsvID)
+	*version = sd.version(key, *version)
+	*target = sd.target(*target)
+}
+
+// commitSpec is a symbolic Commit request.
+type commitSpec struct {
+	creationStep
+	payload int
 	// corrupt: 1 a ready payload over 1 MiB.
 	corrupt int
 }
 
 // String renders the spec.
 func (c commitSpec) String() string {
-	out := fmt.Sprintf("%s, %s, %s, %s, payload#%d", c.object, c.reservation, c.version, c.target, c.payload)
-	if c.corrupt > 0 {
-		out += fmt.Sprintf(" INVALID#%d", c.corrupt)
-	}
-	return out
+	return fmt.Sprintf("%s, payload#%d%s", c.creationStep, c.payload, invalidMark(c.corrupt))
 }
 
 // commitSpec draws a Commit request.
 func (g *generator) commitSpec() commitSpec {
-	c := commitSpec{object: g.objRefOf(objSpots, objReserved, 0.6), reservation: g.reservationRef(), version: g.versionRef(), target: g.creationTargetSpec(), payload: g.n(2)}
+	c := commitSpec{creationStep: g.creationStep(g.objRefOf(objSpots, objReserved, 0.6)), payload: g.n(2)}
 	if g.bad() {
 		c.corrupt = 1
 	}
@@ -196,14 +232,12 @@ func genCommit(g *generator) randomOp { return commitOp(g.commitSpec()) }
 // commitOp is Commit(request).
 func commitOp(spec commitSpec) randomOp {
 	return randomOp{name: "Commit", args: func() string { return spec.String() }, run: func(x *runState) {
-		o := randomObjects()[spec.object.resolve(x.know)]
-		key := o.key()
-		rsv := spec.reservation.resolve(x.know, key)
+		step := spec.resolve(x.know)
 		req := location.CommitRequest{
-			Key:                  o.creationKey(),
-			ReservationID:        rsv.id,
-			ExpectedStoreVersion: spec.version.resolve(x.know, key),
-			Target:               spec.target.resolve(x.know, rsv),
+			Key:                  step.object,
+			ReservationID:        step.rsvID,
+			ExpectedStoreVersion: step.version,
+			Target:               step.target,
 			ReadyPayload:         randomPayload(spec.payload, x.bigPayload),
 		}
 		if spec.corrupt == 1 {
@@ -212,18 +246,16 @@ func commitOp(spec commitSpec) randomOp {
 		x.inputs(req)
 		m, s, ok := both(x, func(sd side) (location.CommitResult, error) {
 			c := req
-			c.ReservationID = sd.reservation(c.ReservationID)
-			c.ExpectedStoreVersion = sd.version(key, c.ExpectedStoreVersion)
-			c.Target = sd.target(c.Target)
+			sd.creation(step.key, &c.ReservationID, &c.ExpectedStoreVersion, &c.Target)
 			return sd.store.Commit(x.ctx, c)
 		})
 		if !ok {
 			return
 		}
 		x.kind(".Kind", m.Kind, s.Kind)
-		x.snapshot(".Ready", key, m.Ready, s.Ready)
+		x.snapshot(".Ready", step.key, m.Ready, s.Ready)
 		if x.ok() && m.Ready != nil {
-			x.know.learnSnapshot(key, m.Ready)
+			x.know.learnSnapshot(step.key, m.Ready)
 		}
 	}}
 }
@@ -254,36 +286,26 @@ func deadlineOffset(choice int) time.Duration {
 
 // completeSpec is a symbolic CompleteCreation request.
 type completeSpec struct {
-	object      objRef
-	reservation reservationRef
-	version     versionRef
-	target      creationTargetSpec
-	kind        location.TerminalState
-	op          uint64
-	deadline    int
+	creationStep
+	kind     location.TerminalState
+	op       uint64
+	deadline int
 	// corrupt: 1 a wrong digest, 2 an unknown completion kind.
 	corrupt int
 }
 
 // String renders the spec.
 func (c completeSpec) String() string {
-	out := fmt.Sprintf("%s, %s, %s, %s, %s, OP(%d), deadline#%d", c.object, c.reservation, c.version, c.target, c.kind, c.op, c.deadline)
-	if c.corrupt > 0 {
-		out += fmt.Sprintf(" INVALID#%d", c.corrupt)
-	}
-	return out
+	return fmt.Sprintf("%s, %s, OP(%d), deadline#%d%s", c.creationStep, c.kind, c.op, c.deadline, invalidMark(c.corrupt))
 }
 
 // completeSpec draws a CompleteCreation request.
 func (g *generator) completeSpec() completeSpec {
 	c := completeSpec{
-		object:      g.objRefOf(objActors, objReserved, 0.6),
-		reservation: g.reservationRef(),
-		version:     g.versionRef(),
-		target:      g.creationTargetSpec(),
-		kind:        pick(g, location.TerminalCreated, location.TerminalCreated, location.TerminalRejected, location.TerminalFailed),
-		op:          uint64(1 + g.n(3)),
-		deadline:    pick(g, deadlineLater, deadlineLater, deadlineSoon),
+		creationStep: g.creationStep(g.objRefOf(objActors, objReserved, 0.6)),
+		kind:         pick(g, location.TerminalCreated, location.TerminalCreated, location.TerminalRejected, location.TerminalFailed),
+		op:           uint64(1 + g.n(3)),
+		deadline:     pick(g, deadlineLater, deadlineLater, deadlineSoon),
 	}
 	if g.bad() {
 		switch g.n(3) {
@@ -301,16 +323,14 @@ func genCompleteCreation(g *generator) randomOp { return completeOp(g.completeSp
 // completeOp is CompleteCreation(request).
 func completeOp(spec completeSpec) randomOp {
 	return randomOp{name: "CompleteCreation", args: func() string { return spec.String() }, run: func(x *runState) {
-		o := randomObjects()[spec.object.resolve(x.know)]
-		key := o.key()
-		rsv := spec.reservation.resolve(x.know, key)
+		step := spec.resolve(x.know)
 		env := []byte(fmt.Sprintf("env-%d", spec.op))
 		digest := sha256.Sum256(env)
 		req := location.CompleteCreationRequest{
-			Key:                  o.creationKey(),
-			ReservationID:        rsv.id,
-			ExpectedStoreVersion: spec.version.resolve(x.know, key),
-			Target:               spec.target.resolve(x.know, rsv),
+			Key:                  step.object,
+			ReservationID:        step.rsvID,
+			ExpectedStoreVersion: step.version,
+			Target:               step.target,
 			Completion: location.CreationCompletion{
 				Kind:         spec.kind,
 				ReadyPayload: []byte("ready-actor"),
@@ -331,19 +351,17 @@ func completeOp(spec completeSpec) randomOp {
 		x.inputs(req)
 		m, s, ok := both(x, func(sd side) (location.CompleteCreationResult, error) {
 			c := req
-			c.ReservationID = sd.reservation(c.ReservationID)
-			c.ExpectedStoreVersion = sd.version(key, c.ExpectedStoreVersion)
-			c.Target = sd.target(c.Target)
+			sd.creation(step.key, &c.ReservationID, &c.ExpectedStoreVersion, &c.Target)
 			return sd.store.CompleteCreation(x.ctx, c)
 		})
 		if !ok {
 			return
 		}
 		x.kind(".Kind", m.Kind, s.Kind)
-		x.snapshot(".Ready", key, m.Ready, s.Ready)
+		x.snapshot(".Ready", step.key, m.Ready, s.Ready)
 		x.terminal(".Terminal", m.Terminal, s.Terminal)
 		if x.ok() && m.Ready != nil {
-			x.know.learnSnapshot(key, m.Ready)
+			x.know.learnSnapshot(step.key, m.Ready)
 		}
 	}}
 }
@@ -374,29 +392,20 @@ func readTerminalOp(op location.OperationIdentity) randomOp {
 
 // abortSpec is a symbolic AbortCreation request.
 type abortSpec struct {
-	object      objRef
-	reservation reservationRef
-	version     versionRef
-	target      creationTargetSpec
+	creationStep
 	// corrupt: 1 an empty global id.
 	corrupt int
 }
 
 // String renders the spec.
-func (a abortSpec) String() string {
-	out := fmt.Sprintf("%s, %s, %s, %s", a.object, a.reservation, a.version, a.target)
-	if a.corrupt > 0 {
-		out += fmt.Sprintf(" INVALID#%d", a.corrupt)
-	}
-	return out
-}
+func (a abortSpec) String() string { return a.creationStep.String() + invalidMark(a.corrupt) }
 
 func genAbortCreation(g *generator) randomOp {
 	o := objRef{index: g.n(len(randomObjects()))}
 	if g.chance(0.6) {
 		o.mode = objReserved
 	}
-	a := abortSpec{object: o, reservation: g.reservationRef(), version: g.versionRef(), target: g.creationTargetSpec()}
+	a := abortSpec{creationStep: g.creationStep(o)}
 	if g.bad() {
 		a.corrupt = 1
 	}
@@ -406,24 +415,15 @@ func genAbortCreation(g *generator) randomOp {
 // abortCreationOp is AbortCreation(request).
 func abortCreationOp(spec abortSpec) randomOp {
 	return randomOp{name: "AbortCreation", args: func() string { return spec.String() }, run: func(x *runState) {
-		o := randomObjects()[spec.object.resolve(x.know)]
-		key := o.key()
-		rsv := spec.reservation.resolve(x.know, key)
-		req := location.AbortRequest{
-			Key:                  o.creationKey(),
-			ReservationID:        rsv.id,
-			ExpectedStoreVersion: spec.version.resolve(x.know, key),
-			Target:               spec.target.resolve(x.know, rsv),
-		}
+		step := spec.resolve(x.know)
+		req := location.AbortRequest{Key: step.object, ReservationID: step.rsvID, ExpectedStoreVersion: step.version, Target: step.target}
 		if spec.corrupt == 1 {
 			req.Key.GlobalID = ""
 		}
 		x.inputs(req)
 		m, s, ok := both(x, func(sd side) (location.ResultKind, error) {
 			c := req
-			c.ReservationID = sd.reservation(c.ReservationID)
-			c.ExpectedStoreVersion = sd.version(key, c.ExpectedStoreVersion)
-			c.Target = sd.target(c.Target)
+			sd.creation(step.key, &c.ReservationID, &c.ExpectedStoreVersion, &c.Target)
 			return sd.store.AbortCreation(x.ctx, c)
 		})
 		if ok {
@@ -451,10 +451,7 @@ func (r relocationSpec) String() string {
 	if r.wrongSrc {
 		out += " wrong-source"
 	}
-	if r.corrupt > 0 {
-		out += fmt.Sprintf(" INVALID#%d", r.corrupt)
-	}
-	return out
+	return out + invalidMark(r.corrupt)
 }
 
 func genReserveRelocation(g *generator) randomOp {
@@ -593,10 +590,7 @@ func (a aggregateSpec) String() string {
 	if a.wrongCap {
 		out += " wrong-capacity"
 	}
-	if a.corrupt > 0 {
-		out += fmt.Sprintf(" INVALID#%d", a.corrupt)
-	}
-	return out
+	return out + invalidMark(a.corrupt)
 }
 
 func genPrepareAggregate(g *generator) randomOp {
@@ -662,15 +656,7 @@ func (a aggregateSpec) build(k *knowledge) location.AggregatePrepareRequest {
 			MembershipMutation:   []byte(fmt.Sprintf("mem-%d", i)),
 		})
 	}
-	slices.SortStableFunc(parts, func(x, y location.AggregateParticipant) int {
-		switch {
-		case x.AuthorityKey < y.AuthorityKey:
-			return -1
-		case x.AuthorityKey > y.AuthorityKey:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(parts, func(x, y location.AggregateParticipant) int { return cmp.Compare(x.AuthorityKey, y.AuthorityKey) })
 	capacity := addCapacities(moved)
 	if capacity.Actors == 0 && capacity.Spots == 0 && capacity.SpotType == nil {
 		capacity.Actors = 1

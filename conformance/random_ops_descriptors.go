@@ -117,10 +117,7 @@ func (s meshNodeSpec) String() string {
 	if s.entry > 0 {
 		out += " entry=" + meshNodeEntry(s.entry)
 	}
-	if s.corrupt > 0 {
-		out += fmt.Sprintf(" INVALID#%d", s.corrupt)
-	}
-	return out + "}"
+	return out + invalidMark(s.corrupt) + "}"
 }
 
 // meshNodeEntry is the entry spot id of an entry choice.
@@ -228,6 +225,14 @@ func (s meshNodeSpec) build(k *knowledge) location.MeshNodeDescriptor {
 	return d
 }
 
+// meshNodeTable is the mesh-node table. Its writes are their own
+// (meshNodeOp): the model restarts a key's generations after a removal, so
+// each incarnation of a key has its own namespace.
+func meshNodeTable() rowTable[location.MeshNodeDescriptor, location.MeshNodeKey] {
+	return rowTable[location.MeshNodeDescriptor, location.MeshNodeKey]{name: "MeshNode", key: (*location.MeshNodeDescriptor).Key,
+		owner: func(d *location.MeshNodeDescriptor) (*string, *int64) { return &d.OwnerID, &d.LeaseGeneration }}
+}
+
 func genUpdateMeshNode(g *generator) randomOp { return meshNodeOp(g.meshNodeSpec(), g.intent()) }
 
 // meshNodeOp is UpdateMeshNode(descriptor, intent).
@@ -236,9 +241,7 @@ func meshNodeOp(spec meshNodeSpec, intent location.WriteIntent) randomOp {
 		d := spec.build(x.know)
 		x.inputs(d, intent)
 		m, s, ok := both(x, func(sd side) (location.WriteResult, error) {
-			c := d
-			c.LeaseGeneration = sd.lease(c.LeaseGeneration)
-			return sd.store.UpdateMeshNode(x.ctx, c, intent)
+			return sd.store.UpdateMeshNode(x.ctx, meshNodeTable().pass(sd, d), intent)
 		})
 		if !ok {
 			return
@@ -285,17 +288,8 @@ func removeMeshNodeOp(node int, t tokenRef, stored bool) randomOp {
 }
 
 func genListMeshNodes(g *generator) randomOp {
-	return listMeshNodesOp(pick(g, "m1", "m1", "m2", "zz"), g.pageSpec())
-}
-
-// listMeshNodesOp is ListMeshNodes(mesh, pages).
-func listMeshNodesOp(mesh string, p pageSpec) randomOp {
-	return randomOp{name: "ListMeshNodes", args: func() string { return fmt.Sprintf("%q, %s", mesh, p) }, run: func(x *runState) {
-		x.inputs(mesh, p)
-		listPages(x, p, func(sd side, req location.PageRequest) (location.Page[location.MeshNodeDescriptor], error) {
-			return sd.store.ListMeshNodes(x.ctx, mesh, req)
-		}, x.meshNode)
-	}}
+	mesh := pick(g, "m1", "m1", "m2", "zz")
+	return listOp(meshNodeTable(), fmt.Sprintf("%q", mesh), func() string { return mesh }, g.pageSpec(), location.Store.ListMeshNodes)
 }
 
 // channelSpec is a symbolic client-server or fanout descriptor.
@@ -315,10 +309,7 @@ func (s channelSpec) String() string {
 	if s.draining {
 		out += " draining"
 	}
-	if s.corrupt > 0 {
-		out += fmt.Sprintf(" INVALID#%d", s.corrupt)
-	}
-	return out + "}"
+	return out + invalidMark(s.corrupt) + "}"
 }
 
 // channelSpec draws a descriptor spec.
@@ -339,8 +330,14 @@ func (g *generator) channelSpec() channelSpec {
 	return s
 }
 
-// clientServer returns the model-side client-server descriptor.
-func (s channelSpec) clientServer(k *knowledge) location.ClientServerDescriptor {
+// clientServerSpec is a channelSpec of a client-server descriptor.
+type clientServerSpec struct{ channelSpec }
+
+// String renders the spec.
+func (s clientServerSpec) String() string { return "CS" + s.channelSpec.String() }
+
+// build returns the model-side client-server descriptor.
+func (s clientServerSpec) build(k *knowledge) location.ClientServerDescriptor {
 	tok := s.token.resolve(k)
 	d := location.ClientServerDescriptor{
 		ChannelName:         randomChannels()[s.channel],
@@ -368,8 +365,14 @@ func (s channelSpec) clientServer(k *knowledge) location.ClientServerDescriptor 
 	return d
 }
 
-// fanoutPublisher returns the model-side fanout publisher descriptor.
-func (s channelSpec) fanoutPublisher(k *knowledge) location.FanoutPublisherDescriptor {
+// fanoutSpec is a channelSpec of a fanout publisher descriptor.
+type fanoutSpec struct{ channelSpec }
+
+// String renders the spec.
+func (s fanoutSpec) String() string { return "FP" + s.channelSpec.String() }
+
+// build returns the model-side fanout publisher descriptor.
+func (s fanoutSpec) build(k *knowledge) location.FanoutPublisherDescriptor {
 	tok := s.token.resolve(k)
 	d := location.FanoutPublisherDescriptor{
 		ChannelName:         randomChannels()[s.channel],
@@ -396,126 +399,60 @@ func (s channelSpec) fanoutPublisher(k *knowledge) location.FanoutPublisherDescr
 	return d
 }
 
-func genUpdateClientServer(g *generator) randomOp { return clientServerOp(g.channelSpec(), g.intent()) }
+// clientServerNS is the generation namespace of a client-server descriptor.
+func clientServerNS(k location.ClientServerKey) string {
+	return NSRowGeneration("clientServers", k.ChannelName+"/"+string(k.ServerRID))
+}
 
-// clientServerOp is UpdateClientServer(descriptor, intent).
-func clientServerOp(spec channelSpec, intent location.WriteIntent) randomOp {
-	return randomOp{name: "UpdateClientServer", args: func() string { return fmt.Sprintf("CS%s, %s", spec, intent) }, run: func(x *runState) {
-		d := spec.clientServer(x.know)
-		x.inputs(d, intent)
-		m, s, ok := both(x, func(sd side) (location.WriteResult, error) {
-			c := d
-			c.LeaseGeneration = sd.lease(c.LeaseGeneration)
-			return sd.store.UpdateClientServer(x.ctx, c, intent)
-		})
-		if !ok {
-			return
-		}
-		x.writeResult("", NSRowGeneration("clientServers", d.ChannelName+"/"+string(d.ServerRID)), m, s)
-		if x.ok() && m.Status == location.Stored {
-			x.know.lastCS = &d
-		}
-	}}
+// clientServerTable is the client-server descriptor table.
+func clientServerTable() rowTable[location.ClientServerDescriptor, location.ClientServerKey] {
+	return rowTable[location.ClientServerDescriptor, location.ClientServerKey]{name: "ClientServer", key: (*location.ClientServerDescriptor).Key,
+		ns:    clientServerNS,
+		owner: func(d *location.ClientServerDescriptor) (*string, *int64) { return &d.OwnerID, &d.LeaseGeneration },
+		last:  func(k *knowledge) **location.ClientServerDescriptor { return &k.lastCS }, update: location.Store.UpdateClientServer}
+}
+
+func genUpdateClientServer(g *generator) randomOp {
+	return clientServerTable().updateOp(clientServerSpec{g.channelSpec()}, g.intent())
 }
 
 func genRemoveClientServer(g *generator) randomOp {
-	spec := g.channelSpec()
-	return removeClientServerOp(spec.channel, spec.rid, g.tokenRef(), g.chance(0.5))
-}
-
-// removeClientServerOp is RemoveClientServer(key, token); last names the
-// descriptor last written and its owner token.
-func removeClientServerOp(channel, rid int, t tokenRef, last bool) randomOp {
-	key := location.ClientServerKey{ChannelName: randomChannels()[channel], ServerRID: location.RoutingID([]string{"srv-a", "srv-b"}[rid])}
-	return randomOp{name: "RemoveClientServer", args: func() string { return lastArgs(last, fmt.Sprintf("%s/%s, %s", key.ChannelName, key.ServerRID, t)) }, run: func(x *runState) {
-		key := key
-		tok := t.resolve(x.know)
-		if d := x.know.lastCS; last && d != nil {
-			key, tok = d.Key(), location.OwnerToken{OwnerID: d.OwnerID, LeaseGeneration: d.LeaseGeneration}
-		}
-		x.inputs(key, tok)
-		m, s, ok := both(x, func(sd side) (location.WriteStatus, error) {
-			return sd.store.RemoveClientServer(x.ctx, key, sd.token(tok))
-		})
-		if ok {
-			x.kind("", m, s)
-		}
-	}}
+	spec, t := g.channelSpec(), g.tokenRef()
+	key := location.ClientServerKey{ChannelName: randomChannels()[spec.channel], ServerRID: location.RoutingID([]string{"srv-a", "srv-b"}[spec.rid])}
+	args := func() string { return fmt.Sprintf("%s/%s, %s", key.ChannelName, key.ServerRID, t) }
+	return clientServerTable().removeOp(key, t, g.chance(0.5), args, location.Store.RemoveClientServer)
 }
 
 func genListClientServers(g *generator) randomOp {
-	return listClientServersOp(pick(g, "c1", "c2", "m1"), g.pageSpec())
+	channel := pick(g, "c1", "c2", "m1")
+	return listOp(clientServerTable(), fmt.Sprintf("%q", channel), func() string { return channel }, g.pageSpec(), location.Store.ListClientServers)
 }
 
-// listClientServersOp is ListClientServers(channel, pages).
-func listClientServersOp(channel string, p pageSpec) randomOp {
-	return randomOp{name: "ListClientServers", args: func() string { return fmt.Sprintf("%q, %s", channel, p) }, run: func(x *runState) {
-		x.inputs(channel, p)
-		listPages(x, p, func(sd side, req location.PageRequest) (location.Page[location.ClientServerDescriptor], error) {
-			return sd.store.ListClientServers(x.ctx, channel, req)
-		}, x.clientServer)
-	}}
+// fanoutNS is the generation namespace of a fanout publisher descriptor.
+func fanoutNS(k location.FanoutPublisherKey) string {
+	return NSRowGeneration("fanoutPublishers", k.ChannelName+"/"+string(k.PublisherRID))
+}
+
+// fanoutTable is the fanout publisher descriptor table.
+func fanoutTable() rowTable[location.FanoutPublisherDescriptor, location.FanoutPublisherKey] {
+	return rowTable[location.FanoutPublisherDescriptor, location.FanoutPublisherKey]{name: "FanoutPublisher", key: (*location.FanoutPublisherDescriptor).Key,
+		ns:    fanoutNS,
+		owner: func(d *location.FanoutPublisherDescriptor) (*string, *int64) { return &d.OwnerID, &d.LeaseGeneration },
+		last:  func(k *knowledge) **location.FanoutPublisherDescriptor { return &k.lastFP }, update: location.Store.UpdateFanoutPublisher}
 }
 
 func genUpdateFanoutPublisher(g *generator) randomOp {
-	return fanoutPublisherOp(g.channelSpec(), g.intent())
-}
-
-// fanoutPublisherOp is UpdateFanoutPublisher(descriptor, intent).
-func fanoutPublisherOp(spec channelSpec, intent location.WriteIntent) randomOp {
-	return randomOp{name: "UpdateFanoutPublisher", args: func() string { return fmt.Sprintf("FP%s, %s", spec, intent) }, run: func(x *runState) {
-		d := spec.fanoutPublisher(x.know)
-		x.inputs(d, intent)
-		m, s, ok := both(x, func(sd side) (location.WriteResult, error) {
-			c := d
-			c.LeaseGeneration = sd.lease(c.LeaseGeneration)
-			return sd.store.UpdateFanoutPublisher(x.ctx, c, intent)
-		})
-		if !ok {
-			return
-		}
-		x.writeResult("", NSRowGeneration("fanoutPublishers", d.ChannelName+"/"+string(d.PublisherRID)), m, s)
-		if x.ok() && m.Status == location.Stored {
-			x.know.lastFP = &d
-		}
-	}}
+	return fanoutTable().updateOp(fanoutSpec{g.channelSpec()}, g.intent())
 }
 
 func genRemoveFanoutPublisher(g *generator) randomOp {
-	spec := g.channelSpec()
-	return removeFanoutPublisherOp(spec.channel, spec.rid, g.tokenRef(), g.chance(0.5))
-}
-
-// removeFanoutPublisherOp is RemoveFanoutPublisher(key, token); last names
-// the descriptor last written and its owner token.
-func removeFanoutPublisherOp(channel, rid int, t tokenRef, last bool) randomOp {
-	key := location.FanoutPublisherKey{ChannelName: randomChannels()[channel], PublisherRID: location.RoutingID([]string{"pub-a", "pub-\x01"}[rid])}
-	return randomOp{name: "RemoveFanoutPublisher", args: func() string { return lastArgs(last, fmt.Sprintf("%s/%s, %s", key.ChannelName, key.PublisherRID, t)) }, run: func(x *runState) {
-		key := key
-		tok := t.resolve(x.know)
-		if d := x.know.lastFP; last && d != nil {
-			key, tok = d.Key(), location.OwnerToken{OwnerID: d.OwnerID, LeaseGeneration: d.LeaseGeneration}
-		}
-		x.inputs(key, tok)
-		m, s, ok := both(x, func(sd side) (location.WriteStatus, error) {
-			return sd.store.RemoveFanoutPublisher(x.ctx, key, sd.token(tok))
-		})
-		if ok {
-			x.kind("", m, s)
-		}
-	}}
+	spec, t := g.channelSpec(), g.tokenRef()
+	key := location.FanoutPublisherKey{ChannelName: randomChannels()[spec.channel], PublisherRID: location.RoutingID([]string{"pub-a", "pub-\x01"}[spec.rid])}
+	args := func() string { return fmt.Sprintf("%s/%s, %s", key.ChannelName, key.PublisherRID, t) }
+	return fanoutTable().removeOp(key, t, g.chance(0.5), args, location.Store.RemoveFanoutPublisher)
 }
 
 func genListFanoutPublishers(g *generator) randomOp {
-	return listFanoutPublishersOp(pick(g, "c1", "c2"), g.pageSpec())
-}
-
-// listFanoutPublishersOp is ListFanoutPublishers(channel, pages).
-func listFanoutPublishersOp(channel string, p pageSpec) randomOp {
-	return randomOp{name: "ListFanoutPublishers", args: func() string { return fmt.Sprintf("%q, %s", channel, p) }, run: func(x *runState) {
-		x.inputs(channel, p)
-		listPages(x, p, func(sd side, req location.PageRequest) (location.Page[location.FanoutPublisherDescriptor], error) {
-			return sd.store.ListFanoutPublishers(x.ctx, channel, req)
-		}, x.fanoutPublisher)
-	}}
+	channel := pick(g, "c1", "c2")
+	return listOp(fanoutTable(), fmt.Sprintf("%q", channel), func() string { return channel }, g.pageSpec(), location.Store.ListFanoutPublishers)
 }

@@ -40,10 +40,8 @@ func claimOp(owner string, ttl time.Duration) randomOp {
 		if !ok {
 			return
 		}
-		x.kind(".Kind", m.Kind, s.Kind)
-		x.ownerToken(".Token", m.Token, s.Token)
-		x.instant(".LeaseExpiresAt", m.LeaseExpiresAt, s.LeaseExpiresAt)
-		x.instant(".StoreNow", m.StoreNow, s.StoreNow)
+		// A claim answers what a read would: the same fields.
+		x.leaseView(location.OwnerLeaseReadResult(m), location.OwnerLeaseReadResult(s))
 		if x.ok() && m.Kind == location.KindClaimed {
 			x.know.learnLease(m.Token)
 		}
@@ -65,9 +63,13 @@ func (x *runState) readLease(owner string) {
 	m, s, ok := both(x, func(sd side) (location.OwnerLeaseReadResult, error) {
 		return sd.store.ReadOwnerLease(x.ctx, owner)
 	})
-	if !ok {
-		return
+	if ok {
+		x.leaseView(m, s)
 	}
+}
+
+// leaseView compares two answers about an owner lease.
+func (x *runState) leaseView(m, s location.OwnerLeaseReadResult) {
 	x.kind(".Kind", m.Kind, s.Kind)
 	x.ownerToken(".Token", m.Token, s.Token)
 	x.instant(".LeaseExpiresAt", m.LeaseExpiresAt, s.LeaseExpiresAt)

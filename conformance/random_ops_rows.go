@@ -51,10 +51,7 @@ func (s peerSpec) String() string {
 	if s.draining {
 		out += " draining"
 	}
-	if s.corrupt > 0 {
-		out += fmt.Sprintf(" INVALID#%d", s.corrupt)
-	}
-	return out + "}"
+	return out + invalidMark(s.corrupt) + "}"
 }
 
 // peerRole is the role of a role choice.
@@ -85,7 +82,7 @@ func (g *generator) peerSpec() peerSpec {
 func (s peerSpec) key() location.PeerKey {
 	k := location.PeerKey{AutoConnectType: location.AutoConnectType(s.typ), MeshName: randomMeshes()[s.mesh], Role: peerRole(s.role)}
 	if s.identity < 2 {
-		rid := location.RoutingID([]string{"node-1", "node-2"}[s.identity])
+		rid := randomNodeRIDs()[s.identity]
 		k.NodeRID = &rid
 	}
 	ep := fmt.Sprintf("tcp://10.1.%d.%d:5001", s.identity, s.endpoint)
@@ -125,68 +122,19 @@ func (s peerSpec) build(k *knowledge) location.PeerLocation {
 	return p
 }
 
-func genUpdatePeer(g *generator) randomOp { return peerOp(g.peerSpec(), g.intent()) }
-
-// peerOp is UpdatePeer(row, intent).
-func peerOp(spec peerSpec, intent location.WriteIntent) randomOp {
-	return randomOp{name: "UpdatePeer", args: func() string { return fmt.Sprintf("%s, %s", spec, intent) }, run: func(x *runState) {
-		p := spec.build(x.know)
-		ns := peerNS(p.Key())
-		x.inputs(p, intent)
-		m, s, ok := both(x, func(sd side) (location.WriteResult, error) {
-			c := p
-			c.Generation = sd.rowGen(ns, c.Generation)
-			return sd.store.UpdatePeer(x.ctx, c, intent)
-		})
-		if !ok {
-			return
-		}
-		x.writeResult("", ns, m, s)
-		if x.ok() && m.Status == location.Stored {
-			x.know.learnRowGen(ns, m.Generation)
-			c := p
-			c.Generation = m.Generation
-			x.know.lastPeer = &c
-		}
-	}}
+// peerTable is the peer table.
+func peerTable() rowTable[location.PeerLocation, location.PeerKey] {
+	return rowTable[location.PeerLocation, location.PeerKey]{name: "Peer", key: (*location.PeerLocation).Key, ns: peerNS, rowGen: true,
+		owner: func(r *location.PeerLocation) (*string, *int64) { return &r.OwnerID, &r.Generation },
+		last:  func(k *knowledge) **location.PeerLocation { return &k.lastPeer }, update: location.Store.UpdatePeer}
 }
+
+func genUpdatePeer(g *generator) randomOp { return peerTable().updateOp(g.peerSpec(), g.intent()) }
 
 func genRemovePeer(g *generator) randomOp {
 	spec := g.peerSpec()
 	spec.owner = g.ownerIndex()
-	return removePeerOp(spec, g.chance(0.5))
-}
-
-// lastArgs renders the arguments of an operation that may name the row
-// last written instead of its own.
-func lastArgs(last bool, own string) string {
-	if last {
-		return "last written, else " + own
-	}
-	return own
-}
-
-// removePeerOp is RemovePeer(key, {owner, row generation}); last names the
-// peer last written, with its owner and generation.
-func removePeerOp(spec peerSpec, last bool) randomOp {
-	return randomOp{name: "RemovePeer", args: func() string { return lastArgs(last, fmt.Sprintf("key of %s", spec)) }, run: func(x *runState) {
-		key := spec.key()
-		ns := peerNS(key)
-		owner := location.OwnerToken{OwnerID: randomOwners()[spec.owner], LeaseGeneration: spec.gen.resolve(x.know, ns)}
-		if p := x.know.lastPeer; last && p != nil {
-			key, ns = p.Key(), peerNS(p.Key())
-			owner = location.OwnerToken{OwnerID: p.OwnerID, LeaseGeneration: p.Generation}
-		}
-		x.inputs(key, owner)
-		m, s, ok := both(x, func(sd side) (location.WriteResult, error) {
-			o := owner
-			o.LeaseGeneration = sd.rowGen(ns, o.LeaseGeneration)
-			return sd.store.RemovePeer(x.ctx, key, o)
-		})
-		if ok {
-			x.writeResult("", ns, m, s)
-		}
-	}}
+	return peerTable().removeGenOp(spec.key(), spec.owner, spec.gen, g.chance(0.5), func() string { return fmt.Sprintf("key of %s", spec) }, location.Store.RemovePeer)
 }
 
 // peerFilterSpec is a symbolic peer filter; -1 leaves a field out.
@@ -199,28 +147,13 @@ func (f peerFilterSpec) String() string {
 
 // build returns the filter.
 func (f peerFilterSpec) build() location.PeerFilter {
-	var out location.PeerFilter
-	if f.typ >= 0 {
-		t := location.AutoConnectType(1 + f.typ)
-		out.AutoConnectType = &t
+	return location.PeerFilter{
+		AutoConnectType: optionalPick[location.AutoConnectType](f.typ, 1, 2),
+		MeshName:        optionalPick(f.mesh, randomMeshes()...),
+		Role:            optionalPick(f.role, location.PeerRoleRouter, location.PeerRoleDealer, location.PeerRolePub),
+		NodeRID:         optionalPick(f.rid, randomNodeRIDs()...),
+		Endpoint:        optionalPick(f.endpoint, "tcp://10.1.2.0:5001", "tcp://10.1.3.0:5001"),
 	}
-	if f.mesh >= 0 {
-		m := randomMeshes()[f.mesh]
-		out.MeshName = &m
-	}
-	if f.role >= 0 {
-		r := peerRole(f.role)
-		out.Role = &r
-	}
-	if f.rid >= 0 {
-		r := location.RoutingID([]string{"node-1", "node-2"}[f.rid])
-		out.NodeRID = &r
-	}
-	if f.endpoint >= 0 {
-		e := fmt.Sprintf("tcp://10.1.%d.0:5001", 2+f.endpoint)
-		out.Endpoint = &e
-	}
-	return out
 }
 
 // optIndex draws -1 (absent) most of the time, else 0..n-1.
@@ -245,8 +178,7 @@ func listPeersOp(f peerFilterSpec) randomOp {
 			return
 		}
 		for i := range m {
-			x.peer(fmt.Sprintf("[%d]", i), m[i], s[i])
-			x.know.learnRowGen(peerNS(m[i].Key()), m[i].Generation)
+			peerTable().compare(x, fmt.Sprintf("[%d]", i), m[i], s[i])
 		}
 	}}
 }
@@ -262,12 +194,11 @@ type spotSpec struct {
 // String renders the spec.
 func (s spotSpec) String() string {
 	k := s.key()
-	out := fmt.Sprintf("SPOT{%s/%s type=%d node=%d kind=%s sgen=%d owner=%s", k.MeshName, k.SpotID, s.typ, s.node, spotKinds()[s.kind], s.spotGen, s.token)
-	if s.corrupt > 0 {
-		out += fmt.Sprintf(" INVALID#%d", s.corrupt)
-	}
-	return out + "}"
+	return fmt.Sprintf("SPOT{%s/%s type=%d node=%d kind=%s sgen=%d owner=%s%s}", k.MeshName, k.SpotID, s.typ, s.node, spotKinds()[s.kind], s.spotGen, s.token, invalidMark(s.corrupt))
 }
+
+// randomNodeRIDs are the node RIDs rows name.
+func randomNodeRIDs() []location.RoutingID { return []location.RoutingID{"node-1", "node-2"} }
 
 // spotKinds are the spot kinds rows carry.
 func spotKinds() []location.SpotKind {
@@ -304,7 +235,7 @@ func (s spotSpec) build(k *knowledge) location.SpotLocation {
 		SpotID:              key.SpotID,
 		SpotGeneration:      s.spotGen,
 		SpotType:            []string{"game", "lobby"}[s.typ],
-		OwnerNodeRID:        location.RoutingID([]string{"node-1", "node-2"}[s.node]),
+		OwnerNodeRID:        randomNodeRIDs()[s.node],
 		OwnerNodeGeneration: 1,
 		SpotKind:            spotKinds()[s.kind],
 		OwnerID:             tok.OwnerID,
@@ -312,64 +243,24 @@ func (s spotSpec) build(k *knowledge) location.SpotLocation {
 	}
 }
 
-func genUpdateSpot(g *generator) randomOp { return spotOp(g.spotSpec(), g.intent()) }
-
-// spotOp is UpdateSpot(row, intent).
-func spotOp(spec spotSpec, intent location.WriteIntent) randomOp {
-	return randomOp{name: "UpdateSpot", args: func() string { return fmt.Sprintf("%s, %s", spec, intent) }, run: func(x *runState) {
-		row := spec.build(x.know)
-		x.inputs(row, intent)
-		m, s, ok := both(x, func(sd side) (location.WriteResult, error) {
-			c := row
-			c.LeaseGeneration = sd.lease(c.LeaseGeneration)
-			return sd.store.UpdateSpot(x.ctx, c, intent)
-		})
-		if !ok {
-			return
-		}
-		x.writeResult("", spotNS(row.Key()), m, s)
-		if x.ok() && m.Status == location.Stored {
-			x.know.lastSpot = &row
-		}
-	}}
+// spotTable is the spot table.
+func spotTable() rowTable[location.SpotLocation, location.SpotKey] {
+	return rowTable[location.SpotLocation, location.SpotKey]{name: "Spot", key: (*location.SpotLocation).Key, ns: spotNS,
+		owner: func(r *location.SpotLocation) (*string, *int64) { return &r.OwnerID, &r.LeaseGeneration },
+		last:  func(k *knowledge) **location.SpotLocation { return &k.lastSpot }, update: location.Store.UpdateSpot}
 }
 
-func genRemoveSpot(g *generator) randomOp { return removeSpotOp(g.spotSpec(), g.chance(0.5)) }
+func genUpdateSpot(g *generator) randomOp { return spotTable().updateOp(g.spotSpec(), g.intent()) }
 
-// removeSpotOp is RemoveSpot(key, token); last names the spot last
-// written and its owner token.
-func removeSpotOp(spec spotSpec, last bool) randomOp {
-	return randomOp{name: "RemoveSpot", args: func() string { return lastArgs(last, fmt.Sprintf("key of %s, %s", spec, spec.token)) }, run: func(x *runState) {
-		key := spec.key()
-		tok := spec.token.resolve(x.know)
-		if r := x.know.lastSpot; last && r != nil {
-			key, tok = r.Key(), location.OwnerToken{OwnerID: r.OwnerID, LeaseGeneration: r.LeaseGeneration}
-		}
-		x.inputs(key, tok)
-		m, s, ok := both(x, func(sd side) (location.WriteStatus, error) {
-			return sd.store.RemoveSpot(x.ctx, key, sd.token(tok))
-		})
-		if ok {
-			x.kind("", m, s)
-		}
-	}}
+func genRemoveSpot(g *generator) randomOp {
+	spec := g.spotSpec()
+	args := func() string { return fmt.Sprintf("key of %s, %s", spec, spec.token) }
+	return spotTable().removeOp(spec.key(), spec.token, g.chance(0.5), args, location.Store.RemoveSpot)
 }
 
-func genResolveSpot(g *generator) randomOp { return resolveSpotOp(g.spotSpec(), g.chance(0.5)) }
-
-// resolveSpotOp is ResolveSpot(key); last names the spot last written.
-func resolveSpotOp(spec spotSpec, last bool) randomOp {
-	return randomOp{name: "ResolveSpot", args: func() string { return lastArgs(last, fmt.Sprintf("key of %s", spec)) }, run: func(x *runState) {
-		key := spec.key()
-		if r := x.know.lastSpot; last && r != nil {
-			key = r.Key()
-		}
-		x.inputs(key)
-		m, s, ok := both(x, func(sd side) (*location.SpotLocation, error) { return sd.store.ResolveSpot(x.ctx, key) })
-		if ok && x.present("row", m == nil, s == nil) {
-			x.spot("row", *m, *s)
-		}
-	}}
+func genResolveSpot(g *generator) randomOp {
+	spec := g.spotSpec()
+	return spotTable().resolveOp(spec.key(), g.chance(0.5), func() string { return fmt.Sprintf("key of %s", spec) }, location.Store.ResolveSpot)
 }
 
 // spotFilterSpec is a symbolic spot filter; -1 leaves a field out.
@@ -377,40 +268,17 @@ type spotFilterSpec struct{ mesh, typ, node, kind int }
 
 // build returns the filter.
 func (f spotFilterSpec) build() location.SpotFilter {
-	var out location.SpotFilter
-	if f.mesh >= 0 {
-		m := randomMeshes()[f.mesh]
-		out.MeshName = &m
+	return location.SpotFilter{
+		MeshName: optionalPick(f.mesh, randomMeshes()...),
+		SpotType: optionalPick(f.typ, "game", "lobby"),
+		NodeRID:  optionalPick(f.node, randomNodeRIDs()...),
+		SpotKind: optionalPick(f.kind, spotKinds()...),
 	}
-	if f.typ >= 0 {
-		t := []string{"game", "lobby"}[f.typ]
-		out.SpotType = &t
-	}
-	if f.node >= 0 {
-		r := location.RoutingID([]string{"node-1", "node-2"}[f.node])
-		out.NodeRID = &r
-	}
-	if f.kind >= 0 {
-		k := spotKinds()[f.kind]
-		out.SpotKind = &k
-	}
-	return out
 }
 
 func genListSpots(g *generator) randomOp {
 	f := spotFilterSpec{mesh: g.optIndex(2, 0.5), typ: g.optIndex(2, 0.8), node: g.optIndex(2, 0.8), kind: g.optIndex(3, 0.8)}
-	return listSpotsOp(f, g.pageSpec())
-}
-
-// listSpotsOp is ListSpots(filter, pages).
-func listSpotsOp(f spotFilterSpec, p pageSpec) randomOp {
-	return randomOp{name: "ListSpots", args: func() string { return fmt.Sprintf("filter%+v, %s", f, p) }, run: func(x *runState) {
-		filter := f.build()
-		x.inputs(filter, p)
-		listPages(x, p, func(sd side, req location.PageRequest) (location.Page[location.SpotLocation], error) {
-			return sd.store.ListSpots(x.ctx, filter, req)
-		}, x.spot)
-	}}
+	return listOp(spotTable(), fmt.Sprintf("filter%+v", f), f.build, g.pageSpec(), location.Store.ListSpots)
 }
 
 // actorSpec is a symbolic actor row.
@@ -424,11 +292,7 @@ type actorSpec struct {
 // String renders the spec.
 func (s actorSpec) String() string {
 	k := s.key()
-	out := fmt.Sprintf("ACTOR{%s/%s type=%d node=%d kind=%s spot=%d epoch=%d owner=%s", k.MeshName, k.ActorID, s.typ, s.node, spotKinds()[s.kind], s.spot, s.epoch, s.token)
-	if s.corrupt > 0 {
-		out += fmt.Sprintf(" INVALID#%d", s.corrupt)
-	}
-	return out + "}"
+	return fmt.Sprintf("ACTOR{%s/%s type=%d node=%d kind=%s spot=%d epoch=%d owner=%s%s}", k.MeshName, k.ActorID, s.typ, s.node, spotKinds()[s.kind], s.spot, s.epoch, s.token, invalidMark(s.corrupt))
 }
 
 // actorSpec draws an actor spec.
@@ -453,7 +317,7 @@ func (s actorSpec) key() location.ActorKey {
 func (s actorSpec) build(k *knowledge) location.ActorLocation {
 	key := s.key()
 	tok := s.token.resolve(k)
-	node := location.RoutingID([]string{"node-1", "node-2"}[s.node])
+	node := randomNodeRIDs()[s.node]
 	return location.ActorLocation{
 		MeshName:            key.MeshName,
 		ActorID:             key.ActorID,
@@ -470,64 +334,24 @@ func (s actorSpec) build(k *knowledge) location.ActorLocation {
 	}
 }
 
-func genUpdateActor(g *generator) randomOp { return actorOp(g.actorSpec(), g.intent()) }
-
-// actorOp is UpdateActor(row, intent).
-func actorOp(spec actorSpec, intent location.WriteIntent) randomOp {
-	return randomOp{name: "UpdateActor", args: func() string { return fmt.Sprintf("%s, %s", spec, intent) }, run: func(x *runState) {
-		row := spec.build(x.know)
-		x.inputs(row, intent)
-		m, s, ok := both(x, func(sd side) (location.WriteResult, error) {
-			c := row
-			c.LeaseGeneration = sd.lease(c.LeaseGeneration)
-			return sd.store.UpdateActor(x.ctx, c, intent)
-		})
-		if !ok {
-			return
-		}
-		x.writeResult("", actorNS(row.Key()), m, s)
-		if x.ok() && m.Status == location.Stored {
-			x.know.lastActor = &row
-		}
-	}}
+// actorTable is the actor table.
+func actorTable() rowTable[location.ActorLocation, location.ActorKey] {
+	return rowTable[location.ActorLocation, location.ActorKey]{name: "Actor", key: (*location.ActorLocation).Key, ns: actorNS,
+		owner: func(r *location.ActorLocation) (*string, *int64) { return &r.OwnerID, &r.LeaseGeneration },
+		last:  func(k *knowledge) **location.ActorLocation { return &k.lastActor }, update: location.Store.UpdateActor}
 }
 
-func genRemoveActor(g *generator) randomOp { return removeActorOp(g.actorSpec(), g.chance(0.5)) }
+func genUpdateActor(g *generator) randomOp { return actorTable().updateOp(g.actorSpec(), g.intent()) }
 
-// removeActorOp is RemoveActor(key, token); last names the actor last
-// written and its owner token.
-func removeActorOp(spec actorSpec, last bool) randomOp {
-	return randomOp{name: "RemoveActor", args: func() string { return lastArgs(last, fmt.Sprintf("key of %s, %s", spec, spec.token)) }, run: func(x *runState) {
-		key := spec.key()
-		tok := spec.token.resolve(x.know)
-		if r := x.know.lastActor; last && r != nil {
-			key, tok = r.Key(), location.OwnerToken{OwnerID: r.OwnerID, LeaseGeneration: r.LeaseGeneration}
-		}
-		x.inputs(key, tok)
-		m, s, ok := both(x, func(sd side) (location.WriteStatus, error) {
-			return sd.store.RemoveActor(x.ctx, key, sd.token(tok))
-		})
-		if ok {
-			x.kind("", m, s)
-		}
-	}}
+func genRemoveActor(g *generator) randomOp {
+	spec := g.actorSpec()
+	args := func() string { return fmt.Sprintf("key of %s, %s", spec, spec.token) }
+	return actorTable().removeOp(spec.key(), spec.token, g.chance(0.5), args, location.Store.RemoveActor)
 }
 
-func genResolveActor(g *generator) randomOp { return resolveActorOp(g.actorSpec(), g.chance(0.5)) }
-
-// resolveActorOp is ResolveActor(key); last names the actor last written.
-func resolveActorOp(spec actorSpec, last bool) randomOp {
-	return randomOp{name: "ResolveActor", args: func() string { return lastArgs(last, fmt.Sprintf("key of %s", spec)) }, run: func(x *runState) {
-		key := spec.key()
-		if r := x.know.lastActor; last && r != nil {
-			key = r.Key()
-		}
-		x.inputs(key)
-		m, s, ok := both(x, func(sd side) (*location.ActorLocation, error) { return sd.store.ResolveActor(x.ctx, key) })
-		if ok && x.present("row", m == nil, s == nil) {
-			x.actor("row", *m, *s)
-		}
-	}}
+func genResolveActor(g *generator) randomOp {
+	spec := g.actorSpec()
+	return actorTable().resolveOp(spec.key(), g.chance(0.5), func() string { return fmt.Sprintf("key of %s", spec) }, location.Store.ResolveActor)
 }
 
 // actorFilterSpec is a symbolic actor filter; -1 leaves a field out.
@@ -535,40 +359,17 @@ type actorFilterSpec struct{ typ, node, spot, kind int }
 
 // build returns the filter.
 func (f actorFilterSpec) build() location.ActorFilter {
-	var out location.ActorFilter
-	if f.typ >= 0 {
-		t := []string{"player", "npc"}[f.typ]
-		out.ActorType = &t
+	return location.ActorFilter{
+		ActorType:    optionalPick(f.typ, "player", "npc"),
+		NodeRID:      optionalPick(f.node, randomNodeRIDs()...),
+		SpotID:       optionalPick(f.spot, "s1", "node-1"),
+		LocationKind: optionalPick(f.kind, spotKinds()...),
 	}
-	if f.node >= 0 {
-		r := location.RoutingID([]string{"node-1", "node-2"}[f.node])
-		out.NodeRID = &r
-	}
-	if f.spot >= 0 {
-		s := []string{"s1", "node-1"}[f.spot]
-		out.SpotID = &s
-	}
-	if f.kind >= 0 {
-		k := spotKinds()[f.kind]
-		out.LocationKind = &k
-	}
-	return out
 }
 
 func genListActors(g *generator) randomOp {
 	f := actorFilterSpec{typ: g.optIndex(2, 0.7), node: g.optIndex(2, 0.8), spot: g.optIndex(2, 0.8), kind: g.optIndex(3, 0.8)}
-	return listActorsOp(f, g.pageSpec())
-}
-
-// listActorsOp is ListActors(filter, pages).
-func listActorsOp(f actorFilterSpec, p pageSpec) randomOp {
-	return randomOp{name: "ListActors", args: func() string { return fmt.Sprintf("filter%+v, %s", f, p) }, run: func(x *runState) {
-		filter := f.build()
-		x.inputs(filter, p)
-		listPages(x, p, func(sd side, req location.PageRequest) (location.Page[location.ActorLocation], error) {
-			return sd.store.ListActors(x.ctx, filter, req)
-		}, x.actor)
-	}}
+	return listOp(actorTable(), fmt.Sprintf("filter%+v", f), f.build, g.pageSpec(), location.Store.ListActors)
 }
 
 // routeSpec is a symbolic route row.
@@ -581,11 +382,7 @@ type routeSpec struct {
 // String renders the spec.
 func (s routeSpec) String() string {
 	k := s.routeKey()
-	out := fmt.Sprintf("ROUTE{%d/%s node=%d owner=%s value=%d gen=%s", k.RouteKind, k.RouteKey, s.node, randomOwners()[s.owner], s.value, s.gen)
-	if s.corrupt > 0 {
-		out += fmt.Sprintf(" INVALID#%d", s.corrupt)
-	}
-	return out + "}"
+	return fmt.Sprintf("ROUTE{%d/%s node=%d owner=%s value=%d gen=%s%s}", k.RouteKind, k.RouteKey, s.node, randomOwners()[s.owner], s.value, s.gen, invalidMark(s.corrupt))
 }
 
 // routeSpec draws a route spec.
@@ -612,7 +409,7 @@ func (s routeSpec) build(k *knowledge) location.RouteLocation {
 	r := location.RouteLocation{
 		RouteKind:    key.RouteKind,
 		RouteKey:     key.RouteKey,
-		OwnerNodeRID: location.RoutingID([]string{"node-1", "node-2"}[s.node]),
+		OwnerNodeRID: randomNodeRIDs()[s.node],
 		OwnerID:      randomOwners()[s.owner],
 		Value:        [][]byte{{1, 2, 3, 4}, {9}}[s.value],
 	}
@@ -620,73 +417,23 @@ func (s routeSpec) build(k *knowledge) location.RouteLocation {
 	return r
 }
 
-func genUpdateRoute(g *generator) randomOp { return routeOp(g.routeSpec(), g.intent()) }
-
-// routeOp is UpdateRoute(row, intent).
-func routeOp(spec routeSpec, intent location.WriteIntent) randomOp {
-	return randomOp{name: "UpdateRoute", args: func() string { return fmt.Sprintf("%s, %s", spec, intent) }, run: func(x *runState) {
-		r := spec.build(x.know)
-		ns := routeNS(r.Key())
-		x.inputs(r, intent)
-		m, s, ok := both(x, func(sd side) (location.WriteResult, error) {
-			c := r
-			c.Generation = sd.rowGen(ns, c.Generation)
-			return sd.store.UpdateRoute(x.ctx, c, intent)
-		})
-		if !ok {
-			return
-		}
-		x.writeResult("", ns, m, s)
-		if x.ok() && m.Status == location.Stored {
-			x.know.learnRowGen(ns, m.Generation)
-			c := r
-			c.Generation = m.Generation
-			x.know.lastRoute = &c
-		}
-	}}
+// routeTable is the route table.
+func routeTable() rowTable[location.RouteLocation, location.RouteKey] {
+	return rowTable[location.RouteLocation, location.RouteKey]{name: "Route", key: (*location.RouteLocation).Key, ns: routeNS, rowGen: true,
+		owner: func(r *location.RouteLocation) (*string, *int64) { return &r.OwnerID, &r.Generation },
+		last:  func(k *knowledge) **location.RouteLocation { return &k.lastRoute }, update: location.Store.UpdateRoute}
 }
 
-func genRemoveRoute(g *generator) randomOp { return removeRouteOp(g.routeSpec(), g.chance(0.5)) }
+func genUpdateRoute(g *generator) randomOp { return routeTable().updateOp(g.routeSpec(), g.intent()) }
 
-// removeRouteOp is RemoveRoute(key, {owner, row generation}); last names
-// the route last written, with its owner and generation.
-func removeRouteOp(spec routeSpec, last bool) randomOp {
-	return randomOp{name: "RemoveRoute", args: func() string { return lastArgs(last, fmt.Sprintf("key of %s", spec)) }, run: func(x *runState) {
-		key := spec.routeKey()
-		ns := routeNS(key)
-		owner := location.OwnerToken{OwnerID: randomOwners()[spec.owner], LeaseGeneration: spec.gen.resolve(x.know, ns)}
-		if r := x.know.lastRoute; last && r != nil {
-			key, ns = r.Key(), routeNS(r.Key())
-			owner = location.OwnerToken{OwnerID: r.OwnerID, LeaseGeneration: r.Generation}
-		}
-		x.inputs(key, owner)
-		m, s, ok := both(x, func(sd side) (location.WriteResult, error) {
-			o := owner
-			o.LeaseGeneration = sd.rowGen(ns, o.LeaseGeneration)
-			return sd.store.RemoveRoute(x.ctx, key, o)
-		})
-		if ok {
-			x.writeResult("", ns, m, s)
-		}
-	}}
+func genRemoveRoute(g *generator) randomOp {
+	spec := g.routeSpec()
+	return routeTable().removeGenOp(spec.routeKey(), spec.owner, spec.gen, g.chance(0.5), func() string { return fmt.Sprintf("key of %s", spec) }, location.Store.RemoveRoute)
 }
 
-func genResolveRoute(g *generator) randomOp { return resolveRouteOp(g.routeSpec(), g.chance(0.5)) }
-
-// resolveRouteOp is ResolveRoute(key); last names the route last written.
-func resolveRouteOp(spec routeSpec, last bool) randomOp {
-	return randomOp{name: "ResolveRoute", args: func() string { return lastArgs(last, fmt.Sprintf("key of %s", spec)) }, run: func(x *runState) {
-		key := spec.routeKey()
-		if r := x.know.lastRoute; last && r != nil {
-			key = r.Key()
-		}
-		x.inputs(key)
-		m, s, ok := both(x, func(sd side) (*location.RouteLocation, error) { return sd.store.ResolveRoute(x.ctx, key) })
-		if ok && x.present("row", m == nil, s == nil) {
-			x.route("row", *m, *s)
-			x.know.learnRowGen(routeNS(key), m.Generation)
-		}
-	}}
+func genResolveRoute(g *generator) randomOp {
+	spec := g.routeSpec()
+	return routeTable().resolveOp(spec.routeKey(), g.chance(0.5), func() string { return fmt.Sprintf("key of %s", spec) }, location.Store.ResolveRoute)
 }
 
 // routeFilterSpec is a symbolic route filter; -1 leaves a field out.
@@ -694,37 +441,14 @@ type routeFilterSpec struct{ kind, node, owner int }
 
 // build returns the filter.
 func (f routeFilterSpec) build() location.RouteFilter {
-	var out location.RouteFilter
-	if f.kind >= 0 {
-		k := location.RouteKind(1 + f.kind)
-		out.RouteKind = &k
+	return location.RouteFilter{
+		RouteKind:    optionalPick[location.RouteKind](f.kind, 1, 2, 3),
+		OwnerNodeRID: optionalPick(f.node, randomNodeRIDs()...),
+		OwnerID:      optionalPick(f.owner, randomOwners()...),
 	}
-	if f.node >= 0 {
-		r := location.RoutingID([]string{"node-1", "node-2"}[f.node])
-		out.OwnerNodeRID = &r
-	}
-	if f.owner >= 0 {
-		o := randomOwners()[f.owner]
-		out.OwnerID = &o
-	}
-	return out
 }
 
 func genListRoutes(g *generator) randomOp {
 	f := routeFilterSpec{kind: g.optIndex(3, 0.6), node: g.optIndex(2, 0.8), owner: g.optIndex(3, 0.8)}
-	return listRoutesOp(f, g.pageSpec())
-}
-
-// listRoutesOp is ListRoutes(filter, pages).
-func listRoutesOp(f routeFilterSpec, p pageSpec) randomOp {
-	return randomOp{name: "ListRoutes", args: func() string { return fmt.Sprintf("filter%+v, %s", f, p) }, run: func(x *runState) {
-		filter := f.build()
-		x.inputs(filter, p)
-		listPages(x, p, func(sd side, req location.PageRequest) (location.Page[location.RouteLocation], error) {
-			return sd.store.ListRoutes(x.ctx, filter, req)
-		}, func(path string, m, s location.RouteLocation) {
-			x.route(path, m, s)
-			x.know.learnRowGen(routeNS(m.Key()), m.Generation)
-		})
-	}}
+	return listOp(routeTable(), fmt.Sprintf("filter%+v", f), f.build, g.pageSpec(), location.Store.ListRoutes)
 }

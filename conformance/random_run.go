@@ -249,14 +249,20 @@ func (sd side) note(what string, m, s any) {
 	}
 }
 
-// lease translates an owner-lease generation.
-func (sd side) lease(m int64) int64 {
+// translate returns the model's value m as the side passes it: m itself to
+// the model, toStore(m) to the store under test (noted as what).
+func translate[T any](sd side, what string, m T, toStore func(T) T) T {
 	if !sd.isStore {
 		return m
 	}
-	s := sd.x.names.ToStoreNumber(NSLease, m)
-	sd.note("lease generation", m, s)
+	s := toStore(m)
+	sd.note(what, m, s)
 	return s
+}
+
+// lease translates an owner-lease generation.
+func (sd side) lease(m int64) int64 {
+	return translate(sd, "lease generation", m, func(m int64) int64 { return sd.x.names.ToStoreNumber(NSLease, m) })
 }
 
 // token translates an owner token.
@@ -276,12 +282,7 @@ func (sd side) tokenPtr(t *location.OwnerToken) *location.OwnerToken {
 
 // rowGen translates a row generation of namespace ns.
 func (sd side) rowGen(ns string, m int64) int64 {
-	if !sd.isStore {
-		return m
-	}
-	s := sd.x.names.ToStoreNumber(ns, m)
-	sd.note("row generation", m, s)
-	return s
+	return translate(sd, "row generation", m, func(m int64) int64 { return sd.x.names.ToStoreNumber(ns, m) })
 }
 
 // version translates a store version of an authority key.
@@ -296,12 +297,7 @@ func (sd side) version(key location.AuthorityKey, m location.StoreVersion) locat
 
 // reservation translates a creation reservation id.
 func (sd side) reservation(m string) string {
-	if !sd.isStore {
-		return m
-	}
-	s := sd.x.names.ToStoreText(NSReservation, m)
-	sd.note("reservation id", m, s)
-	return s
+	return translate(sd, "reservation id", m, func(m string) string { return sd.x.names.ToStoreText(NSReservation, m) })
 }
 
 // target translates a creation target's owner token.

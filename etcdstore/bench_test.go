@@ -79,13 +79,19 @@ func (w *benchWorld) compact(ctx context.Context) error {
 	return err
 }
 
-// newBenchWorld returns a world over client with fresh prefixes.
-func newBenchWorld(tb fixtureTB, client *clientv3.Client) *benchWorld {
+// newBenchWorld returns a world over client with fresh prefixes; adjust
+// (when given) changes the store's options.
+func newBenchWorld(tb fixtureTB, client *clientv3.Client, adjust ...func(*Options)) *benchWorld {
 	tb.Helper()
 	rec := txn.NewRecorder(client.KV)
 	capture := &txnCapture{KV: rec}
-	s, err := New(client, Options{Root: etcdtest.UniquePrefix(tb), MinLeaseSeconds: benchLeaseSeconds,
-		KV: capture, Lease: rec.Lease(client.Lease)})
+	opts := Options{Root: etcdtest.UniquePrefix(tb), MinLeaseSeconds: benchLeaseSeconds, KV: capture, Lease: rec.Lease(client.Lease)}
+	for _, a := range adjust {
+		if a != nil {
+			a(&opts)
+		}
+	}
+	s, err := New(client, opts)
 	require.NoError(tb, err)
 	raw := txn.NewRecorder(client.KV)
 	return &benchWorld{client: client, s: s, rec: rec, capture: capture, raw: raw,
@@ -471,9 +477,18 @@ func reserveCommitPair(tb fixtureTB, w *benchWorld, callers int) (benchSide, ben
 
 // BenchmarkListMeshNodes lists a mesh of benchListRows descriptors, each
 // with a committed user spot (so two of its three capacity ledger buckets
-// exist). The twin reads the same rows and ledger buckets with one Txn of
-// two range reads.
-func BenchmarkListMeshNodes(b *testing.B) {
+// exist), from the store's watch cache (the default). The twin reads the
+// same rows and ledger buckets with one Txn of two range reads.
+func BenchmarkListMeshNodes(b *testing.B) { benchmarkListMeshNodes(b, nil) }
+
+// BenchmarkListMeshNodesDirect is BenchmarkListMeshNodes with the watch
+// cache off: every list reads etcd.
+func BenchmarkListMeshNodesDirect(b *testing.B) {
+	benchmarkListMeshNodes(b, func(o *Options) { o.WatchCache.Disabled = true })
+}
+
+// benchmarkListMeshNodes lists the mesh through a store made with adjust.
+func benchmarkListMeshNodes(b *testing.B, adjust func(*Options)) {
 	var (
 		client *clientv3.Client
 		w      *benchWorld
@@ -481,11 +496,11 @@ func BenchmarkListMeshNodes(b *testing.B) {
 	runAtEveryConcurrency(b, func(tb benchTB, callers int) (benchSide, benchSide) {
 		if w == nil {
 			client = benchClient(tb)
-			w = newBenchWorld(tb, client)
+			w = newBenchWorld(tb, client, adjust)
 			require.NoError(tb, fillMesh(tb.Context(), w, "m", benchListRows))
 			require.NoError(tb, w.compact(tb.Context()))
 		}
-		return listMeshNodesPair(w, "m", benchListRows)
+		return listMeshNodesPair(tb, w, "m", benchListRows)
 	})
 }
 
@@ -524,7 +539,14 @@ func fillMesh(ctx context.Context, w *benchWorld, mesh string, rows int) error {
 	return errs
 }
 
-func listMeshNodesPair(w *benchWorld, mesh string, rows int) (benchSide, benchSide) {
+// listMeshNodesPair lists the mesh through the store and reads it raw. The
+// store's watch cache (when on) is loaded before it is measured.
+func listMeshNodesPair(tb fixtureTB, w *benchWorld, mesh string, rows int) (benchSide, benchSide) {
+	tb.Helper()
+	if w.s.cache != nil {
+		w.s.cache.start(w.s.cache.meshNodes.ranges)
+		require.Eventually(tb, func() bool { return w.s.CacheStats().Ready }, time.Minute, time.Millisecond)
+	}
 	store := benchSide{rec: w.rec, call: func(ctx context.Context, _ int) error {
 		page, err := w.s.ListMeshNodes(ctx, mesh, location.PageRequest{})
 		if err == nil && len(page.Items) != rows {
@@ -766,7 +788,7 @@ func TestBenchmarkPairs(t *testing.T) {
 		{name: "reserve and commit", build: reserveCommitPair},
 		{name: "list mesh nodes", build: func(tb fixtureTB, w *benchWorld, _ int) (benchSide, benchSide) {
 			require.NoError(tb, fillMesh(tb.Context(), w, "m", 20))
-			return listMeshNodesPair(w, "m", 20)
+			return listMeshNodesPair(tb, w, "m", 20)
 		}},
 		{name: "remove all by owner", build: func(_ fixtureTB, w *benchWorld, callers int) (benchSide, benchSide) {
 			return removeAllPair(w, callers, 30)

@@ -36,7 +36,14 @@
 // store's own decoders; ScanRange is the one paging loop that every range
 // read of the module goes through.
 //
+// The store keeps one etcd watch per key range its consumers need, shared
+// by them (WatchChanges, the watch cache), and a watch cache that answers
+// ListMeshNodes, ListPeers and ReadOwnerLiveness from memory with one
+// linearizable request (docs/caching.md); WatchStats and CacheStats count
+// what they do.
+//
 // Beyond location.Store the store offers WatchChanges, the mesh-node change
-// stamp, CollectGarbage (rows of owners whose lease is gone, expired
-// terminals), and ExpireOwnerLease for test harnesses.
+// stamp, ReadOwnerLiveness (location.OwnerLivenessReader), KeepOwnerLease
+// (location.OwnerLeaseKeeper), CollectGarbage (rows of owners whose lease
+// is gone, expired terminals), and ExpireOwnerLease for test harnesses.
 package etcdstore

@@ -98,3 +98,16 @@ func (f *fixture) counts() map[string]int {
 	f.rec.Reset()
 	return c
 }
+
+// warmCache starts the store's watch cache and waits until it answers.
+func (f *fixture) warmCache(t *testing.T) {
+	t.Helper()
+	f.s.cache.start(f.s.cache.ranges)
+	deadline := time.Now().Add(10 * time.Second)
+	for !f.s.CacheStats().Ready {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch cache did not load")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

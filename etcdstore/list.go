@@ -48,14 +48,20 @@ type pageToken struct {
 	LastKey  []byte `json:"k"`
 }
 
-// List implements storecore.Backend: one page of q's rows read at one
-// revision (list), each then projected, when q asks for it, over the store
-// at that same revision: the rows' projection reads (the capacity ledger
-// buckets of a page of mesh-node descriptors, 03b E-14) are read with one
-// range read per table (observeAt), anything else the projection meets on
-// demand (readAt).
+// List implements storecore.Backend: one page of q's rows from the watch
+// cache when it can answer (mesh nodes and peers, cache_read.go), or read
+// from etcd at one revision (list), each then projected, when q asks for
+// it, over the store at that same revision: the rows' projection reads
+// (the capacity ledger buckets of a page of mesh-node descriptors,
+// 03b E-14) are read with one range read per table (observeAt), anything
+// else the projection meets on demand (readAt).
 func (b backend) List(ctx context.Context, q *storecore.ListQuery) (storecore.ListPage, error) {
 	s := b.s
+	if s.cache != nil {
+		if page, ok, err := s.cache.list(ctx, q); ok || err != nil {
+			return page, err
+		}
+	}
 	var now time.Time
 	if q.Project != nil {
 		now = s.now()

@@ -11,12 +11,33 @@ import (
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
-// ListMeshNodes reads a page's capacity ledger buckets with one range read
-// at the page's revision; buckets in that range that belong to no row of the
-// page (an older incarnation, a node without a descriptor) do not count.
+// ListMeshNodes projects each row over its own incarnation's capacity
+// ledger buckets: buckets that belong to no row of the page (an older
+// incarnation, a node without a descriptor) do not count. From etcd, a
+// page's buckets are read with one range read at the page's revision; from
+// the watch cache, a first page costs one request (the current revision),
+// a continuation none.
 func TestListMeshNodesReadsTheLedgerByRange(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		cached              bool
+		firstPage, twoPages int
+	}{
+		{name: "etcd", firstPage: 2, twoPages: 4},
+		{name: "cache", cached: true, firstPage: 1, twoPages: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testListMeshNodesLedger(t, tc.cached, tc.firstPage, tc.twoPages)
+		})
+	}
+}
+
+// testListMeshNodesLedger is one case of
+// TestListMeshNodesReadsTheLedgerByRange: the requests of a first page, and
+// of a list in two pages.
+func testListMeshNodesLedger(t *testing.T, cached bool, firstPage, twoPages int) {
 	ctx := t.Context()
-	f := newFixture(t)
+	f := newFixture(t, func(o *Options) { o.WatchCache.Disabled = !cached })
 	a := f.claim(t, "a")
 	for _, rid := range []location.RoutingID{"node-a", "node-c", "node-e"} {
 		storedIn(t)(f.s.UpdateMeshNode(ctx, meshNode("m", rid, a), location.IntentNewClaim))
@@ -52,6 +73,9 @@ func TestListMeshNodesReadsTheLedgerByRange(t *testing.T) {
 		"node-e": {},
 	}
 
+	if cached {
+		f.warmCache(t)
+	}
 	f.counts()
 	all, err := f.s.ListMeshNodes(ctx, "m", location.PageRequest{})
 	require.NoError(t, err)
@@ -59,7 +83,7 @@ func TestListMeshNodesReadsTheLedgerByRange(t *testing.T) {
 	for _, d := range all.Items {
 		require.Equal(t, want[d.RID], usageOf(d), d.RID)
 	}
-	require.Equal(t, map[string]int{txn.CallGet: 2}, f.counts(), "one range read of the rows, one of their buckets")
+	require.Equal(t, map[string]int{txn.CallGet: firstPage}, f.counts())
 
 	p1, err := f.s.ListMeshNodes(ctx, "m", location.PageRequest{PageSize: 2})
 	require.NoError(t, err)
@@ -70,5 +94,5 @@ func TestListMeshNodesReadsTheLedgerByRange(t *testing.T) {
 	for _, d := range append(p1.Items, p2.Items...) {
 		require.Equal(t, want[d.RID], usageOf(d), d.RID)
 	}
-	require.Equal(t, map[string]int{txn.CallGet: 4}, f.counts(), "two requests per page")
+	require.Equal(t, map[string]int{txn.CallGet: twoPages}, f.counts())
 }

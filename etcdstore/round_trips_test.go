@@ -244,21 +244,36 @@ func TestSteadyStateRoundTrips(t *testing.T) {
 		require.Equal(t, oneTxn(), f.counts())
 	})
 	t.Run("list 1,000 mesh nodes", func(t *testing.T) {
-		f := newFixture(t)
+		f := newFixture(t, func(o *Options) { o.WatchCache.Disabled = true })
 		const rows = 1000
 		writeMeshNodesDirectly(t, f, "m", rows)
 		f.counts()
 		page, err := f.s.ListMeshNodes(ctx, "m", location.PageRequest{})
 		require.NoError(t, err)
-		require.Len(t, page.Items, rows)
-		for _, d := range page.Items {
-			require.Equal(t, int64(1), d.PopulationCapacity.Spots.Active)
-			require.Equal(t, int64(1), d.PopulationCapacity.SpotTypes[0].Active)
-		}
+		requireOneSpotEach(t, page.Items, rows)
 		// Range reads of listBatch rows, then range reads of the rows'
 		// capacity ledger buckets (two each), ledgerBatch per request.
 		require.Equal(t, map[string]int{txn.CallGet: (rows+listBatch-1)/listBatch + (2*rows+ledgerBatch-1)/ledgerBatch}, f.counts())
 		require.Equal(t, 2, (rows+listBatch-1)/listBatch+(2*rows+ledgerBatch-1)/ledgerBatch, "one range read of each")
+	})
+	t.Run("list 1,000 mesh nodes from the watch cache", func(t *testing.T) {
+		f := newFixture(t)
+		const rows = 1000
+		writeMeshNodesDirectly(t, f, "m", rows)
+		f.warmCache(t)
+		f.counts()
+		page, err := f.s.ListMeshNodes(ctx, "m", location.PageRequest{})
+		require.NoError(t, err)
+		requireOneSpotEach(t, page.Items, rows)
+		// One linearizable read of the current revision, whatever the rows.
+		require.Equal(t, map[string]int{txn.CallGet: 1}, f.counts())
+		peers, err := f.s.ListPeers(ctx, location.PeerFilter{})
+		require.NoError(t, err)
+		require.Empty(t, peers)
+		live, err := f.s.ReadOwnerLiveness(ctx, []string{"lister", "a", "b"})
+		require.NoError(t, err)
+		require.Len(t, live, 3)
+		require.Equal(t, map[string]int{txn.CallGet: 2}, f.counts(), "ListPeers and ReadOwnerLiveness: one request each")
 	})
 	t.Run("remove all of an owner's 1,000 rows", func(t *testing.T) {
 		f := newFixture(t)
@@ -297,6 +312,17 @@ func TestSteadyStateRoundTrips(t *testing.T) {
 		require.Nil(t, got)
 		require.Equal(t, map[string]int{txn.CallGet: 1}, f.counts())
 	})
+}
+
+// requireOneSpotEach checks a list of rows descriptors written by
+// writeMeshNodesDirectly: each with one active spot of the room type.
+func requireOneSpotEach(t *testing.T, items []location.MeshNodeDescriptor, rows int) {
+	t.Helper()
+	require.Len(t, items, rows)
+	for _, d := range items {
+		require.Equal(t, int64(1), d.PopulationCapacity.Spots.Active)
+		require.Equal(t, int64(1), d.PopulationCapacity.SpotTypes[0].Active)
+	}
 }
 
 // writeMeshNodesDirectly writes rows descriptors of mesh, each with one

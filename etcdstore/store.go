@@ -66,6 +66,9 @@ type Options struct {
 	// operation sends (txn.Options.OnAttempt): contention, lost answers and
 	// how they were resolved.
 	OnTxnAttempt func(ctx context.Context, a txn.Attempt)
+	// WatchCache configures the watch-fed cache that answers ListMeshNodes,
+	// ListPeers and ReadOwnerLiveness (docs/caching.md); on by default.
+	WatchCache WatchCacheOptions
 
 	// KV and Lease, when set, replace the client's for every request (for
 	// example a txn.Recorder that counts round trips, or a fault injector).
@@ -77,7 +80,9 @@ type Options struct {
 // location.ChangeWatcher and location.MeshNodeChangeStamper, and the
 // ExpireOwnerLease hook (which revokes the owner's etcd lease), comes from
 // the embedded storecore.Store over this store's backend. Safe for
-// concurrent use.
+// concurrent use. With the watch cache on (the default), the watches of
+// the ranges a read has needed run until Close, or until the client is
+// closed.
 type Store struct {
 	storecore.Store
 
@@ -90,6 +95,10 @@ type Store struct {
 	retry   *txn.Retrier
 	leases  *leasemap.Map
 	log     *slog.Logger
+	// hub shares the store's etcd watches among their consumers; cache is
+	// the watch cache (nil when disabled).
+	hub   *watchHub
+	cache *watchCache
 	// ownsClient: Close closes the client (Dial made it).
 	ownsClient bool
 }
@@ -153,12 +162,26 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 		Watcher:          s.watcher,
 		KeepAliveStreams: streams,
 	})
+	deletesOnly := layout.OwnerPrefix()
+	if !opts.WatchCache.Disabled {
+		deletesOnly = "" // the cache reads owner claims too
+	}
+	s.hub = newWatchHub(s, deletesOnly)
+	if !opts.WatchCache.Disabled {
+		s.cache = newWatchCache(s, opts.WatchCache)
+	}
 	s.Store = storecore.New(backend{s}, storecore.Options{Observer: opts.Observer})
 	return s, nil
 }
 
-// Close releases what the store owns: the client, when Dial made it.
+// Close stops the store's watches and cache (they also stop when the
+// client is closed) and releases what the store owns: the client, when
+// Dial made it. Change watches (WatchChanges) close their channels.
 func (s *Store) Close() error {
+	s.hub.close()
+	if s.cache != nil {
+		s.cache.close()
+	}
 	if s.ownsClient {
 		if err := s.client.Close(); err != nil {
 			return fmt.Errorf("etcdstore: close client: %w", err)

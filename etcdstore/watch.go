@@ -2,7 +2,7 @@ package etcdstore
 
 import (
 	"context"
-	"time"
+	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -11,133 +11,125 @@ import (
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
-// Restart delays of a broken change watch.
-const (
-	watchBackoffMin = 50 * time.Millisecond
-	watchBackoffMax = 2 * time.Second
-)
-
-// Watch implements location.ChangeWatcher (storecore.Backend) with an etcd
-// watch on the store's root prefix, started just after the current revision: a value is
-// sent soon after a row of one of the given tables (every table when none is
-// given) changes, and soon after an owner lease ends (its owner key is
-// deleted: revoke, release or expiry) when one of the tables is a location
-// table (rules.LocationTables: its rows count as live only while their owner
-// holds a lease), since the liveness of their rows changed;
-// notifications the receiver has not taken yet coalesce into one.
+// Watch implements location.ChangeWatcher (storecore.Backend) on the
+// store's watch hub (watch_hub.go): the ranges of the given tables (the
+// location tables when none is given) and, when one of them is a location
+// table (rules.LocationTables: its rows count as live only while their
+// owner holds a lease), the deletions of owner keys (revoke, release or
+// expiry), since the liveness of their rows changed. Each range is one
+// etcd watch shared with the store's other consumers of it (other
+// WatchChanges calls, the cache). A value is sent soon after a change of
+// one of them that happens after Watch returns; notifications the receiver
+// has not taken yet coalesce into one.
 //
-// When the watch breaks (lost leader, closed stream), it resumes after a
-// short backoff from the last revision it saw (the last event's, or a
-// progress notification's), so no change is missed and nothing is sent for
-// the break itself. When the history it would resume from has been
-// compacted, changes may have been missed: it sends one notification (the
-// receiver's cue to read everything again) and continues from the current
-// revision. The channel is closed when ctx is done; the goroutine serving it
-// ends with it.
+// A broken range watch resumes from the last revision it delivered, so no
+// change is missed and nothing is sent for the break itself. When the
+// history it would resume from has been compacted, changes may have been
+// missed: one notification is sent (the receiver's cue to read everything
+// again). The channel is closed when ctx is done, or the store closed.
 func (b backend) Watch(ctx context.Context, tables []location.Table) (<-chan struct{}, error) {
 	s := b.s
-	relevant := s.watchRelevance(tables)
 	rev, err := s.currentRevision(ctx)
 	if err != nil {
 		return nil, txn.Unavailable("read the current revision", err)
 	}
-	out := make(chan struct{}, 1)
-	notify := func() {
-		select {
-		case out <- struct{}{}:
-		default: // a notification is already pending
-		}
+	w := &changeNotifier{ch: make(chan struct{}, 1)}
+	ranges := s.watchRanges(tables)
+	subs := make([]*rangeSub, len(ranges))
+	for i, prefix := range ranges {
+		subs[i] = &rangeSub{consumer: w, puts: prefix != s.layout.OwnerPrefix()}
+		s.hub.subscribe(prefix, subs[i], rev)
 	}
-	go func() {
-		defer close(out)
-		backoff := watchBackoffMin
-		for ctx.Err() == nil {
-			var compacted bool
-			rev, compacted = s.watchFrom(ctx, rev, relevant, notify, func() { backoff = watchBackoffMin })
-			if ctx.Err() != nil {
-				return
+	var once sync.Once
+	end := func() {
+		once.Do(func() {
+			for i, prefix := range ranges {
+				s.hub.unsubscribe(prefix, subs[i])
 			}
-			s.log.Debug("etcdstore: change watch broke; resuming", "revision", rev, "compacted", compacted)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, watchBackoffMax)
-			if compacted {
-				// The history after rev is gone: start over from the current
-				// revision and let the receiver read everything again. If the
-				// current revision cannot be read, the next watch meets the
-				// compaction again and this is retried.
-				if r, err := s.currentRevision(ctx); err == nil {
-					rev = r
-					notify()
-				}
-			}
-		}
-	}()
-	return out, nil
+			w.close()
+		})
+	}
+	stopOnClose := context.AfterFunc(s.hub.ctx, end)
+	context.AfterFunc(ctx, func() {
+		stopOnClose()
+		end()
+	})
+	return w.ch, nil
 }
 
-// watchFrom runs one etcd watch of the store's root from revision rev + 1
-// until it breaks, notifying for relevant events (healthy is called for
-// every response that carries them). It returns the last revision through
-// which every change was delivered: the last event's revision or a progress
-// notification's (sent only to a watch that has caught up), never a
-// response header's (while a watch catches up on history, its header
-// carries the store's current revision, ahead of the events delivered so
-// far), and whether the watch ended because that history was compacted.
-func (s *Store) watchFrom(ctx context.Context, rev int64, relevant func(*clientv3.Event) bool, notify, healthy func()) (int64, bool) {
-	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	defer cancel()
-	wch := s.watcher.Watch(wctx, s.layout.Root(), clientv3.WithRange(s.layout.RootEnd()),
-		clientv3.WithRev(rev+1), clientv3.WithProgressNotify())
-	for resp := range wch {
-		if resp.CompactRevision != 0 {
-			return rev, true
-		}
-		if resp.Canceled || resp.Err() != nil {
-			return rev, false
-		}
-		healthy()
-		for _, ev := range resp.Events {
-			rev = max(rev, ev.Kv.ModRevision)
-			if relevant(ev) {
-				notify()
-			}
-		}
-		if resp.IsProgressNotify() {
-			rev = max(rev, resp.Header.Revision)
-		}
+// watchRanges returns the key prefixes a WatchChanges of tables watches:
+// each table's (the location tables' when tables is empty), and the owner
+// keys' when one of them is a location table (only their deletions reach
+// the watcher).
+func (s *Store) watchRanges(tables []location.Table) []string {
+	if len(tables) == 0 {
+		tables = rules.LocationTables()
 	}
-	return rev, false
-}
-
-// watchRelevance returns the test WatchChanges applies to each event: a
-// change of a row of one of tables (of any table when tables is empty), or
-// the deletion of an owner key when one of tables is a location table (or
-// tables is empty). Other keys (stamps, the owner index, markers) never count.
-func (s *Store) watchRelevance(tables []location.Table) func(ev *clientv3.Event) bool {
-	watched := map[string]bool{}
+	var out []string
+	seen := map[location.Table]bool{}
+	ownerEnds := false
 	for _, t := range tables {
-		watched[string(t)] = true
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		out = append(out, s.layout.TablePrefix(string(t)))
 	}
-	ownerEnds := len(watched) == 0
 	for _, t := range rules.LocationTables() {
-		ownerEnds = ownerEnds || watched[string(t)]
+		ownerEnds = ownerEnds || seen[t]
 	}
-	return func(ev *clientv3.Event) bool {
-		if table, _, ok := s.layout.SplitTableKey(string(ev.Kv.Key)); ok {
-			return len(watched) == 0 || watched[table]
-		}
-		if _, ok := s.layout.OwnerIDOfKey(string(ev.Kv.Key)); ok {
-			return ownerEnds && ev.Type == clientv3.EventTypeDelete
-		}
-		return false
+	if ownerEnds {
+		out = append(out, s.layout.OwnerPrefix())
+	}
+	return out
+}
+
+// changeNotifier is one WatchChanges subscription: every delivery with
+// events (the deletions only, on the owner keys) and every compaction
+// sends a notification; a send never blocks.
+type changeNotifier struct {
+	mu     sync.Mutex
+	ch     chan struct{}
+	closed bool
+}
+
+func (w *changeNotifier) delivered(evs []*clientv3.Event, _ int64) {
+	if len(evs) > 0 {
+		w.notify()
 	}
 }
 
-// currentRevision returns the store's latest revision.
+func (w *changeNotifier) compacted(int64) { w.notify() }
+
+func (w *changeNotifier) interrupted(bool) {}
+
+// notify sends a notification unless one is pending or the channel is
+// closed.
+func (w *changeNotifier) notify() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	select {
+	case w.ch <- struct{}{}:
+	default: // a notification is already pending
+	}
+}
+
+// close closes the channel once.
+func (w *changeNotifier) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.closed = true
+		close(w.ch)
+	}
+}
+
+// currentRevision returns the store's latest revision: one linearizable
+// read of a single key (the root key itself, which never exists) that
+// returns no value, ridden through elections by the store's Retrier.
 func (s *Store) currentRevision(ctx context.Context) (int64, error) {
 	resp, err := s.kv.Get(ctx, s.layout.Root(), clientv3.WithCountOnly())
 	if err != nil {

@@ -6,57 +6,84 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
 )
 
-// Which events wake which watchers: rows of the watched tables, and the end
-// of an owner lease for watchers of owner-bound tables; never the store's
+// Which key ranges a watcher's etcd watches cover: the watched tables
+// (the location tables when none is given) and, for watchers of location
+// tables, the owner keys (their deletions only); never the store's
 // bookkeeping keys.
-func TestWatchRelevance(t *testing.T) {
+func TestWatchRanges(t *testing.T) {
 	f := newFixture(t)
 	l := f.s.layout
-	put, del := clientv3.EventTypePut, clientv3.EventTypeDelete
-	events := []struct {
-		name string
-		typ  mvccpb.Event_EventType
-		key  string
-	}{
-		{"peer_put", put, l.TableKey(string(location.TablePeers), "k")},
-		{"peer_delete", del, l.TableKey(string(location.TablePeers), "k")},
-		{"mesh_node_put", put, l.TableKey(string(location.TableMeshNodes), "k")},
-		{"ledger_put", put, l.TableKey(string(rules.TableLedger), "k")},
-		{"owner_claim", put, l.OwnerKey("a")},
-		{"owner_end", del, l.OwnerKey("a")},
-		{"stamp", put, l.StampKey("peers", "play")},
-		{"mesh_node_stamp", put, l.MeshNodeStampKey("play")},
-		{"owner_index", put, l.OwnerIndexKey("a", string(location.TablePeers), "k")},
-		{"marker", put, l.MarkerKey(string(location.TablePeers))},
+	table := func(t location.Table) string { return l.TablePrefix(string(t)) }
+	var locations []string
+	for _, t := range rules.LocationTables() {
+		locations = append(locations, table(t))
 	}
 	tests := []struct {
 		name   string
 		tables []location.Table
-		wakes  []string
+		ranges []string
 	}{
-		{"every_table", nil, []string{"peer_put", "peer_delete", "mesh_node_put", "ledger_put", "owner_end"}},
-		{"peers", []location.Table{location.TablePeers}, []string{"peer_put", "peer_delete", "owner_end"}},
-		{"mesh_nodes", []location.Table{location.TableMeshNodes}, []string{"mesh_node_put", "owner_end"}},
-		{"ledger_only", []location.Table{rules.TableLedger}, []string{"ledger_put"}},
+		{"every_location_table", nil, append(locations, l.OwnerPrefix())},
+		{"peers", []location.Table{location.TablePeers}, []string{table(location.TablePeers), l.OwnerPrefix()}},
+		{"mesh_nodes_twice", []location.Table{location.TableMeshNodes, location.TableMeshNodes},
+			[]string{table(location.TableMeshNodes), l.OwnerPrefix()}},
+		{"ledger_only", []location.Table{rules.TableLedger}, []string{table(rules.TableLedger)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			relevant := f.s.watchRelevance(tc.tables)
-			woken := []string{}
-			for _, e := range events {
-				if relevant(&clientv3.Event{Type: e.typ, Kv: &mvccpb.KeyValue{Key: []byte(e.key)}}) {
-					woken = append(woken, e.name)
-				}
-			}
-			require.Equal(t, tc.wakes, woken)
+			require.Equal(t, tc.ranges, f.s.watchRanges(tc.tables))
 		})
+	}
+}
+
+// Watchers of the same ranges share one etcd watch per range, and a range
+// is no longer watched once its last watcher is gone.
+func TestWatchChangesShareWatches(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.WatchCache.Disabled = true })
+	peers, meshNodes, owners := f.s.layout.TablePrefix(string(location.TablePeers)),
+		f.s.layout.TablePrefix(string(location.TableMeshNodes)), f.s.layout.OwnerPrefix()
+	ctx1, cancel1 := context.WithCancel(t.Context())
+	ch1, err := f.s.WatchChanges(ctx1, location.TablePeers)
+	require.NoError(t, err)
+	ctx2, cancel2 := context.WithCancel(t.Context())
+	ch2, err := f.s.WatchChanges(ctx2, location.TablePeers, location.TableMeshNodes)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), f.s.WatchStats().Watchers, "peers, mesh nodes, owner keys")
+
+	a := f.claim(t, "a")
+	storedIn(t)(f.s.UpdatePeer(t.Context(), peer("n1", "a"), location.IntentNewClaim))
+	receive(t, ch1, false)
+	receive(t, ch2, false)
+	storedIn(t)(f.s.UpdateMeshNode(t.Context(), meshNode("m", "n1", a), location.IntentNewClaim))
+	receive(t, ch2, false)
+
+	cancel2()
+	for range ch2 {
+	}
+	waitFor(t, func() bool { return !f.s.hub.watching(meshNodes) })
+	require.True(t, f.s.hub.watching(peers))
+	require.True(t, f.s.hub.watching(owners))
+	cancel1()
+	for range ch1 {
+	}
+	waitFor(t, func() bool { return f.s.WatchStats().Watchers == 0 })
+}
+
+// waitFor waits until cond holds (10 s at most).
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -94,18 +121,23 @@ func TestWatchChangesOwnerEnds(t *testing.T) {
 	}
 }
 
-// gatedWatcher holds the first Watch call until release is closed, and
-// reports the start revision of every call on started.
+// gatedWatcher holds the first Watch call of key until release is closed,
+// and reports the start revision of every call of key on started; other
+// keys' watches pass.
 type gatedWatcher struct {
 	clientv3.Watcher
+	key     string
 	release chan struct{}
 	started chan int64
 	calls   int
 }
 
-// Watch implements clientv3.Watcher. Only the store's watch goroutine calls
-// it, so calls needs no lock.
+// Watch implements clientv3.Watcher. Only the goroutine of the key's
+// range calls it for the key, so calls needs no lock.
 func (w *gatedWatcher) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
+	if key != w.key {
+		return w.Watcher.Watch(ctx, key, opts...)
+	}
 	w.calls++
 	w.started <- clientv3.OpGet(key, opts...).Rev()
 	if w.calls == 1 {
@@ -122,7 +154,8 @@ func (w *gatedWatcher) Watch(ctx context.Context, key string, opts ...clientv3.O
 // then reports changes as before.
 func TestWatchChangesRestartsAfterCompaction(t *testing.T) {
 	f := newFixture(t)
-	gw := &gatedWatcher{Watcher: f.s.watcher, release: make(chan struct{}), started: make(chan int64, 4)}
+	gw := &gatedWatcher{Watcher: f.s.watcher, key: f.s.layout.TablePrefix(string(location.TablePeers)),
+		release: make(chan struct{}), started: make(chan int64, 4)}
 	f.s.watcher = gw
 	a := f.claim(t, "a")
 	ctx, cancel := context.WithCancel(t.Context())
@@ -169,21 +202,26 @@ func waitRevision(t *testing.T, started <-chan int64) int64 {
 	}
 }
 
-// breakingWatcher breaks the first watch at the first response that carries
-// an event on breakOn, without delivering it (as when a connection breaks
-// after the server sent a change), and holds the second Watch call until
-// release is closed. Every call reports its start revision on started.
+// breakingWatcher breaks the first watch of key at the first response
+// that carries an event on breakOn, without delivering it (as when a
+// connection breaks after the server sent a change), and holds the second
+// Watch call of key until release is closed. Every call of key reports its
+// start revision on started; other keys' watches pass.
 type breakingWatcher struct {
 	clientv3.Watcher
+	key     string
 	breakOn string
 	release chan struct{}
 	started chan int64
 	calls   int
 }
 
-// Watch implements clientv3.Watcher. Only the store's watch goroutine calls
-// it, so calls needs no lock.
+// Watch implements clientv3.Watcher. Only the goroutine of the key's
+// range calls it for the key, so calls needs no lock.
 func (w *breakingWatcher) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
+	if key != w.key {
+		return w.Watcher.Watch(ctx, key, opts...)
+	}
 	w.calls++
 	w.started <- clientv3.OpGet(key, opts...).Rev()
 	if w.calls > 1 {
@@ -195,8 +233,24 @@ func (w *breakingWatcher) Watch(ctx context.Context, key string, opts ...clientv
 		}
 		return w.Watcher.Watch(ctx, key, opts...)
 	}
+	return relay(ctx, w.Watcher, key, opts, nil, func(resp clientv3.WatchResponse) bool {
+		for _, ev := range resp.Events {
+			if string(ev.Kv.Key) == w.breakOn {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// relay opens a watch through w and forwards its responses on the returned
+// channel while pass says so (it may wait); the relay ends, closing its
+// channel as a broken watch does, when pass returns false, stop is closed
+// or ctx ends.
+func relay(ctx context.Context, w clientv3.Watcher, key string, opts []clientv3.OpOption, stop <-chan struct{},
+	pass func(clientv3.WatchResponse) bool) clientv3.WatchChan {
 	wctx, cancel := context.WithCancel(ctx)
-	real := w.Watcher.Watch(wctx, key, opts...)
+	real := w.Watch(wctx, key, opts...)
 	out := make(chan clientv3.WatchResponse)
 	go func() {
 		defer close(out)
@@ -206,13 +260,13 @@ func (w *breakingWatcher) Watch(ctx context.Context, key string, opts ...clientv
 			}
 		}()
 		for resp := range real {
-			for _, ev := range resp.Events {
-				if string(ev.Kv.Key) == w.breakOn {
-					return
-				}
+			if !pass(resp) {
+				return
 			}
 			select {
 			case out <- resp:
+			case <-stop:
+				return
 			case <-ctx.Done():
 				return
 			}
@@ -228,7 +282,8 @@ func TestWatchChangesResumesAfterABreak(t *testing.T) {
 	f := newFixture(t)
 	a := f.claim(t, "a")
 	first, lost := peer("n1", "a"), peer("n2", "a")
-	bw := &breakingWatcher{Watcher: f.s.watcher, breakOn: f.s.tableKey(location.TablePeers, rules.PeerKey(lost.Key())),
+	bw := &breakingWatcher{Watcher: f.s.watcher, key: f.s.layout.TablePrefix(string(location.TablePeers)),
+		breakOn: f.s.tableKey(location.TablePeers, rules.PeerKey(lost.Key())),
 		release: make(chan struct{}), started: make(chan int64, 4)}
 	f.s.watcher = bw
 	ctx, cancel := context.WithCancel(t.Context())

@@ -1,6 +1,7 @@
 package etcdtest
 
 import (
+	"cmp"
 	"time"
 
 	"go.uber.org/zap"
@@ -55,19 +56,9 @@ type TLSFiles struct {
 	ClientCertAuth bool
 }
 
-func (c Config) tickMs() uint {
-	if c.TickMs == 0 {
-		return DefaultTickMs
-	}
-	return c.TickMs
-}
+func (c Config) tickMs() uint { return cmp.Or(c.TickMs, DefaultTickMs) }
 
-func (c Config) electionMs() uint {
-	if c.ElectionMs == 0 {
-		return DefaultElectionMs
-	}
-	return c.ElectionMs
-}
+func (c Config) electionMs() uint { return cmp.Or(c.ElectionMs, DefaultElectionMs) }
 
 func (c Config) startTimeout() time.Duration {
 	if c.StartTimeout <= 0 {
@@ -76,16 +67,6 @@ func (c Config) startTimeout() time.Duration {
 	return c.StartTimeout
 }
 
-func (c Config) logger() *zap.Logger {
-	if c.Logger == nil {
-		return zap.NewNop()
-	}
-	return c.Logger
-}
+func (c Config) logger() *zap.Logger { return cmp.Or(c.Logger, zap.NewNop()) }
 
-func (c Config) bcryptCost() uint {
-	if c.BcryptCost == 0 {
-		return 4
-	}
-	return c.BcryptCost
-}
+func (c Config) bcryptCost() uint { return cmp.Or(c.BcryptCost, 4) }

@@ -95,12 +95,19 @@ func (h *harness) inject(ctx context.Context, f faultType) bool {
 		}
 		return h.restartMember(ctx, i, false)
 	case faultPartition:
+		// The bridge holds the traffic back in both directions, as a
+		// network partition does to a TCP connection (its segments are
+		// retransmitted, in order, once it heals, unless the client's
+		// keep-alive gives up on it first). It does not blackhole it: a
+		// blackhole on a live connection drops bytes from the middle of
+		// the stream, which TCP never does, and so may drop whole HTTP/2
+		// frames unnoticed, such as a watch event (docs/reliability.md).
 		b := h.tc.bridges[h.rnd.IntN(len(h.tc.bridges))]
-		b.BlackholeTx()
-		b.BlackholeRx()
+		b.PauseTx()
+		b.PauseRx()
 		wait(ctx, faultHold)
-		b.UnblackholeTx()
-		b.UnblackholeRx()
+		b.UnpauseTx()
+		b.UnpauseRx()
 		return true
 	case faultLostResponses:
 		for _, w := range h.workers {

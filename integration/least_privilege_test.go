@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/x509"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +21,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/conformance"
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/syncio"
 	"github.com/zlink-systems/zlink-etcd/internal/testpki"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
@@ -41,24 +40,7 @@ const (
 )
 
 // logBuffer is a slog destination the test can search.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write implements io.Writer.
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// String returns everything logged so far.
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type logBuffer struct{ syncio.Buffer }
 
 // logger logs everything, debug included, as text into l.
 func (l *logBuffer) logger() *slog.Logger {

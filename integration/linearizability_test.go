@@ -20,6 +20,7 @@ type figures struct {
 	violations, lostWrites, fenced, illegal, undecided int
 	checkedKeys, scanChecks                            int
 	leaks, missed                                      int
+	cache                                              cacheFigures
 }
 
 // add adds one history's report.
@@ -38,6 +39,10 @@ func (f *figures) add(r *runReport) {
 	f.checkedKeys += r.checkedKeys
 	f.missed += r.faultsMissed
 	f.scanChecks += r.scanChecks
+	f.cache.hits += r.cache.hits
+	f.cache.misses += r.cache.misses
+	f.cache.fallbacks += r.cache.fallbacks
+	f.cache.relists += r.cache.relists
 	switch r.result {
 	case porcupine.Illegal:
 		f.illegal++
@@ -65,6 +70,8 @@ func (f *figures) String() string {
 	fmt.Fprintf(&b, "faults not triggered:     %d\n", f.missed)
 	fmt.Fprintf(&b, "scans cut by compaction:  %d\n", f.scanChecks)
 	fmt.Fprintf(&b, "keys checked for loss:    %d\n", f.checkedKeys)
+	fmt.Fprintf(&b, "watch-cache reads:        %d answered, %d sent to etcd at once, %d after a wait; %d ranges re-read\n",
+		f.cache.hits, f.cache.misses, f.cache.fallbacks, f.cache.relists)
 	fmt.Fprintf(&b, "violations:               %d\n", f.violations)
 	fmt.Fprintf(&b, "  not linearizable:       %d\n", f.illegal)
 	fmt.Fprintf(&b, "  check undecided:        %d\n", f.undecided)

@@ -1,8 +1,8 @@
 package integration
 
 import (
+	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -16,18 +16,7 @@ func TestNodeFaults(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	backend, err := startInProcBackend(t.Context())
 	require.NoError(t, err)
-	nm := startNodeMesh(t, backend, faultNodes, 1)
-	var plan []nodeFault
-	for r := range faultRounds {
-		round := allNodeFaults()
-		if r > 0 {
-			nm.rnd.Shuffle(len(round), func(i, j int) { round[i], round[j] = round[j], round[i] })
-		}
-		plan = append(plan, round...)
-	}
-	nm.run(t.Context(), plan, func(f nodeFault) time.Duration { return nodeFaultHold(f, nm.rnd.IntN) })
-	reportFigures(t, "TestNodeFaults (in-process members)", nm.figures())
-	nm.close()
-	require.NoError(t, backend.close())
-	require.NoError(t, goleak.Find(append(etcdServerConnections(), leaks)...))
+	runNodeFaults(t, backend, 1, "TestNodeFaults (in-process members)", leaks, func(rnd *rand.Rand) []nodeFault {
+		return shuffledFaultRounds(rnd, faultRounds, true)
+	})
 }

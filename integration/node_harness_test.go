@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/pkg/v3/proxy"
+	"go.uber.org/goleak"
 	"go.uber.org/zap"
 
 	"github.com/zlink-systems/zlink-etcd/autoconnect"
@@ -243,6 +244,34 @@ type nodeMesh struct {
 	convergence map[nodeFault][]time.Duration
 	fences      int
 	maxFenceLag time.Duration
+}
+
+// runNodeFaults starts faultNodes nodes on backend (seeded with seed), runs
+// the faults plan draws with the mesh's random source, reports the figures
+// under title, closes the mesh and the backend, and requires that no
+// goroutine outlived them beyond leaks.
+func runNodeFaults(t *testing.T, backend nodeBackend, seed uint64, title string, leaks goleak.Option, plan func(rnd *rand.Rand) []nodeFault) {
+	t.Helper()
+	nm := startNodeMesh(t, backend, faultNodes, seed)
+	nm.run(t.Context(), plan(nm.rnd), func(f nodeFault) time.Duration { return nodeFaultHold(f, nm.rnd.IntN) })
+	reportFigures(t, title, nm.figures())
+	nm.close()
+	require.NoError(t, backend.close())
+	require.NoError(t, goleak.Find(append(etcdServerConnections(), leaks)...))
+}
+
+// shuffledFaultRounds returns n rounds of every node-level fault, each in an
+// order rnd draws, the first in catalogue order when firstInOrder.
+func shuffledFaultRounds(rnd *rand.Rand, n int, firstInOrder bool) []nodeFault {
+	var plan []nodeFault
+	for r := range n {
+		round := allNodeFaults()
+		if r > 0 || !firstInOrder {
+			rnd.Shuffle(len(round), func(i, j int) { round[i], round[j] = round[j], round[i] })
+		}
+		plan = append(plan, round...)
+	}
+	return plan
 }
 
 // startNodeMesh starts n nodes on backend and waits until they converged.

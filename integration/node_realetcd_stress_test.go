@@ -3,8 +3,8 @@
 package integration
 
 import (
+	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -27,19 +27,11 @@ func TestNodeFaultsRealProcesses(t *testing.T) {
 	cl, err := etcdproc.StartCluster(t.Context(), 3, etcdproc.Config{Binary: etcd})
 	require.NoError(t, err)
 	backend := &procBackend{cl: cl}
-	nm := startNodeMesh(t, backend, faultNodes, 2)
-	var plan []nodeFault
-	for range 10 {
-		plan = append(plan, nfLeaderKill)
-	}
-	for range 2 {
-		round := allNodeFaults()
-		nm.rnd.Shuffle(len(round), func(i, j int) { round[i], round[j] = round[j], round[i] })
-		plan = append(plan, round...)
-	}
-	nm.run(t.Context(), plan, func(f nodeFault) time.Duration { return nodeFaultHold(f, nm.rnd.IntN) })
-	reportFigures(t, "TestNodeFaultsRealProcesses (etcd processes, kill -9)", nm.figures())
-	nm.close()
-	require.NoError(t, backend.close())
-	require.NoError(t, goleak.Find(append(etcdServerConnections(), leaks)...))
+	runNodeFaults(t, backend, 2, "TestNodeFaultsRealProcesses (etcd processes, kill -9)", leaks, func(rnd *rand.Rand) []nodeFault {
+		var plan []nodeFault
+		for range 10 {
+			plan = append(plan, nfLeaderKill)
+		}
+		return append(plan, shuffledFaultRounds(rnd, 2, false)...)
+	})
 }

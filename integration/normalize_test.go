@@ -3,6 +3,7 @@ package integration
 import (
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/zlink-systems/zlink-etcd/conformance"
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -118,8 +119,29 @@ func shape(c call, res any) (any, []number) {
 			s.int(conformance.NSRowGeneration("meshNodes", string(c.desc.MeshName)+"/"+string(c.desc.RID)), true, &r.Generation)
 		case opUpdateSpot:
 			s.int(conformance.NSRowGeneration("spots", c.spot.MeshName+"/"+c.spot.SpotID), true, &r.Generation)
+		case opUpdatePeer:
+			s.int(peerGenerations(c.peer.MeshName, *c.peer.NodeRID), true, &r.Generation)
 		}
 		return r, s.nums
+	case []location.PeerLocation:
+		items := make([]location.PeerLocation, len(r))
+		for i, p := range r {
+			p := p.Clone()
+			s.int(peerGenerations(p.MeshName, *p.NodeRID), true, &p.Generation)
+			items[i] = p
+		}
+		return nilIfEmpty(items), s.nums
+	case []location.OwnerLiveness:
+		items := make([]location.OwnerLiveness, len(r))
+		for i, l := range r {
+			// Expiries are the model's alone (etcd reports none).
+			l.LeaseExpiresAt, l.StoreNow = time.Time{}, time.Time{}
+			if l.Live {
+				s.token(&l.Token)
+			}
+			items[i] = l
+		}
+		return items, s.nums
 	case location.Page[location.MeshNodeDescriptor]:
 		items := make([]location.MeshNodeDescriptor, len(r.Items))
 		for i, d := range r.Items {
@@ -192,6 +214,11 @@ func agree(c call, model, store any, r *conformance.Renamer) string {
 		}
 	}
 	return ""
+}
+
+// peerGenerations is the renamer namespace of a peer row's generations.
+func peerGenerations(mesh string, rid location.RoutingID) string {
+	return conformance.NSRowGeneration("peers", mesh+"/"+string(rid))
 }
 
 // nilIfEmpty makes an empty list nil (stores may answer either).

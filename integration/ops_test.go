@@ -36,12 +36,15 @@ const (
 	opCAS            opKind = "CompareExchangeAuthority"
 	opReadAuthority  opKind = "ReadAuthority"
 	opListAuthority  opKind = "ListAuthorities"
+	opUpdatePeer     opKind = "UpdatePeer"
+	opListPeers      opKind = "ListPeers"
+	opReadLiveness   opKind = "ReadOwnerLiveness"
 )
 
 // writes reports whether the kind can change the store.
 func (k opKind) writes() bool {
 	switch k {
-	case opReadLease, opListMeshNodes, opResolveSpot, opListSpots, opReadAuthority, opListAuthority:
+	case opReadLease, opListMeshNodes, opResolveSpot, opListSpots, opReadAuthority, opListAuthority, opListPeers, opReadLiveness:
 		return false
 	}
 	return true
@@ -69,6 +72,8 @@ type call struct {
 	authKey location.AuthorityKey
 	version location.StoreVersion
 	mut     location.AuthorityMutation
+	peer    location.PeerLocation
+	owners  []string
 }
 
 // String describes the call for reports.
@@ -104,6 +109,12 @@ func (c call) String() string {
 		return fmt.Sprintf("%s(%s v%s %s %q)", c.kind, c.authKey, c.version, c.mut.Kind, c.mut.Payload)
 	case opReadAuthority:
 		return fmt.Sprintf("%s(%s)", c.kind, c.authKey)
+	case opUpdatePeer:
+		return fmt.Sprintf("%s(%s/%s by %s, %v)", c.kind, c.peer.MeshName, *c.peer.NodeRID, c.peer.OwnerID, c.intent)
+	case opListPeers:
+		return fmt.Sprintf("%s(%s)", c.kind, c.mesh)
+	case opReadLiveness:
+		return fmt.Sprintf("%s(%v)", c.kind, c.owners)
 	}
 	return string(c.kind)
 }
@@ -171,6 +182,17 @@ func (c call) run(ctx context.Context, st location.Store, h leaseHooks) (any, er
 		return st.ReadAuthority(ctx, c.authKey)
 	case opListAuthority:
 		return st.ListAuthorities(ctx, "", "", 1000)
+	case opUpdatePeer:
+		return st.UpdatePeer(ctx, c.peer, c.intent)
+	case opListPeers:
+		typ := location.AutoConnectRouteMesh
+		return st.ListPeers(ctx, location.PeerFilter{AutoConnectType: &typ, MeshName: &c.mesh})
+	case opReadLiveness:
+		lr, ok := st.(location.OwnerLivenessReader)
+		if !ok {
+			return nil, fmt.Errorf("%T: %w: owner liveness", st, location.ErrUnsupported)
+		}
+		return lr.ReadOwnerLiveness(ctx, c.owners)
 	}
 	return nil, fmt.Errorf("unknown operation %q", c.kind)
 }

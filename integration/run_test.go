@@ -19,6 +19,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/location"
+	"github.com/zlink-systems/zlink-etcd/observe/etcdstats"
 )
 
 // runConfig describes one history: its clients, its length and the faults
@@ -48,9 +49,11 @@ type runReport struct {
 	violations                        []string
 	lostWrites, fenced                int
 	checkedKeys, scanChecks           int
-	modelSteps                        int
-	duration                          time.Duration
-	failure                           string
+	// cache sums the clients' watch-cache counters (etcdstore.CacheStats).
+	cache      cacheFigures
+	modelSteps int
+	duration   time.Duration
+	failure    string
 }
 
 // storeFrozenNow is the store clock of every history: frozen, so that the
@@ -146,7 +149,9 @@ func runHistory(ctx context.Context, tc *testCluster, cfg runConfig) *runReport 
 	}
 	for _, w := range h.workers {
 		rep.lostInjected += w.kv.lostCount()
+		rep.cache.add(w.store.CacheStats())
 	}
+	rep.cache.add(h.side.CacheStats())
 	h.check(ctx)
 	rep.duration = time.Since(started)
 	return rep
@@ -243,7 +248,7 @@ func (h *harness) finalReads(ctx context.Context) error {
 		calls = append(calls, call{kind: opReadAuthority, authKey: location.AuthorityKey(authKeyOf(objectKey(o)))})
 	}
 	calls = append(calls, call{kind: opListMeshNodes, mesh: workloadMesh}, call{kind: opListSpots, mesh: spotMesh},
-		call{kind: opListAuthority})
+		call{kind: opListAuthority}, call{kind: opListPeers, mesh: workloadMesh}, call{kind: opReadLiveness, owners: workloadOwners()})
 	final := h.cfg.clients + 1
 	for _, c := range calls {
 		deadline := time.Now().Add(20 * time.Second)
@@ -329,6 +334,19 @@ func (r *runReport) String() string {
 	return fmt.Sprintf("%d ops (%d unknown, %d not applied), faults [%s], %d lost responses injected, check %s (%d steps), %d violations, %s",
 		r.ops, r.unknown, r.notApplied, strings.Join(fs, " "), r.lostInjected, r.result, r.modelSteps,
 		len(r.violations), r.duration.Round(time.Millisecond))
+}
+
+// cacheFigures are what the stores' watch caches did in a history: reads
+// answered from memory, sent to etcd at once, or after a wait in vain, and
+// ranges read again after a compaction.
+type cacheFigures struct{ hits, misses, fallbacks, relists int64 }
+
+// add adds one store's counters.
+func (c *cacheFigures) add(st etcdstats.Cache) {
+	c.hits += st.Hits
+	c.misses += st.Misses - st.Fallbacks
+	c.fallbacks += st.Fallbacks
+	c.relists += st.Relists
 }
 
 // isScanExpired reports a location list's expired continuation.

@@ -172,12 +172,14 @@ func (g *generator) intent() location.WriteIntent {
 	}
 }
 
-// next draws the next call.
+// next draws the next call. About one call in eight reads or writes what
+// auto-connect reads (mesh-node lists and owner liveness above, peer rows
+// and their lists), which the stores answer from their watch caches.
 func (g *generator) next() call {
 	owners := workloadOwners()
 	oi := g.rnd.IntN(len(owners))
 	owner := owners[oi]
-	switch r := g.rnd.IntN(100); {
+	switch r := g.rnd.IntN(110); {
 	case r < 8:
 		return call{kind: opClaim, owner: owner, ttl: leaseTTL}
 	case r < 12:
@@ -241,9 +243,23 @@ func (g *generator) next() call {
 		return g.authorityCall()
 	case r < 93:
 		return call{kind: opReadAuthority, authKey: location.AuthorityKey(authKeyOf(objectKey(pickOf(g, workloadObjects()))))}
-	default:
+	case r < 100:
 		return call{kind: opListAuthority}
+	case r < 104:
+		return call{kind: opUpdatePeer, peer: peerRow(oi, owner), intent: g.intent()}
+	case r < 107:
+		return call{kind: opListPeers, mesh: workloadMesh}
+	default:
+		return call{kind: opReadLiveness, owners: workloadOwners()}
 	}
+}
+
+// peerRow is node i's route-mesh router peer row, written by owner (row
+// generation 0: a renewal matches any).
+func peerRow(i int, owner string) location.PeerLocation {
+	rid := workloadNodes()[i]
+	return location.PeerLocation{AutoConnectType: location.AutoConnectRouteMesh, MeshName: workloadMesh, NodeRID: &rid,
+		Role: location.PeerRoleRouter, Endpoint: fmt.Sprintf("tcp://127.0.0.1:%d", 7300+i), Weight: 100, OwnerID: owner}
 }
 
 // authorityCall draws a commit, an abort or a compare-exchange of a known

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -25,7 +26,10 @@ import (
 // existed since before proves it did not (a conflict); an absent key
 // without such a put means not applied, and the claim is sent again. When
 // it cannot be settled, the error wraps location.ErrOutcomeUnknown and the
-// granted lease is kept (the claim may hold it).
+// granted lease is kept (the claim may hold it), and the map remembers the
+// claim for Settle, which tells the caller whether it holds that lease. A
+// later Claim does not settle it: it answers as the reference does (a
+// conflict while the lost claim's lease is live).
 func (m *Map) Claim(ctx context.Context, ownerID string, ttl time.Duration) (location.OwnerLeaseClaimResult, error) {
 	const op = "claim owner lease"
 	ms, err := validate(ctx, op, ownerID, ttl)
@@ -49,7 +53,9 @@ func (m *Map) Claim(ctx context.Context, ownerID string, ttl time.Duration) (loc
 		generation, conflict, err := c.send(ctx, op, val, nonce)
 		switch {
 		case errors.Is(err, txn.ErrOutcomeUnknown):
-			return location.OwnerLeaseClaimResult{}, err // the claim may hold the lease: keep it
+			// The claim may hold the lease: keep it, for Settle.
+			m.notePending(ownerID, pendingClaim{nonces: append(slices.Clone(c.lost), nonce), grant: grant.ID})
+			return location.OwnerLeaseClaimResult{}, err
 		case err != nil:
 			m.revoke(ctx, grant.ID)
 			return location.OwnerLeaseClaimResult{}, err

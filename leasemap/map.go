@@ -59,6 +59,9 @@ type Map struct {
 
 	mu    sync.Mutex
 	known map[string]leaseInfo // by owner id: the etcd lease of a generation
+	// pending holds, by owner id, the last claim whose outcome is unknown,
+	// until Settle settles it (claim_pending.go).
+	pending map[string]pendingClaim
 }
 
 // leaseInfo is what the map remembers of an owner key: which etcd lease the

@@ -1,12 +1,12 @@
 package location_test
 
 import (
-	"encoding/hex"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
@@ -23,62 +23,24 @@ func requireAuthorityKeyError(t *testing.T, err error, class location.ErrorClass
 	require.NotEmpty(t, ie.Message)
 }
 
-// authorityGolden returns the golden vectors of 04-authority §1.2.1 (GOLDEN):
-// kind, identity bytes as hex, key. A spot vector is given as user_spot.
-func authorityGolden() []struct {
-	kind  location.ObjectKind
-	idHex string
-	key   location.AuthorityKey
-} {
-	return []struct {
-		kind  location.ObjectKind
-		idHex string
-		key   location.AuthorityKey
-	}{
-		{location.ObjectActor, "757365723a3432", "zla1:a:7:user%3A42"},
-		{location.ObjectActor, "557365723a3432", "zla1:a:7:User%3A42"},
-		{location.ObjectActor, "c3a9", "zla1:a:2:%C3%A9"},
-		{location.ObjectActor, "65cc81", "zla1:a:3:e%CC%81"},
-		{location.ObjectUserSpot, "726f6f6d3ac3a9", "zla1:s:7:room%3A%C3%A9"},
-		{location.ObjectUserSpot, "757365723a3432", "zla1:s:7:user%3A42"},
-	}
-}
-
-// authorityHex decodes a hex test vector.
-func authorityHex(t *testing.T, h string) string {
-	t.Helper()
-	b, err := hex.DecodeString(h)
-	require.NoError(t, err)
-	return string(b)
-}
-
 // TestAuthorityKey checks the authority key codec's domain wrappers against
 // the scenarios AUTH-001..AUTH-010.
 func TestAuthorityKey(t *testing.T) {
-	t.Run("AUTH-001 golden encoding", func(t *testing.T) {
-		for _, g := range authorityGolden() {
-			kinds := []location.ObjectKind{g.kind}
-			if g.kind == location.ObjectUserSpot {
+	t.Run("AUTH-001 golden encoding, AUTH-002 spot kinds share a key", func(t *testing.T) {
+		vectors := append(fixture.AuthorityKeyGolden(),
+			fixture.AuthorityKeyVector{Kind: location.ObjectUserSpot, ID: "x", Key: "zla1:s:1:x"},
+			fixture.AuthorityKeyVector{Kind: location.ObjectActor, ID: "x", Key: "zla1:a:1:x"})
+		for _, g := range vectors {
+			kinds := []location.ObjectKind{g.Kind}
+			if g.Kind == location.ObjectUserSpot {
 				kinds = append(kinds, location.ObjectInstanceSpot)
 			}
 			for _, kind := range kinds {
-				got, err := location.EncodeAuthorityKey(kind, authorityHex(t, g.idHex))
+				got, err := location.EncodeAuthorityKey(kind, g.ID)
 				require.NoError(t, err)
-				require.Equal(t, g.key, got, "kind %s id %s", kind, g.idHex)
+				require.Equal(t, g.Key, got, "kind %s id %q", kind, g.ID)
 			}
 		}
-	})
-
-	t.Run("AUTH-002 spot kinds share a key", func(t *testing.T) {
-		user, err := location.EncodeAuthorityKey(location.ObjectUserSpot, "x")
-		require.NoError(t, err)
-		instance, err := location.EncodeAuthorityKey(location.ObjectInstanceSpot, "x")
-		require.NoError(t, err)
-		actor, err := location.EncodeAuthorityKey(location.ObjectActor, "x")
-		require.NoError(t, err)
-		require.Equal(t, location.AuthorityKey("zla1:s:1:x"), user)
-		require.Equal(t, user, instance)
-		require.Equal(t, location.AuthorityKey("zla1:a:1:x"), actor)
 	})
 
 	t.Run("AUTH-003 identity length bounds", func(t *testing.T) {
@@ -115,11 +77,11 @@ func TestAuthorityKey(t *testing.T) {
 	})
 
 	t.Run("AUTH-005 strict decode round trip", func(t *testing.T) {
-		for _, g := range authorityGolden() {
-			kind, id, err := location.DecodeAuthorityKey(g.key)
+		for _, g := range fixture.AuthorityKeyGolden() {
+			kind, id, err := location.DecodeAuthorityKey(g.Key)
 			require.NoError(t, err)
-			require.Equal(t, g.kind, kind, "key %s", g.key)
-			require.Equal(t, authorityHex(t, g.idHex), id, "key %s", g.key)
+			require.Equal(t, g.Kind, kind, "key %s", g.Key)
+			require.Equal(t, g.ID, id, "key %s", g.Key)
 		}
 		kind, id, err := location.DecodeAuthorityKey(location.AuthorityKey("zla1:a:255:" + strings.Repeat("%00", 255)))
 		require.NoError(t, err)

@@ -29,11 +29,7 @@ func vAgg() location.AggregatePrepareRequest {
 }
 
 func TestValidatePrepareAggregate(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(r *location.AggregatePrepareRequest)
-		want   vWant
-	}{
+	vMutations(t, vAgg, location.ValidatePrepareAggregate, []vCase[location.AggregatePrepareRequest]{
 		{"AUTH-156 AGG is valid", func(*location.AggregatePrepareRequest) {}, vOK()},
 		{"AUTH-159 id empty", func(r *location.AggregatePrepareRequest) { r.AggregateID = "" }, vType(location.CodeAggregateID)},
 		{"AUTH-159 generation 0", func(r *location.AggregatePrepareRequest) { r.AggregateGeneration = 0 }, vRange(location.CodeAggregateShape)},
@@ -100,12 +96,5 @@ func TestValidatePrepareAggregate(t *testing.T) {
 			r.Participants[1].AuthorityKey = r.Participants[0].AuthorityKey
 			r.Participants[0].AuthorityPayload = make([]byte, location.MaxPayloadBytes+1)
 		}, vType(location.CodeAggregateParticipantOrder)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := vAgg()
-			tc.mutate(&r)
-			vCheck(t, location.ValidatePrepareAggregate(r), tc.want)
-		})
-	}
+	})
 }

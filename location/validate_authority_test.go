@@ -8,28 +8,17 @@ import (
 )
 
 func TestValidateAuthorityKeyText(t *testing.T) {
-	cases := []struct {
-		name string
-		key  location.AuthorityKey
-		want vWant
-	}{
+	vInputs(t, location.ValidateAuthorityKeyText, []vInput[location.AuthorityKey]{
 		{"canonical key", "zla1:s:6:nobody", vOK()},
 		{"AUTH-014 empty", "", vType(location.CodeAuthorityKeyText)},
 		{"AUTH-014 NUL", "a\x00b", vType(location.CodeAuthorityKeyText)},
 		{"any other text", "not-a-zla1-key", vOK()},
 		{"invalid UTF-8", "\xff", vType(location.CodeAuthorityKeyText)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { vCheck(t, location.ValidateAuthorityKeyText(tc.key), tc.want) })
-	}
+	})
 }
 
 func TestValidateCanonicalAuthorityKey(t *testing.T) {
-	cases := []struct {
-		name string
-		key  location.AuthorityKey
-		want vWant
-	}{
+	vInputs(t, location.ValidateCanonicalAuthorityKey, []vInput[location.AuthorityKey]{
 		{"AUTH-011 KS(nobody)", "zla1:s:6:nobody", vOK()},
 		{"AUTH-001 golden actor key", "zla1:a:7:user%3A42", vOK()},
 		{"AUTH-001 golden spot key", "zla1:s:7:room%3A%C3%A9", vOK()},
@@ -43,10 +32,7 @@ func TestValidateCanonicalAuthorityKey(t *testing.T) {
 		{"AUTH-006 leading zero", "zla1:a:01:A", vType("codec.authority.shape")},
 		{"AUTH-008 invalid UTF-8", "zla1:a:1:%FF", vType("codec.authority.utf8")},
 		{"AUTH-008 length mismatch", "zla1:a:2:a", vType("codec.authority.length_mismatch")},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { vCheck(t, location.ValidateCanonicalAuthorityKey(tc.key), tc.want) })
-	}
+	})
 }
 
 func TestValidateCompareExchange(t *testing.T) {

@@ -32,11 +32,7 @@ func vRS(id string) location.ReserveRequest {
 }
 
 func TestValidateReserve(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(r *location.ReserveRequest)
-		want   vWant
-	}{
+	vMutations(t, func() location.ReserveRequest { return vRS("c1") }, location.ValidateReserve, []vCase[location.ReserveRequest]{
 		{"AUTH-076 RS is valid", func(*location.ReserveRequest) {}, vOK()},
 		{"AUTH-077 RA is valid", func(r *location.ReserveRequest) {
 			r.Key.Kind = location.ObjectActor
@@ -83,14 +79,7 @@ func TestValidateReserve(t *testing.T) {
 			r.Intent.RequestSHA256 = nil
 			r.Key.GlobalID = strings.Repeat("x", 256)
 		}, vType(location.CodeAuthorityReceipt)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := vRS("c1")
-			tc.mutate(&r)
-			vCheck(t, location.ValidateReserve(r), tc.want)
-		})
-	}
+	})
 }
 
 func TestValidateCommit(t *testing.T) {
@@ -100,11 +89,7 @@ func TestValidateCommit(t *testing.T) {
 			ReservationID: "8f1c0e0e-6f0a-4b0a-9c1e-0e0e0e0e0e0e", ExpectedStoreVersion: "1", Target: vTA(), ReadyPayload: []byte("ready"),
 		}
 	}
-	cases := []struct {
-		name   string
-		mutate func(r *location.CommitRequest)
-		want   vWant
-	}{
+	vMutations(t, commit, location.ValidateCommit, []vCase[location.CommitRequest]{
 		{"AUTH-096 commit is valid", func(*location.CommitRequest) {}, vOK()},
 		{"AUTH-098 actors must use completeCreation", func(r *location.CommitRequest) { r.Key.Kind = location.ObjectActor }, vType(location.CodeAuthorityKindPath)},
 		{"AUTH-099 ready payload 1 MiB + 1", func(r *location.CommitRequest) { r.ReadyPayload = make([]byte, location.MaxPayloadBytes+1) }, vRange(location.CodeAuthorityPayload)},
@@ -120,14 +105,7 @@ func TestValidateCommit(t *testing.T) {
 		{"reservation id, version and target are not validated", func(r *location.CommitRequest) {
 			r.ReservationID, r.ExpectedStoreVersion, r.Target = "", "", location.CreationTarget{}
 		}, vOK()},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := commit()
-			tc.mutate(&r)
-			vCheck(t, location.ValidateCommit(r), tc.want)
-		})
-	}
+	})
 }
 
 // vOP is OP(n) of the authority catalogue.
@@ -258,11 +236,7 @@ func TestValidateCompleteCreation(t *testing.T) {
 }
 
 func TestValidateOperationIdentity(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(op *location.OperationIdentity)
-		want   vWant
-	}{
+	vMutations(t, func() location.OperationIdentity { return vOP(1) }, location.ValidateOperationIdentity, []vCase[location.OperationIdentity]{
 		{"AUTH-127 OP(1) is valid", func(*location.OperationIdentity) {}, vOK()},
 		{"AUTH-130 RID empty", func(op *location.OperationIdentity) { op.SourceNodeRID = "" }, vType(location.CodeTerminalOperationRID)},
 		{"AUTH-130 RID with NUL", func(op *location.OperationIdentity) { op.SourceNodeRID = "s\x00" }, vType(location.CodeTerminalOperationRID)},
@@ -278,25 +252,14 @@ func TestValidateOperationIdentity(t *testing.T) {
 			op.OperationID = location.OperationID{High: 1<<64 - 1, Low: 1<<64 - 1}
 		}, vOK()},
 		{"RID before generation", func(op *location.OperationIdentity) { op.SourceNodeRID = ""; op.SourceNodeGeneration = 0 }, vType(location.CodeTerminalOperationRID)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			op := vOP(1)
-			tc.mutate(&op)
-			vCheck(t, location.ValidateOperationIdentity(op), tc.want)
-		})
-	}
+	})
 }
 
 func TestValidateAbort(t *testing.T) {
 	abort := func(kind location.ObjectKind, id string) location.AbortRequest {
 		return location.AbortRequest{Key: location.ObjectCreationKey{Kind: kind, GlobalID: id}, ReservationID: "r", ExpectedStoreVersion: "1", Target: vTA()}
 	}
-	cases := []struct {
-		name string
-		req  location.AbortRequest
-		want vWant
-	}{
+	vInputs(t, location.ValidateAbort, []vInput[location.AbortRequest]{
 		{"AUTH-132 abort is valid", abort(location.ObjectUserSpot, "x1"), vOK()},
 		{"AUTH-137 actors", abort(location.ObjectActor, "x4"), vOK()},
 		{"AUTH-138 another key", abort(location.ObjectActor, "other"), vOK()},
@@ -306,8 +269,5 @@ func TestValidateAbort(t *testing.T) {
 		{"unknown kind", abort("", "x1"), vType(location.CodeAuthorityObjectKind)},
 		{"NUL is encodable", abort(location.ObjectUserSpot, "\x00"), vOK()},
 		{"nothing else is validated", location.AbortRequest{Key: location.ObjectCreationKey{Kind: location.ObjectActor, GlobalID: "a"}}, vOK()},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { vCheck(t, location.ValidateAbort(tc.req), tc.want) })
-	}
+	})
 }

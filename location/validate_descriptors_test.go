@@ -5,40 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
 // vMN is MN(a) of the locations catalogue (§3) with leaseGeneration 1.
-func vMN() location.MeshNodeDescriptor {
-	return location.MeshNodeDescriptor{
-		MeshName:            "game",
-		RID:                 "node-a",
-		LifecycleGeneration: 7,
-		DescriptorRevision:  3,
-		Endpoint:            "tcp://10.0.0.1:7300",
-		ObjectRole:          location.RoleServer,
-		PlacementWeight:     100,
-		PopulationCapacity: location.Population{
-			Actors: location.PopulationCapacity{Limit: 100},
-			Spots:  location.PopulationCapacity{Limit: 100},
-			SpotTypes: []location.SpotTypeCapacity{{
-				ObjectKind: location.ObjectInstanceSpot, StableType: "room",
-				PopulationCapacity: location.PopulationCapacity{Limit: 100},
-			}},
-		},
-		ActivationConcurrency: location.ActivationConcurrency{Limit: 100},
-		ChannelWeights:        map[string]int64{"orders": 100, "world": 50},
-		ApplicationVersion:    1,
-		SpotTypes:             []string{"room"},
-		ObjectCapabilities: []location.ObjectCapability{{
-			ObjectKind: location.ObjectInstanceSpot, StableType: "room", Policy: location.PolicyRecreate, Limit: 100,
-		}},
-		State:            location.StateServing,
-		SecurityIdentity: "cluster-a",
-		OwnerID:          "a",
-		LeaseGeneration:  1,
-	}
-}
+func vMN() location.MeshNodeDescriptor { return fixture.MN(fixture.Token("a", 1)) }
 
 // vDistinctCapabilities returns n server capabilities with distinct types.
 func vDistinctCapabilities(n int) []location.ObjectCapability {
@@ -54,12 +26,7 @@ func vDistinctCapabilities(n int) []location.ObjectCapability {
 func vStrPtr(s string) *string { return &s }
 
 func TestValidateMeshNode(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(d *location.MeshNodeDescriptor)
-		intent location.WriteIntent
-		want   vWant
-	}{
+	vWriteMutations(t, vMN, location.ValidateMeshNode, []vWriteCase[location.MeshNodeDescriptor]{
 		{"fixture is valid", func(*location.MeshNodeDescriptor) {}, location.IntentNewClaim, vOK()},
 		{"LS-036 validation precedes the lease check", func(d *location.MeshNodeDescriptor) { d.MeshName = ""; d.OwnerID = "ghost" }, location.IntentNewClaim, vType(location.CodeMeshNodeIdentity)},
 
@@ -202,32 +169,14 @@ func TestValidateMeshNode(t *testing.T) {
 		{"LS-207 intent 4", func(*location.MeshNodeDescriptor) {}, 4, vRange(location.CodeWriteIntent)},
 		{"intent Renew", func(*location.MeshNodeDescriptor) {}, location.IntentRenew, vOK()},
 		{"intent Takeover", func(*location.MeshNodeDescriptor) {}, location.IntentTakeover, vOK()},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			d := vMN()
-			tc.mutate(&d)
-			vCheck(t, location.ValidateMeshNode(d, tc.intent), tc.want)
-		})
-	}
+	})
 }
 
 // vCS is CS(a) of the locations catalogue with leaseGeneration 1.
-func vCS() location.ClientServerDescriptor {
-	return location.ClientServerDescriptor{
-		ChannelName: "orders", ServerRID: "srv-a", LifecycleGeneration: 1, DescriptorRevision: 1,
-		Endpoint: "tcp://10.0.0.1:7400", Weight: 100, State: location.StateServing,
-		SecurityIdentity: "cluster-a", OwnerID: "a", LeaseGeneration: 1,
-	}
-}
+func vCS() location.ClientServerDescriptor { return fixture.CS(fixture.Token("a", 1)) }
 
 func TestValidateClientServer(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(d *location.ClientServerDescriptor)
-		intent location.WriteIntent
-		want   vWant
-	}{
+	vWriteMutations(t, vCS, location.ValidateClientServer, []vWriteCase[location.ClientServerDescriptor]{
 		{"fixture is valid", func(*location.ClientServerDescriptor) {}, location.IntentNewClaim, vOK()},
 		{"LS-081 channelName empty", func(d *location.ClientServerDescriptor) { d.ChannelName = "" }, location.IntentNewClaim, vType(location.CodeClientServerIdentity)},
 		{"LS-081 serverRid empty", func(d *location.ClientServerDescriptor) { d.ServerRID = "" }, location.IntentNewClaim, vType(location.CodeClientServerIdentity)},
@@ -256,32 +205,14 @@ func TestValidateClientServer(t *testing.T) {
 		{"weight before intent", func(d *location.ClientServerDescriptor) { d.Weight = -1 }, 9, vRange(location.CodeClientServerWeight)},
 		{"LS-207 intent 0", func(*location.ClientServerDescriptor) {}, 0, vRange(location.CodeWriteIntent)},
 		{"LS-207 intent 4", func(*location.ClientServerDescriptor) {}, 4, vRange(location.CodeWriteIntent)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			d := vCS()
-			tc.mutate(&d)
-			vCheck(t, location.ValidateClientServer(d, tc.intent), tc.want)
-		})
-	}
+	})
 }
 
 // vFP is FP(a) of the locations catalogue with leaseGeneration 1.
-func vFP() location.FanoutPublisherDescriptor {
-	return location.FanoutPublisherDescriptor{
-		ChannelName: "events", PublisherRID: "pub-a", LifecycleGeneration: 7, DescriptorRevision: 1,
-		Endpoint: "tcp://10.0.0.1:9501", State: location.StateServing,
-		SecurityIdentity: "cluster-a", OwnerID: "a", LeaseGeneration: 1,
-	}
-}
+func vFP() location.FanoutPublisherDescriptor { return fixture.FP(fixture.Token("a", 1)) }
 
 func TestValidateFanoutPublisher(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(d *location.FanoutPublisherDescriptor)
-		intent location.WriteIntent
-		want   vWant
-	}{
+	vWriteMutations(t, vFP, location.ValidateFanoutPublisher, []vWriteCase[location.FanoutPublisherDescriptor]{
 		{"fixture is valid", func(*location.FanoutPublisherDescriptor) {}, location.IntentNewClaim, vOK()},
 		{"LS-092 endpoint empty", func(d *location.FanoutPublisherDescriptor) { d.Endpoint = "" }, location.IntentNewClaim, vType(location.CodeFanoutIdentity)},
 		{"LS-092 securityIdentity empty", func(d *location.FanoutPublisherDescriptor) { d.SecurityIdentity = "" }, location.IntentNewClaim, vType(location.CodeFanoutIdentity)},
@@ -298,12 +229,5 @@ func TestValidateFanoutPublisher(t *testing.T) {
 		{"LS-207 intent 0", func(*location.FanoutPublisherDescriptor) {}, 0, vRange(location.CodeWriteIntent)},
 		{"LS-207 intent 4", func(*location.FanoutPublisherDescriptor) {}, 4, vRange(location.CodeWriteIntent)},
 		{"intent Takeover", func(*location.FanoutPublisherDescriptor) {}, location.IntentTakeover, vOK()},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			d := vFP()
-			tc.mutate(&d)
-			vCheck(t, location.ValidateFanoutPublisher(d, tc.intent), tc.want)
-		})
-	}
+	})
 }

@@ -12,11 +12,7 @@ import (
 )
 
 func TestValidateOwnerID(t *testing.T) {
-	cases := []struct {
-		name  string
-		owner string
-		want  vWant
-	}{
+	vInputs(t, location.ValidateOwnerID, []vInput[string]{
 		{"owner-a", "owner-a", vOK()},
 		{"LS-006 empty", "", vType(location.CodeLeaseOwnerID)},
 		{"LS-006 spaces", "   ", vType(location.CodeLeaseOwnerID)},
@@ -28,10 +24,7 @@ func TestValidateOwnerID(t *testing.T) {
 		{"NUL is allowed", "a\x00", vOK()},
 		{"NEL is not trimmed", "\u0085", vOK()},
 		{"no length bound", strings.Repeat("o", 4096), vOK()},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { vCheck(t, location.ValidateOwnerID(tc.owner), tc.want) })
-	}
+	})
 }
 
 func TestValidateLeaseTTL(t *testing.T) {

@@ -26,11 +26,7 @@ func vVS(stableType string) location.CapacityVector {
 }
 
 func TestValidateRelocationReservation(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(r *location.RelocationReservationRequest)
-		want   vWant
-	}{
+	vMutations(t, vRel, location.ValidateRelocationReservation, []vCase[location.RelocationReservationRequest]{
 		{"AUTH-140 REL is valid", func(*location.RelocationReservationRequest) {}, vOK()},
 		{"AUTH-143 reservation id empty", func(r *location.RelocationReservationRequest) { r.ReservationID = "" }, vType(location.CodeRelocationText)},
 		{"AUTH-143 reservation id with NUL", func(r *location.RelocationReservationRequest) { r.ReservationID = "R\x001" }, vType(location.CodeRelocationText)},
@@ -48,25 +44,14 @@ func TestValidateRelocationReservation(t *testing.T) {
 		{"authority key invalid UTF-8", func(r *location.RelocationReservationRequest) { r.AuthorityKey = "zla1:s:1:\xff" }, vType(location.CodeTextUTF8)},
 		{"target owner invalid UTF-8", func(r *location.RelocationReservationRequest) { r.TargetOwner.OwnerID = "\xff" }, vType(location.CodeTextUTF8)},
 		{"spot type stable type invalid UTF-8", func(r *location.RelocationReservationRequest) { r.Capacity.SpotType.StableType = "\xff" }, vType(location.CodeTextUTF8)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := vRel()
-			tc.mutate(&r)
-			vCheck(t, location.ValidateRelocationReservation(r), tc.want)
-		})
-	}
+	})
 }
 
 func TestValidateCapacityVector(t *testing.T) {
 	spotType := func(count int64) *location.SpotTypeDelta {
 		return &location.SpotTypeDelta{ObjectKind: location.ObjectUserSpot, StableType: "room", Count: count}
 	}
-	cases := []struct {
-		name string
-		v    location.CapacityVector
-		want vWant
-	}{
+	vInputs(t, location.ValidateCapacityVector, []vInput[location.CapacityVector]{
 		{"VA", location.CapacityVector{Actors: 1}, vOK()},
 		{"VS(room)", vVS("room"), vOK()},
 		{"spot type alone", location.CapacityVector{SpotType: spotType(1)}, vOK()},
@@ -79,8 +64,5 @@ func TestValidateCapacityVector(t *testing.T) {
 		{"spots 2^31", location.CapacityVector{Spots: 1 << 31}, vRange(location.CodeAuthorityCapacity)},
 		{"spot type count -1", location.CapacityVector{Spots: 1, SpotType: spotType(-1)}, vRange(location.CodeAuthorityCapacity)},
 		{"spot type count 2^31", location.CapacityVector{Spots: 1, SpotType: spotType(1 << 31)}, vRange(location.CodeAuthorityCapacity)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { vCheck(t, location.ValidateCapacityVector(tc.v), tc.want) })
-	}
+	})
 }

@@ -4,46 +4,28 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
 func vRIDPtr(s string) *location.RoutingID { r := location.RoutingID(s); return &r }
 
 func TestValidateWriteIntent(t *testing.T) {
-	cases := []struct {
-		name   string
-		intent location.WriteIntent
-		want   vWant
-	}{
+	vInputs(t, location.ValidateWriteIntent, []vInput[location.WriteIntent]{
 		{"NewClaim", location.IntentNewClaim, vOK()},
 		{"Renew", location.IntentRenew, vOK()},
 		{"Takeover", location.IntentTakeover, vOK()},
 		{"LS-207 intent 0", 0, vRange(location.CodeWriteIntent)},
 		{"LS-207 intent 4", 4, vRange(location.CodeWriteIntent)},
 		{"negative", -1, vRange(location.CodeWriteIntent)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { vCheck(t, location.ValidateWriteIntent(tc.intent), tc.want) })
-	}
+	})
 }
 
 // vPeer is PEER(a, 0) of the locations catalogue.
-func vPeer() location.PeerLocation {
-	return location.PeerLocation{
-		AutoConnectType: location.AutoConnectRouteMesh, MeshName: "play", NodeRID: vRIDPtr("node-1"),
-		Role: location.PeerRoleRouter, Endpoint: "tcp://127.0.0.1:5001", Weight: 100, Value: 7,
-		Metadata:     map[string]string{"route-endpoint": "tcp://127.0.0.1:6001"},
-		Capabilities: []string{"router"}, OwnerID: "a",
-	}
-}
+func vPeer() location.PeerLocation { return fixture.PEER("a", 0) }
 
 func TestValidatePeer(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(p *location.PeerLocation)
-		intent location.WriteIntent
-		want   vWant
-	}{
+	vWriteMutations(t, vPeer, location.ValidatePeer, []vWriteCase[location.PeerLocation]{
 		{"fixture is valid", func(*location.PeerLocation) {}, location.IntentNewClaim, vOK()},
 		{"LS-112 autoConnectType 0", func(p *location.PeerLocation) { p.AutoConnectType = 0 }, location.IntentNewClaim, vRange(location.CodePeerAutoConnectType)},
 		{"LS-112 role 0", func(p *location.PeerLocation) { p.Role = 0 }, location.IntentNewClaim, vRange(location.CodePeerRole)},
@@ -70,25 +52,11 @@ func TestValidatePeer(t *testing.T) {
 		{"key before intent", func(p *location.PeerLocation) { p.Role = 0 }, 0, vRange(location.CodePeerRole)},
 		{"LS-207 intent 0", func(*location.PeerLocation) {}, 0, vRange(location.CodeWriteIntent)},
 		{"LS-207 intent 4", func(*location.PeerLocation) {}, 4, vRange(location.CodeWriteIntent)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			p := vPeer()
-			tc.mutate(&p)
-			vCheck(t, location.ValidatePeer(p, tc.intent), tc.want)
-		})
-	}
+	})
 }
 
 func TestValidatePeerKey(t *testing.T) {
-	pk := func() location.PeerKey {
-		return location.PeerKey{AutoConnectType: location.AutoConnectRouteMesh, MeshName: "play", Role: location.PeerRoleRouter, NodeRID: vRIDPtr("node-1")}
-	}
-	cases := []struct {
-		name   string
-		mutate func(k *location.PeerKey)
-		want   vWant
-	}{
+	vMutations(t, fixture.PeerKey, location.ValidatePeerKey, []vCase[location.PeerKey]{
 		{"PK is valid", func(*location.PeerKey) {}, vOK()},
 		{"LS-112 RemovePeer with role 0", func(k *location.PeerKey) { k.Role = 0 }, vRange(location.CodePeerRole)},
 		{"autoConnectType 0", func(k *location.PeerKey) { k.AutoConnectType = 0 }, vRange(location.CodePeerAutoConnectType)},
@@ -97,31 +65,14 @@ func TestValidatePeerKey(t *testing.T) {
 		{"neither nodeRid nor endpoint", func(k *location.PeerKey) { k.NodeRID = nil }, vOK()},
 		{"nodeRid present but empty", func(k *location.PeerKey) { k.NodeRID = vRIDPtr("") }, vType(location.CodePeerNodeRID)},
 		{"endpoint invalid UTF-8", func(k *location.PeerKey) { k.Endpoint = vStrPtr("\xff") }, vType(location.CodeTextUTF8)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			k := pk()
-			tc.mutate(&k)
-			vCheck(t, location.ValidatePeerKey(k), tc.want)
-		})
-	}
+	})
 }
 
 // vSpot is SPOT(a, 1) of the locations catalogue.
-func vSpot() location.SpotLocation {
-	return location.SpotLocation{
-		MeshName: "play", SpotID: "spot-1", SpotGeneration: 1, SpotType: "game", OwnerNodeRID: "node-1",
-		OwnerNodeGeneration: 1, SpotKind: location.SpotUser, OwnerID: "a", LeaseGeneration: 1,
-	}
-}
+func vSpot() location.SpotLocation { return fixture.SPOT("a", 1) }
 
 func TestValidateSpot(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(s *location.SpotLocation)
-		intent location.WriteIntent
-		want   vWant
-	}{
+	vWriteMutations(t, vSpot, location.ValidateSpot, []vWriteCase[location.SpotLocation]{
 		{"fixture is valid", func(*location.SpotLocation) {}, location.IntentNewClaim, vOK()},
 		{"LS-121 spotId empty", func(s *location.SpotLocation) { s.SpotID = "" }, location.IntentNewClaim, vType(location.CodeSpotID)},
 		{"LS-121 spotId 256 bytes", func(s *location.SpotLocation) { s.SpotID = strings.Repeat("s", 256) }, location.IntentNewClaim, vType(location.CodeSpotID)},
@@ -134,22 +85,11 @@ func TestValidateSpot(t *testing.T) {
 		{"spot id before intent", func(s *location.SpotLocation) { s.SpotID = "" }, 0, vType(location.CodeSpotID)},
 		{"LS-207 intent 0", func(*location.SpotLocation) {}, 0, vRange(location.CodeWriteIntent)},
 		{"LS-207 intent 4", func(*location.SpotLocation) {}, 4, vRange(location.CodeWriteIntent)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			s := vSpot()
-			tc.mutate(&s)
-			vCheck(t, location.ValidateSpot(s, tc.intent), tc.want)
-		})
-	}
+	})
 }
 
 func TestValidateSpotKey(t *testing.T) {
-	cases := []struct {
-		name string
-		key  location.SpotKey
-		want vWant
-	}{
+	vInputs(t, location.ValidateSpotKey, []vInput[location.SpotKey]{
 		{"valid", location.SpotKey{MeshName: "play", SpotID: "spot-1"}, vOK()},
 		{"LS-121 RemoveSpot/ResolveSpot spotId empty", location.SpotKey{MeshName: "play"}, vType(location.CodeSpotID)},
 		{"LS-121 RemoveSpot/ResolveSpot spotId 256 bytes", location.SpotKey{MeshName: "play", SpotID: strings.Repeat("s", 256)}, vType(location.CodeSpotID)},
@@ -157,29 +97,14 @@ func TestValidateSpotKey(t *testing.T) {
 		{"empty mesh", location.SpotKey{SpotID: "spot-1"}, vOK()},
 		{"mesh invalid UTF-8", location.SpotKey{MeshName: "\xff", SpotID: "spot-1"}, vType(location.CodeTextUTF8)},
 		{"spot id before mesh", location.SpotKey{MeshName: "\xff"}, vType(location.CodeSpotID)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { vCheck(t, location.ValidateSpotKey(tc.key), tc.want) })
-	}
+	})
 }
 
 // vActor is ACTOR(a, 1) of the locations catalogue.
-func vActor() location.ActorLocation {
-	return location.ActorLocation{
-		MeshName: "play", ActorID: "actor-1", ActorType: "player",
-		ActorRef:     location.ActorRef{ActorID: "actor-1", ObjectGeneration: 1, MeshName: "play", NodeRID: "node-1"},
-		OwnerNodeRID: "node-1", OwnerNodeGeneration: 1, SpotKind: location.SpotEntry, SpotID: "node-1",
-		SpotGeneration: 1, MembershipEpoch: 1, OwnerID: "a", LeaseGeneration: 1,
-	}
-}
+func vActor() location.ActorLocation { return fixture.ACTOR("a", 1) }
 
 func TestValidateActor(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(a *location.ActorLocation)
-		intent location.WriteIntent
-		want   vWant
-	}{
+	vWriteMutations(t, vActor, location.ValidateActor, []vWriteCase[location.ActorLocation]{
 		{"fixture is valid", func(*location.ActorLocation) {}, location.IntentNewClaim, vOK()},
 		{"nothing of the reference is validated", func(a *location.ActorLocation) {
 			a.MeshName, a.ActorID, a.ActorType, a.SpotID, a.OwnerID = "", "", "", "", ""
@@ -193,14 +118,7 @@ func TestValidateActor(t *testing.T) {
 		{"opaque owner node rid", func(a *location.ActorLocation) { a.OwnerNodeRID = "\xff" }, location.IntentNewClaim, vOK()},
 		{"LS-207 intent 0", func(*location.ActorLocation) {}, 0, vRange(location.CodeWriteIntent)},
 		{"LS-207 intent 4", func(*location.ActorLocation) {}, 4, vRange(location.CodeWriteIntent)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			a := vActor()
-			tc.mutate(&a)
-			vCheck(t, location.ValidateActor(a, tc.intent), tc.want)
-		})
-	}
+	})
 }
 
 func TestValidateActorKey(t *testing.T) {
@@ -211,20 +129,10 @@ func TestValidateActorKey(t *testing.T) {
 }
 
 // vRoute is ROUTE(a, 0) of the locations catalogue.
-func vRoute() location.RouteLocation {
-	return location.RouteLocation{
-		RouteKind: location.RouteActorSession, RouteKey: "route-1", OwnerNodeRID: "node-1", OwnerID: "a",
-		Value: []byte{1, 2, 3, 4},
-	}
-}
+func vRoute() location.RouteLocation { return fixture.ROUTE("a", 0) }
 
 func TestValidateRoute(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(r *location.RouteLocation)
-		intent location.WriteIntent
-		want   vWant
-	}{
+	vWriteMutations(t, vRoute, location.ValidateRoute, []vWriteCase[location.RouteLocation]{
 		{"fixture is valid", func(*location.RouteLocation) {}, location.IntentNewClaim, vOK()},
 		{"route kind and key are not validated", func(r *location.RouteLocation) { r.RouteKind = 99; r.RouteKey = "" }, location.IntentNewClaim, vOK()},
 		{"value bytes are opaque", func(r *location.RouteLocation) { r.Value = []byte{0xff, 0} }, location.IntentNewClaim, vOK()},
@@ -232,14 +140,7 @@ func TestValidateRoute(t *testing.T) {
 		{"ownerId invalid UTF-8", func(r *location.RouteLocation) { r.OwnerID = "\xff" }, location.IntentNewClaim, vType(location.CodeTextUTF8)},
 		{"LS-207 intent 0", func(*location.RouteLocation) {}, 0, vRange(location.CodeWriteIntent)},
 		{"LS-207 intent 4", func(*location.RouteLocation) {}, 4, vRange(location.CodeWriteIntent)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := vRoute()
-			tc.mutate(&r)
-			vCheck(t, location.ValidateRoute(r, tc.intent), tc.want)
-		})
-	}
+	})
 }
 
 func TestValidateRouteKey(t *testing.T) {

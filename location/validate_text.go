@@ -73,15 +73,26 @@ func IsUUIDLower(s string) bool {
 func IsPlainText(s string) bool { return plainTextProblem(s) == "" }
 
 // dtextProblem says why s is not DText, or "" when it is.
-func dtextProblem(s string) string {
+func dtextProblem(s string) string { return textProblem(s, MaxDescriptorTextBytes, false) }
+
+// spotIDProblem says why s is not a valid spot id (which may hold NUL), or
+// "" when it is.
+func spotIDProblem(s string) string { return textProblem(s, MaxSpotIDBytes, true) }
+
+// plainTextProblem says why s is not plain text, or "" when it is.
+func plainTextProblem(s string) string { return textProblem(s, 0, false) }
+
+// textProblem says why s is not non-empty valid UTF-8 of at most maxBytes
+// bytes (0: any length) without NUL (unless nulOK), or "" when it is.
+func textProblem(s string, maxBytes int, nulOK bool) string {
 	switch {
 	case s == "":
 		return "is empty"
-	case len(s) > MaxDescriptorTextBytes:
-		return fmt.Sprintf("is %d bytes long (at most %d)", len(s), MaxDescriptorTextBytes)
+	case maxBytes > 0 && len(s) > maxBytes:
+		return fmt.Sprintf("is %d bytes long (at most %d)", len(s), maxBytes)
 	case !utf8.ValidString(s):
 		return "is not valid UTF-8"
-	case strings.IndexByte(s, 0) >= 0:
+	case !nulOK && strings.IndexByte(s, 0) >= 0:
 		return "contains NUL (U+0000)"
 	default:
 		return ""
@@ -97,34 +108,6 @@ func trimTextProblem(s string) string {
 		return "is empty"
 	case keys.TrimJSSpace(s) == "":
 		return "holds only whitespace"
-	default:
-		return ""
-	}
-}
-
-// spotIDProblem says why s is not a valid spot id, or "" when it is.
-func spotIDProblem(s string) string {
-	switch {
-	case s == "":
-		return "is empty"
-	case len(s) > MaxSpotIDBytes:
-		return fmt.Sprintf("is %d bytes long (at most %d)", len(s), MaxSpotIDBytes)
-	case !utf8.ValidString(s):
-		return "is not valid UTF-8"
-	default:
-		return ""
-	}
-}
-
-// plainTextProblem says why s is not plain text, or "" when it is.
-func plainTextProblem(s string) string {
-	switch {
-	case s == "":
-		return "is empty"
-	case !utf8.ValidString(s):
-		return "is not valid UTF-8"
-	case strings.IndexByte(s, 0) >= 0:
-		return "contains NUL (U+0000)"
 	default:
 		return ""
 	}

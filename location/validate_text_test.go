@@ -41,12 +41,72 @@ func vCheck(t *testing.T, err error, want vWant) {
 	require.NotEmpty(t, ie.Message)
 }
 
+// vInput is a validation case of one input.
+type vInput[T any] struct {
+	name string
+	in   T
+	want vWant
+}
+
+// vInputs checks validate's verdict on each case's input.
+func vInputs[T any](t *testing.T, validate func(T) error, cases []vInput[T]) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { vCheck(t, validate(tc.in), tc.want) })
+	}
+}
+
+// vCase is a validation case: mutate changes (or keeps) a valid value.
+type vCase[T any] struct {
+	name   string
+	mutate func(*T)
+	want   vWant
+}
+
+// vMutations checks validate's verdict on valid() changed by each case.
+func vMutations[T any](t *testing.T, valid func() T, validate func(T) error, cases []vCase[T]) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := valid()
+			tc.mutate(&v)
+			vCheck(t, validate(v), tc.want)
+		})
+	}
+}
+
+// vWriteCase is a validation case of a write, whose intent is validated too.
+type vWriteCase[T any] struct {
+	name   string
+	mutate func(*T)
+	intent location.WriteIntent
+	want   vWant
+}
+
+// vWriteMutations is vMutations for a write validator and each case's intent.
+func vWriteMutations[T any](t *testing.T, valid func() T, validate func(T, location.WriteIntent) error, cases []vWriteCase[T]) {
+	t.Helper()
+	for _, tc := range cases {
+		vMutations(t, valid, func(v T) error { return validate(v, tc.intent) }, []vCase[T]{{tc.name, tc.mutate, tc.want}})
+	}
+}
+
+// vText is a case of a text predicate.
+type vText struct {
+	name, in string
+	want     bool
+}
+
+// vPredicate checks pred's answer on each case's text.
+func vPredicate(t *testing.T, pred func(string) bool, cases []vText) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { require.Equal(t, tc.want, pred(tc.in)) })
+	}
+}
+
 func TestIsDText(t *testing.T) {
-	cases := []struct {
-		name string
-		in   string
-		want bool
-	}{
+	vPredicate(t, location.IsDText, []vText{
 		{"one byte", "a", true},
 		{"255 bytes", strings.Repeat("x", 255), true},
 		{"255 bytes multibyte", strings.Repeat("€", 85), true},
@@ -55,18 +115,11 @@ func TestIsDText(t *testing.T) {
 		{"256 bytes", strings.Repeat("x", 256), false},
 		{"NUL", "a\x00b", false},
 		{"invalid UTF-8", "a\xffb", false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { require.Equal(t, tc.want, location.IsDText(tc.in)) })
-	}
+	})
 }
 
 func TestIsTrimText(t *testing.T) {
-	cases := []struct {
-		name string
-		in   string
-		want bool
-	}{
+	vPredicate(t, location.IsTrimText, []vText{
 		{"plain", "owner-a", true},
 		{"padded", "  owner-a  ", true},
 		{"NUL is text", "\x00", true},
@@ -78,18 +131,11 @@ func TestIsTrimText(t *testing.T) {
 		{"no-break space and BOM", "\u00a0\ufeff", false},
 		{"Unicode space separators", "\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000", false},
 		{"invalid UTF-8", "\xff", false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { require.Equal(t, tc.want, location.IsTrimText(tc.in)) })
-	}
+	})
 }
 
 func TestIsSpotIDBytes(t *testing.T) {
-	cases := []struct {
-		name string
-		in   string
-		want bool
-	}{
+	vPredicate(t, location.IsSpotIDBytes, []vText{
 		{"one byte", "s", true},
 		{"255 bytes", strings.Repeat("s", 255), true},
 		{"255 bytes multibyte", strings.Repeat("€", 85), true},
@@ -97,18 +143,11 @@ func TestIsSpotIDBytes(t *testing.T) {
 		{"empty", "", false},
 		{"256 bytes", strings.Repeat("s", 256), false},
 		{"invalid UTF-8", "\xc3", false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { require.Equal(t, tc.want, location.IsSpotIDBytes(tc.in)) })
-	}
+	})
 }
 
 func TestIsUUIDLower(t *testing.T) {
-	cases := []struct {
-		name string
-		in   string
-		want bool
-	}{
+	vPredicate(t, location.IsUUIDLower, []vText{
 		{"canonical", "01234567-89ab-cdef-0123-456789abcdef", true},
 		{"nil UUID (no version check)", "00000000-0000-0000-0000-000000000000", true},
 		{"upper case", "01234567-89AB-CDEF-0123-456789ABCDEF", false},
@@ -119,28 +158,18 @@ func TestIsUUIDLower(t *testing.T) {
 		{"non-hex letter", "01234567-89ab-cdef-0123-456789abcdeg", false},
 		{"trailing newline", "01234567-89ab-cdef-0123-456789abcdef\n", false},
 		{"empty", "", false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { require.Equal(t, tc.want, location.IsUUIDLower(tc.in)) })
-	}
+	})
 }
 
 func TestIsPlainText(t *testing.T) {
-	cases := []struct {
-		name string
-		in   string
-		want bool
-	}{
+	vPredicate(t, location.IsPlainText, []vText{
 		{"text", "room", true},
 		{"space", " ", true},
 		{"long", strings.Repeat("r", 100000), true},
 		{"empty", "", false},
 		{"NUL", "a\x00b", false},
 		{"invalid UTF-8", "\xff", false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { require.Equal(t, tc.want, location.IsPlainText(tc.in)) })
-	}
+	})
 }
 
 func TestValidationMessagesQuoteShortValuesAndSizeLongOnes(t *testing.T) {

@@ -4,36 +4,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
-const vXferID = "01234567-89ab-cdef-0123-456789abcdef"
-
 // vXfer is XFER of the locations catalogue.
-func vXfer() location.ActorTransferPrepareRequest {
-	return location.ActorTransferPrepareRequest{
-		MeshName: "game", ActorID: "actor-1", TransferID: vXferID,
-		Source:                  location.ActorRef{ActorID: "actor-1", ObjectGeneration: 11, MeshName: "game", NodeRID: "node-a"},
-		Target:                  location.ActorRef{ActorID: "actor-1", ObjectGeneration: 11, MeshName: "game", NodeRID: "node-b"},
-		ExpectedActorGeneration: 11, ExpectedMembershipEpoch: 4,
-		Participants:     []location.RoutingID{"node-a", "node-b"},
-		RecoveryOwnerID:  "recovery-a",
-		RecoveryLeaseTTL: 30 * time.Second,
-	}
-}
+func vXfer() location.ActorTransferPrepareRequest { return fixture.XFER() }
 
 func TestValidateTransferPrepare(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(r *location.ActorTransferPrepareRequest)
-		want   vWant
-	}{
+	vMutations(t, vXfer, location.ValidateTransferPrepare, []vCase[location.ActorTransferPrepareRequest]{
 		{"LS-170 XFER is valid", func(*location.ActorTransferPrepareRequest) {}, vOK()},
 		{"LS-171 meshName spaces", func(r *location.ActorTransferPrepareRequest) { r.MeshName = "  " }, vType(location.CodeTransferIdentity)},
 		{"LS-171 actorId empty", func(r *location.ActorTransferPrepareRequest) { r.ActorID = "" }, vType(location.CodeTransferIdentity)},
 		{"LS-171 transferId upper case", func(r *location.ActorTransferPrepareRequest) { r.TransferID = "01234567-89AB-CDEF-0123-456789ABCDEF" }, vType(location.CodeTransferIDFormat)},
 		{"LS-171 transferId not a uuid", func(r *location.ActorTransferPrepareRequest) { r.TransferID = "not-a-uuid" }, vType(location.CodeTransferIDFormat)},
-		{"LS-171 transferId in braces", func(r *location.ActorTransferPrepareRequest) { r.TransferID = "{" + vXferID + "}" }, vType(location.CodeTransferIDFormat)},
+		{"LS-171 transferId in braces", func(r *location.ActorTransferPrepareRequest) { r.TransferID = "{" + fixture.XferID + "}" }, vType(location.CodeTransferIDFormat)},
 		{"LS-171 recoveryOwnerId space", func(r *location.ActorTransferPrepareRequest) { r.RecoveryOwnerID = " " }, vType(location.CodeTransferLease)},
 		{"LS-171 ttl 0", func(r *location.ActorTransferPrepareRequest) { r.RecoveryLeaseTTL = 0 }, vType(location.CodeTransferLease)},
 		{"LS-171 ttl -1 ms", func(r *location.ActorTransferPrepareRequest) { r.RecoveryLeaseTTL = -time.Millisecond }, vType(location.CodeTransferLease)},
@@ -58,39 +43,19 @@ func TestValidateTransferPrepare(t *testing.T) {
 		{"transfer id before lease", func(r *location.ActorTransferPrepareRequest) { r.TransferID = "x"; r.RecoveryLeaseTTL = 0 }, vType(location.CodeTransferIDFormat)},
 		{"lease before generations", func(r *location.ActorTransferPrepareRequest) { r.RecoveryOwnerID = ""; r.ExpectedActorGeneration = 0 }, vType(location.CodeTransferLease)},
 		{"generations before participants", func(r *location.ActorTransferPrepareRequest) { r.ExpectedMembershipEpoch = 0; r.Participants = nil }, vRange(location.CodeTransferGenerations)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := vXfer()
-			tc.mutate(&r)
-			vCheck(t, location.ValidateTransferPrepare(r), tc.want)
-		})
-	}
+	})
 }
 
-func vXferRef() location.ActorTransferRef {
-	return location.ActorTransferRef{MeshName: "game", ActorID: "actor-1", TransferID: vXferID}
-}
+func vXferRef() location.ActorTransferRef { return fixture.XferRef(fixture.XFER()) }
 
 func TestValidateTransferRef(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(r *location.ActorTransferRef)
-		want   vWant
-	}{
+	vMutations(t, vXferRef, location.ValidateTransferRef, []vCase[location.ActorTransferRef]{
 		{"valid", func(*location.ActorTransferRef) {}, vOK()},
 		{"LS-189 upper-case transferId", func(r *location.ActorTransferRef) { r.TransferID = "01234567-89AB-CDEF-0123-456789ABCDEF" }, vType(location.CodeTransferIDFormat)},
 		{"LS-189 meshName empty", func(r *location.ActorTransferRef) { r.MeshName = "" }, vType(location.CodeTransferIdentity)},
 		{"actorId spaces", func(r *location.ActorTransferRef) { r.ActorID = " \t" }, vType(location.CodeTransferIdentity)},
 		{"transferId empty", func(r *location.ActorTransferRef) { r.TransferID = "" }, vType(location.CodeTransferIDFormat)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := vXferRef()
-			tc.mutate(&r)
-			vCheck(t, location.ValidateTransferRef(r), tc.want)
-		})
-	}
+	})
 }
 
 func TestValidateTransferTakeover(t *testing.T) {

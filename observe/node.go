@@ -108,10 +108,7 @@ type NodeMetrics struct {
 // NewNodeMetrics returns NodeMetrics registered on reg (nil registers
 // nothing; an error when they are registered there already).
 func NewNodeMetrics(reg prometheus.Registerer, opts NodeOptions) (*NodeMetrics, error) {
-	buckets := opts.Buckets
-	if buckets == nil {
-		buckets = DurationBuckets()
-	}
+	buckets := DurationBucketsOr(opts.Buckets)
 	m := &NodeMetrics{
 		clk: opts.Clock,
 		renewals: prometheus.NewCounterVec(prometheus.CounterOpts{

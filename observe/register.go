@@ -14,6 +14,15 @@ func DurationBuckets() []float64 {
 	return []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 }
 
+// DurationBucketsOr returns buckets, or DurationBuckets() when buckets is
+// nil: what every Options.Buckets field of this module means.
+func DurationBucketsOr(buckets []float64) []float64 {
+	if buckets == nil {
+		return DurationBuckets()
+	}
+	return buckets
+}
+
 // Register registers every collector on reg, or none: when one fails
 // (a metric of the same name is registered already), the ones registered
 // before it are unregistered and the error names the cause. A nil reg

@@ -73,10 +73,7 @@ type StoreObserver struct {
 // NewStoreObserver returns a StoreObserver whose metrics are registered on
 // opts.Registerer (an error when they are registered there already).
 func NewStoreObserver(opts Options) (*StoreObserver, error) {
-	buckets := opts.Buckets
-	if buckets == nil {
-		buckets = DurationBuckets()
-	}
+	buckets := DurationBucketsOr(opts.Buckets)
 	o := &StoreObserver{
 		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "zlink_store_operations_total",

@@ -27,11 +27,17 @@
 //   - no renewal was confirmed before the deadline above (ErrDeadlinePassed);
 //   - Close (ErrClosed) or Orphan (ErrOrphaned) was called.
 //
+// Done closes the moment the session ends, whatever it is doing: a store
+// call in flight then (a renewal whose answer the store is still settling)
+// has its context cancelled and is no longer waited for; its answer is
+// ignored. Stopped closes once that call, and every other goroutine of the
+// session, has returned.
+//
 // Close ends the session and releases the lease, as etcd's Session.Close
 // revokes its lease; Orphan ends it and leaves the lease to expire or to be
-// adopted by another process. When the context ends or the deadline passes,
-// the lease is not released until Close. No goroutine of a session outlives
-// its Done channel.
+// adopted by another process. Both wait for Stopped (Close until its
+// context ends, Orphan for at most RenewTimeout). When the context ends or
+// the deadline passes, the lease is not released until Close.
 //
 // Renewals go through the store's location.OwnerLeaseKeeper capability
 // when it has one (etcdstore: one etcd keep-alive per renewal, no write, and

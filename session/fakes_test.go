@@ -36,12 +36,20 @@ func failing(context.Context) error {
 	return fmt.Errorf("test store: %w: etcdserver: leader changed", location.ErrUnavailable)
 }
 
+// answerLost fails at once with an error by which the outcome is unknown.
+func answerLost(context.Context) error {
+	return fmt.Errorf("test store: %w: the answer was lost", location.ErrOutcomeUnknown)
+}
+
 // faultyStore is an OwnerLeaseStore whose calls can be made to fail.
 type faultyStore struct {
 	location.OwnerLeaseStore
-	mu                       sync.Mutex
-	claimFault, renewFault   fault
-	claimFaults              int // claims that fail with claimFault before one passes
+	mu                     sync.Mutex
+	claimFault, renewFault fault
+	claimFaults            int // claims that fail with claimFault before one passes
+	// claimApplies: a failing claim is applied first, then answered
+	// claimFault's error (its answer lost).
+	claimApplies             bool
 	claims, renews, releases atomic.Int64
 }
 
@@ -60,7 +68,13 @@ func (f *faultyStore) ClaimOwnerLease(ctx context.Context, ownerID string, ttl t
 	} else {
 		fl = nil
 	}
+	applies := f.claimApplies
 	f.mu.Unlock()
+	if fl != nil && applies {
+		if _, err := f.OwnerLeaseStore.ClaimOwnerLease(ctx, ownerID, ttl); err != nil {
+			return location.OwnerLeaseClaimResult{}, err
+		}
+	}
 	if fl != nil {
 		if err := fl(ctx); err != nil {
 			return location.OwnerLeaseClaimResult{}, err

@@ -26,11 +26,14 @@ type Session struct {
 	log   *slog.Logger
 	token location.OwnerToken
 
-	// ctx is the session's life (the caller's context); cancel ends it and
-	// the renewal loop, whose end closes done.
+	// ctx is the session's life (the caller's context); end cancels it,
+	// which cancels the store call in flight too, and closes done. stopped
+	// closes once the renewal loop, and the store call it waits for, have
+	// returned.
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
 	done    chan struct{}
+	stopped chan struct{}
 	timeout error // the cause of an attempt that exceeded RenewTimeout
 
 	mu           sync.Mutex
@@ -80,9 +83,14 @@ type Status struct {
 // New claims an owner lease for ownerID in store and returns the session
 // that keeps it. Options are checked first: bad ones are an
 // *location.InputError, and nothing is written. A claim the store answers
-// with an error wrapping location.ErrUnavailable (nothing written) is tried
-// again, after a jittered wait, until ctx ends; each attempt is bounded by
-// RenewTimeout. A live lease of the owner id is ErrLeaseHeld.
+// with an error wrapping location.ErrUnavailable (nothing written) or
+// location.ErrOutcomeUnknown (its answer was lost and could not be
+// settled) is tried again, after a jittered wait, until ctx ends; each
+// attempt is bounded by RenewTimeout. When the store is a
+// location.OwnerLeaseClaimSettler (etcdstore), each attempt first settles
+// the store's earlier claim of ownerID whose outcome was unknown (of this
+// call or an earlier one): if that claim holds the lease, the session
+// keeps that lease. A live lease of the owner id is ErrLeaseHeld.
 //
 // ctx bounds the session's life too: when it ends, the session ends
 // (Done), without releasing the lease (call Close for that).
@@ -97,20 +105,25 @@ func New(ctx context.Context, store location.OwnerLeaseStore, ownerID string, op
 	}
 	var res location.OwnerLeaseClaimResult
 	var sent, answered time.Time
-	err = s.retry(s.ctx, "claim owner lease "+ownerID, isUnavailable, func() error {
+	unknown := false // an attempt's outcome was unknown
+	err = s.retry(s.ctx, "claim owner lease "+ownerID, claimRetryable, func() error {
 		actx, cancel := s.attemptContext(s.ctx)
 		defer cancel()
 		var err error
 		sent = s.clk.Now()
-		res, err = store.ClaimOwnerLease(actx, ownerID, s.o.TTL)
+		res, err = settleAndClaim(actx, store, ownerID, s.o.TTL)
 		answered = s.clk.Now()
 		err = s.attemptError(actx, err)
+		unknown = unknown || errors.Is(err, location.ErrOutcomeUnknown)
 		s.observe(Renewal{Token: res.Token, Sent: sent, Answered: answered, Kind: res.Kind, Err: err})
 		return err
 	})
 	switch {
 	case err != nil:
 		err = fmt.Errorf("session: claim owner lease %q: %w", ownerID, err)
+	case res.Kind == location.KindConflict && unknown:
+		err = fmt.Errorf("%w: owner id %q (maybe by an earlier claim of this call whose outcome is unknown, "+
+			"which the store cannot settle: it expires within the TTL)", ErrLeaseHeld, ownerID)
 	case res.Kind == location.KindConflict:
 		err = fmt.Errorf("%w: owner id %q", ErrLeaseHeld, ownerID)
 	case res.Kind == location.KindGenerationExhausted:
@@ -126,7 +139,7 @@ func New(ctx context.Context, store location.OwnerLeaseStore, ownerID string, op
 	s.confirm(sent, answered, res.LeaseExpiresAt, res.StoreNow, false)
 	s.log.Debug("session: owner lease claimed", "owner", s.token.OwnerID, "generation", s.token.LeaseGeneration,
 		"trusted_until", s.TrustedUntil())
-	go s.run(answered.Add(s.o.RenewInterval))
+	s.start(answered.Add(s.o.RenewInterval))
 	return s, nil
 }
 
@@ -163,7 +176,7 @@ func Adopt(ctx context.Context, store location.OwnerLeaseStore, token location.O
 		s.closeKept()
 		return nil, err
 	}
-	go s.run(answered.Add(s.o.RenewInterval))
+	s.start(answered.Add(s.o.RenewInterval))
 	return s, nil
 }
 
@@ -177,7 +190,7 @@ func newSession(ctx context.Context, store location.OwnerLeaseStore, opts Option
 	if store == nil {
 		return nil, fmt.Errorf("session: %w: nil store", location.ErrInvalidArgument)
 	}
-	s := &Session{store: store, o: o, clk: o.Clock, log: o.Logger, done: make(chan struct{}),
+	s := &Session{store: store, o: o, clk: o.Clock, log: o.Logger, done: make(chan struct{}), stopped: make(chan struct{}),
 		timeout: fmt.Errorf("session: the attempt exceeded its timeout (%v): %w", o.RenewTimeout, context.DeadlineExceeded)}
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	return s, nil
@@ -186,9 +199,18 @@ func newSession(ctx context.Context, store location.OwnerLeaseStore, opts Option
 // Token returns the session's owner token.
 func (s *Session) Token() location.OwnerToken { return s.token }
 
-// Done is closed when the session has ended (Err says why) and its
-// goroutines have stopped.
+// Done is closed as soon as the session has ended; Err says why. It does
+// not wait for a store call in flight (Stopped does): the trust deadline,
+// a lost lease, the context's end, Close and Orphan close it at once.
 func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Stopped is closed once the session has ended and every goroutine it
+// started has returned: the renewal loop, the store call in flight when
+// the session ended (its context is cancelled then; the session ignores
+// its answer, and closes a kept lease it returns), and the kept lease's
+// watch. Close and Orphan wait for it; wait on it to account for a session
+// that ended by itself.
+func (s *Session) Stopped() <-chan struct{} { return s.stopped }
 
 // Err returns nil while the session runs, then why it ended: an error
 // wrapping ErrLeaseLost, ErrDeadlinePassed, ErrClosed, ErrOrphaned, or the
@@ -237,26 +259,48 @@ func (s *Session) Status() Status {
 }
 
 // Close ends the session (if it has not ended yet, Err becomes ErrClosed),
-// waits for its goroutines, and releases the lease (unless it was lost or
-// orphaned): ReleaseOwnerLease, each attempt bounded by RenewTimeout and
-// tried again after a failure (bad input excepted) until ctx ends. A lease
-// found already ended is not an error. Close is idempotent: later calls return
-// the first one's result.
+// releases the lease (unless it was lost or orphaned): ReleaseOwnerLease,
+// each attempt bounded by RenewTimeout and tried again after a failure (bad
+// input excepted) until ctx ends; a lease found already ended is not an
+// error. Then it waits, until ctx ends, for the session's goroutines
+// (Stopped): a renewal in flight has had its context cancelled, and a
+// release does not need to wait for it (a renewal that reaches the store
+// after the release answers stale). Close is idempotent: later calls
+// release nothing more and return the first release's result.
 func (s *Session) Close(ctx context.Context) error {
 	s.end(ErrClosed)
-	<-s.done
 	s.closeOnce.Do(func() { s.closeErr = s.release(ctx) })
+	if err := s.wait(ctx); err != nil {
+		return errors.Join(s.closeErr, err)
+	}
 	return s.closeErr
 }
 
 // Orphan ends the session without releasing its lease (if it has not
-// ended yet, Err becomes ErrOrphaned), waits for its goroutines, and
-// returns the token, for another process to Adopt before the lease
-// expires. A later Close releases nothing.
+// ended yet, Err becomes ErrOrphaned), waits for its goroutines (Stopped;
+// a store call in flight, whose context is cancelled, for at most
+// RenewTimeout on the session clock), and returns the token, for another
+// process to Adopt before the lease expires. A later Close releases
+// nothing.
 func (s *Session) Orphan() location.OwnerToken {
 	s.end(ErrOrphaned)
-	<-s.done
+	ctx, cancel := s.attemptContext(context.Background())
+	defer cancel()
+	if err := s.wait(ctx); err != nil {
+		s.log.Warn("session: orphaned with a store call still in flight; it ends when the store answers",
+			"owner", s.token.OwnerID, "generation", s.token.LeaseGeneration, "error", err)
+	}
 	return s.token
+}
+
+// wait waits until the session's goroutines have stopped, or ctx ends.
+func (s *Session) wait(ctx context.Context) error {
+	select {
+	case <-s.stopped:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("session: a store call of the session has not returned yet: %w", context.Cause(ctx))
+	}
 }
 
 // release releases the lease of an ended session, unless it is known gone
@@ -282,8 +326,9 @@ func (s *Session) release(ctx context.Context) error {
 	return nil
 }
 
-// end ends the session with cause (the first cause wins) and stops the
-// renewal loop.
+// end ends the session with cause (the first cause wins): it cancels the
+// session's context (the renewal loop's, and the store call's in flight)
+// and closes Done at once, without waiting for anything.
 func (s *Session) end(cause error) {
 	s.mu.Lock()
 	if s.err != nil {
@@ -291,18 +336,33 @@ func (s *Session) end(cause error) {
 		return
 	}
 	s.err, s.endedAt = cause, s.clk.Now()
+	if s.deadline != nil {
+		s.deadline.Stop()
+	}
 	s.mu.Unlock()
+	s.cancel(cause)
+	close(s.done)
 	level := slog.LevelInfo
 	if errors.Is(cause, ErrLeaseLost) || errors.Is(cause, ErrDeadlinePassed) {
 		level = slog.LevelWarn
 	}
 	s.log.Log(context.Background(), level, "session: ended", "owner", s.token.OwnerID,
 		"generation", s.token.LeaseGeneration, "reason", cause)
-	s.cancel(cause)
+}
+
+// start runs the session once its lease is claimed or adopted: the
+// renewal loop, from next, and its end when the context given to New or
+// Adopt ends (at once, also while a store call is in flight).
+func (s *Session) start(next time.Time) {
+	context.AfterFunc(s.ctx, func() { s.end(fmt.Errorf("session: context ended: %w", context.Cause(s.ctx))) })
+	go s.run(next)
 }
 
 // run is the renewal loop: a renewal at each scheduled time (fixed rate),
-// a failed one tried again sooner, until the session ends.
+// a failed one tried again sooner, until the session ends. It is the only
+// goroutine that calls the store: a call in flight when the session ends
+// (which cancels its context) is waited for here, and only Stopped waits
+// for the loop.
 func (s *Session) run(next time.Time) {
 	defer s.finish()
 	retryWait := minRetryWait
@@ -361,17 +421,12 @@ func (s *Session) sleepUntil(t time.Time) bool {
 	}
 }
 
-// finish ends the loop: the session ends (if the context did it), its
-// timer and kept lease stop, and Done closes.
+// finish ends the loop: the session has ended (the loop stops only then),
+// its kept lease stops, and Stopped closes.
 func (s *Session) finish() {
 	s.end(fmt.Errorf("session: context ended: %w", context.Cause(s.ctx)))
-	s.mu.Lock()
-	if s.deadline != nil {
-		s.deadline.Stop()
-	}
-	s.mu.Unlock()
 	s.closeKept()
-	close(s.done)
+	close(s.stopped)
 }
 
 // closeKept closes the kept lease, if any.
@@ -539,9 +594,29 @@ func (s *Session) sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// isUnavailable reports an error by which the store says nothing was
-// written.
-func isUnavailable(err error) bool { return errors.Is(err, location.ErrUnavailable) }
+// settleAndClaim claims ownerID's lease in store, after settling the
+// store's earlier claim of ownerID whose outcome was unknown when the store
+// can (location.OwnerLeaseClaimSettler): if that claim holds the lease, its
+// answer is the claim's.
+func settleAndClaim(ctx context.Context, store location.OwnerLeaseStore, ownerID string, ttl time.Duration) (location.OwnerLeaseClaimResult, error) {
+	if settler, ok := store.(location.OwnerLeaseClaimSettler); ok {
+		res, held, err := settler.SettleOwnerLeaseClaim(ctx, ownerID, ttl)
+		if err != nil || held {
+			return res, err
+		}
+	}
+	return store.ClaimOwnerLease(ctx, ownerID, ttl)
+}
+
+// claimRetryable reports a failed claim that is tried again: nothing was
+// written (location.ErrUnavailable), or the outcome is unknown
+// (location.ErrOutcomeUnknown: the claim may have applied; a store that
+// settles its own claims, as etcdstore does, then tells whether it holds
+// the lease; with another, the next attempt conflicts with it:
+// ErrLeaseHeld).
+func claimRetryable(err error) bool {
+	return errors.Is(err, location.ErrUnavailable) || errors.Is(err, location.ErrOutcomeUnknown)
+}
 
 // notInput reports an error that is not about bad input.
 func notInput(err error) bool { return !errors.Is(err, location.ErrInvalidArgument) }

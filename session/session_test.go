@@ -275,29 +275,61 @@ func TestNewAnswersALiveLeaseAsHeld(t *testing.T) {
 	require.ErrorIs(t, err, session.ErrLeaseHeld)
 }
 
-func TestNewRetriesAClaimThatWroteNothing(t *testing.T) {
-	w := newMemWorld()
-	w.store.claimFault, w.store.claimFaults = failing, 2
-	type result struct {
-		s   *session.Session
-		err error
+// New tries a claim again when nothing was written or when its outcome is
+// unknown. With a store that cannot settle its own claim whose outcome was
+// unknown (no location.OwnerLeaseClaimSettler, as here; etcdstore is one,
+// inflight_test.go), the next attempt conflicts with that claim's lease:
+// ErrLeaseHeld, saying so.
+func TestNewRetriesAClaimThatFailed(t *testing.T) {
+	tests := []struct {
+		name    string
+		fault   fault
+		faults  int
+		applies bool // the failed claim applied
+		claims  int64
+		wantErr string // "" for a session
+	}{
+		{name: "nothing written", fault: failing, faults: 2, claims: 3},
+		{name: "outcome unknown, not applied", fault: answerLost, faults: 2, claims: 3},
+		{name: "outcome unknown, applied, not settled by the store", fault: answerLost, faults: 1, applies: true,
+			claims: 2, wantErr: `session: the owner id holds a live lease: owner id "a" (maybe by an earlier claim of this call ` +
+				"whose outcome is unknown, which the store cannot settle: it expires within the TTL)"},
 	}
-	done := make(chan result, 1)
-	go func() {
-		s, err := session.New(t.Context(), w.store, "a", w.options())
-		done <- result{s, err}
-	}()
-	for {
-		eventually(t, func() bool { return w.store.claims.Load() >= 1 }, "a claim was sent")
-		select {
-		case r := <-done:
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newMemWorld()
+			w.store.claimFault, w.store.claimFaults, w.store.claimApplies = tc.fault, tc.faults, tc.applies
+			type result struct {
+				s   *session.Session
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				s, err := session.New(t.Context(), w.store, "a", w.options())
+				done <- result{s, err}
+			}()
+			// Each failed attempt is logged, then New sleeps on the clock
+			// (its attempt's timer stopped, its wait's armed) for at most
+			// 100 ms, doubled each time: move the clock only then, so that
+			// an attempt never sees it move.
+			wait := 100 * time.Millisecond
+			for retry := 1; int64(retry) < tc.claims; retry++ {
+				eventually(t, func() bool {
+					return len(w.logs.messages(slog.LevelWarn)) == retry && w.clk.Timers() == 1
+				}, "attempt %d failed and New waits", retry)
+				w.clk.Advance(wait)
+				wait *= 2
+			}
+			r := <-done
+			require.Equal(t, tc.claims, w.store.claims.Load())
+			if tc.wantErr != "" {
+				require.ErrorIs(t, r.err, session.ErrLeaseHeld)
+				require.EqualError(t, r.err, tc.wantErr)
+				return
+			}
 			require.NoError(t, r.err)
-			require.Equal(t, int64(3), w.store.claims.Load())
 			require.NoError(t, r.s.Close(t.Context()))
-			return
-		default:
-			w.clk.Advance(100 * time.Millisecond) // the retry waits
-		}
+		})
 	}
 }
 

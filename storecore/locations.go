@@ -129,8 +129,11 @@ func (s *Store) ListPeers(ctx context.Context, f location.PeerFilter) ([]locatio
 }
 
 // peerNarrow is the key prefix a peer filter fixes: the canonical type name,
-// then the mesh, then the canonical role name, as far as they are given
-// (rules.PeerKey).
+// then the mesh, then the canonical role name, then the routing id's hex
+// (rules.PeerKey), as far as they are given. The rid narrows to one key: a
+// row matches a filter's rid only when it has that rid, and a row with a
+// rid is keyed by it (a row without one, keyed by its endpoint, never
+// matches).
 func peerNarrow(f *location.PeerFilter) string {
 	if f.AutoConnectType == nil {
 		return ""
@@ -151,7 +154,11 @@ func peerNarrow(f *location.PeerFilter) string {
 	if err != nil {
 		return narrow
 	}
-	return narrow + keys.Segments(role)
+	narrow += keys.Segments(role)
+	if f.NodeRID == nil {
+		return narrow
+	}
+	return narrow + keys.Segments(f.NodeRID.Hex())
 }
 
 // UpdateSpot writes a spot row (rules.UpdateSpot). It implements

@@ -134,7 +134,9 @@ type ListQuery struct {
 	LiveOwner func(row any) string
 	// Project, when set, returns a row as it is listed, computed over the
 	// store at the rows' point in time (mesh nodes: capacity from the
-	// ledgers); otherwise rows are listed as stored (copies).
+	// ledgers); otherwise rows are listed as stored (copies). It returns a
+	// row of its own and must not modify the one it is given (etcdstore's
+	// watch cache passes its shared copy).
 	Project func(tx *rules.Tx, row any) any
 	// ProjectReads names what Project reads for a row (a hint, as
 	// Call.Reads).

@@ -31,9 +31,10 @@ type Options struct {
 	// try before it gives up with ErrContention; 0 means DefaultMaxAttempts.
 	MaxAttempts int
 	// ResolveTimeout is the least time the re-reads that resolve an
-	// ambiguous commit are given, even when the caller's context has ended
-	// (ResolveContext); while the caller's context lasts they go on,
-	// retrying transient errors. 0 means DefaultResolveTimeout.
+	// ambiguous commit are given, even when the caller's deadline has
+	// passed (a cancelled caller's end them at once: ResolveContext); while
+	// the caller's context lasts they go on, retrying transient errors. 0
+	// means DefaultResolveTimeout.
 	ResolveTimeout time.Duration
 	// CacheSize is the number of recently observed keys the engine keeps to
 	// start steady-state decisions without a read; 0 means

@@ -17,9 +17,9 @@ const progressInterval = 20 * time.Millisecond
 
 // resolve settles a guarded transaction whose response was lost (decision
 // E-9). It re-reads the keys the transaction reads and writes at one
-// revision, retrying transient errors until the caller's context ends (and
-// for at least the resolve timeout, even when it has ended already:
-// ResolveContext):
+// revision, retrying transient errors until the caller's context ends (and,
+// when the caller's deadline has passed, for at least the resolve timeout;
+// a caller that cancels stops it at once: ResolveContext):
 //
 //   - a value carrying the attempt's nonce (or an Earlier one) proves that
 //     attempt applied (at that key's ModRevision);

@@ -372,27 +372,115 @@ func TestReadsEndWithTheContext(t *testing.T) {
 }
 
 func TestResolveContext(t *testing.T) {
-	t.Run("outlives an ended context by the floor", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(t.Context())
-		cancel()
+	t.Run("outlives a passed deadline by the floor", func(t *testing.T) {
+		ctx, cancel := context.WithDeadline(t.Context(), time.Now())
+		defer cancel()
 		rctx, rcancel := ResolveContext(ctx, 30*time.Millisecond)
 		defer rcancel()
 		require.NoError(t, rctx.Err())
 		<-rctx.Done()
-		require.ErrorIs(t, context.Cause(rctx), context.Canceled)
+		require.ErrorIs(t, context.Cause(rctx), context.DeadlineExceeded)
 	})
 	t.Run("lasts as long as the caller's context", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(t.Context())
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
 		rctx, rcancel := ResolveContext(ctx, 0)
 		defer rcancel()
 		require.NoError(t, rctx.Err(), "the caller's context still runs")
-		cancel()
 		<-rctx.Done()
+		require.ErrorIs(t, context.Cause(rctx), context.DeadlineExceeded)
+	})
+	t.Run("a cancellation ends it at once", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		rctx, rcancel := ResolveContext(ctx, time.Hour)
+		defer rcancel()
+		require.NoError(t, rctx.Err())
+		cancel()
+		select {
+		case <-rctx.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the resolution outlived the caller's cancellation")
+		}
 		require.ErrorIs(t, context.Cause(rctx), context.Canceled)
+	})
+	t.Run("a context cancelled already, with its cause", func(t *testing.T) {
+		stopping := errors.New("shutting down")
+		ctx, cancel := context.WithCancelCause(t.Context())
+		cancel(stopping)
+		rctx, rcancel := ResolveContext(ctx, time.Hour)
+		defer rcancel()
+		require.ErrorIs(t, context.Cause(rctx), stopping, "ended before it is returned")
 	})
 	t.Run("cancel ends it", func(t *testing.T) {
 		rctx, rcancel := ResolveContext(t.Context(), time.Hour)
 		rcancel()
 		require.Error(t, rctx.Err())
 	})
+}
+
+// A write whose response was lost is resolved after the caller's deadline
+// passed (for at least ResolveTimeout), but not after the caller cancelled:
+// then it answers ErrOutcomeUnknown at once, never a guess. A caller that
+// cancels has stopped waiting (it shuts down); one whose deadline passed
+// may have lost the response to that deadline and still wants the outcome.
+func TestResolutionAfterTheCallerEnded(t *testing.T) {
+	tests := []struct {
+		name string
+		// end ends the caller's context after the commit was sent.
+		end func(ctx context.Context, cancel context.CancelFunc)
+		// resolved: the outcome is learnt (applied); else unknown.
+		resolved bool
+		cause    error
+	}{
+		{name: "deadline passed", end: func(ctx context.Context, _ context.CancelFunc) { <-ctx.Done() },
+			resolved: true},
+		{name: "cancelled", end: func(_ context.Context, cancel context.CancelFunc) { cancel() },
+			cause: context.Canceled},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := etcdtest.Connect(t)
+			faults := &faultKV{KV: c.KV}
+			flaky := &flakyKV{KV: faults}
+			e := New(flaky, c.Watcher, Options{Retry: fastRetry(nil), ResolveTimeout: time.Hour, CacheSize: -1})
+			k := etcdtest.UniquePrefix(t) + "k"
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			if tc.resolved {
+				ctx, cancel = context.WithTimeout(t.Context(), 100*time.Millisecond)
+				defer cancel()
+			}
+			// The commit applies and its answer is lost once the caller's
+			// context ended; the resolution's first reads fail (an
+			// election), then etcd answers again.
+			flaky.failNext(1, 0, func() {
+				tc.end(ctx, cancel)
+				faults.set(false, 3)
+			})
+			type result struct {
+				out Outcome
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				_, out, err := Run(ctx, e, "set", []string{k}, setData(t, k, "one", nil))
+				done <- result{out, err}
+			}()
+			var got result
+			select {
+			case got = <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the write did not answer: its resolution outlived the caller's cancellation")
+			}
+			if tc.resolved {
+				require.NoError(t, got.err)
+				require.True(t, got.out.Written, "resolved as applied after the deadline passed")
+				return
+			}
+			require.ErrorIs(t, got.err, ErrOutcomeUnknown, "never a guess")
+			require.NotErrorIs(t, got.err, location.ErrUnavailable, "the write may have applied")
+			require.ErrorIs(t, got.err, tc.cause)
+			require.Contains(t, got.err.Error(), "while resolving")
+		})
+	}
 }

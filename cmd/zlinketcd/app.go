@@ -10,9 +10,10 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
+
+	"github.com/zlink-systems/zlink-etcd/internal/syncio"
 )
 
 // Exit statuses. A run that a signal ended exits with 128 + the signal's
@@ -98,7 +99,9 @@ func run(ctx context.Context, inv invocation) int {
 	if inv.getenv == nil {
 		inv.getenv = func(string) string { return "" }
 	}
-	inv.stdout, inv.stderr = &lockedWriter{w: inv.stdout}, &lockedWriter{w: inv.stderr}
+	// The run's goroutines (progress, logs, the demo's event sinks) share
+	// both streams.
+	inv.stdout, inv.stderr = syncio.NewWriter(inv.stdout), syncio.NewWriter(inv.stderr)
 	conn := defaultConnFlags()
 	top := newFlagSet("zlinketcd", &conn)
 	if err := top.Parse(inv.args); err != nil {
@@ -346,18 +349,4 @@ func writeFlags(w io.Writer, fs *flag.FlagSet, keep func(string) bool) {
 		fmt.Fprintf(tw, "  --%s %s\t%s%s\n", f.Name, kind, usage, def)
 	})
 	_ = tw.Flush()
-}
-
-// lockedWriter serialises the writes of the run's goroutines (progress,
-// logs, the demo's event sinks) to one stream.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-// Write implements io.Writer.
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

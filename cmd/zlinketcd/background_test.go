@@ -11,11 +11,12 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/internal/scratch"
+	"github.com/zlink-systems/zlink-etcd/internal/syncio"
 )
 
 // background is a run of the command in its own goroutine.
 type background struct {
-	stdout, stderr *syncBuffer
+	stdout, stderr *syncio.Buffer
 	signals        chan os.Signal
 	done           chan result
 }
@@ -23,7 +24,7 @@ type background struct {
 // runBackground starts a run as o says, with a signal channel.
 func runBackground(t *testing.T, o runOptions) *background {
 	t.Helper()
-	b := &background{stdout: &syncBuffer{}, stderr: &syncBuffer{}, signals: make(chan os.Signal, 2), done: make(chan result, 1)}
+	b := &background{stdout: &syncio.Buffer{}, stderr: &syncio.Buffer{}, signals: make(chan os.Signal, 2), done: make(chan result, 1)}
 	o.stdout, o.stderr, o.signals = b.stdout, b.stderr, b.signals
 	go func() { b.done <- runWith(t, o) }()
 	t.Cleanup(func() {

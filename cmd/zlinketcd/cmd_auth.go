@@ -145,6 +145,21 @@ func (a *authStep) fail(what string, err error) error {
 	return fmt.Errorf("%s: %s", what, a.s.explainText(err, "read"))
 }
 
+// exists reads what ("role zlink", "user root") with get and reports
+// whether it exists, saying so when it does; notFound is etcd's answer when
+// it does not.
+func (a *authStep) exists(what string, notFound error, get func(ctx context.Context) error) (bool, error) {
+	_, err := do(a, func(ctx context.Context) (struct{}, error) { return struct{}{}, get(ctx) })
+	switch {
+	case err == nil:
+		fmt.Fprintf(a.w, "  %s: exists\n", what)
+		return true, nil
+	case !isNotFound(err, notFound):
+		return false, a.fail("read "+what, err)
+	}
+	return false, nil
+}
+
 // isNotFound reports whether err says that a user or role does not exist.
 func isNotFound(err error, sentinel error) bool {
 	return errors.Is(err, sentinel) || strings.Contains(err.Error(), sentinel.Error())
@@ -152,13 +167,11 @@ func isNotFound(err error, sentinel error) bool {
 
 // role creates role unless it exists.
 func (a *authStep) role(role string) error {
-	_, err := do(a, func(ctx context.Context) (*clientv3.AuthRoleGetResponse, error) { return a.s.client.RoleGet(ctx, role) })
-	switch {
-	case err == nil:
-		fmt.Fprintf(a.w, "  role %s: exists\n", role)
-		return nil
-	case !isNotFound(err, rpctypes.ErrRoleNotFound):
-		return a.fail("read role "+role, err)
+	if found, err := a.exists("role "+role, rpctypes.ErrRoleNotFound, func(ctx context.Context) error {
+		_, err := a.s.client.RoleGet(ctx, role)
+		return err
+	}); found || err != nil {
+		return err
 	}
 	if _, err := do(a, func(ctx context.Context) (*clientv3.AuthRoleAddResponse, error) { return a.s.client.RoleAdd(ctx, role) }); err != nil {
 		return a.fail("create role "+role, err)
@@ -203,13 +216,11 @@ func (a *authStep) grant(role, prefix string) error {
 // user creates user unless it exists: certificate-only, or with password
 // when one is given (root, when auth setup runs as root with a password).
 func (a *authStep) user(user, password string) error {
-	_, err := do(a, func(ctx context.Context) (*clientv3.AuthUserGetResponse, error) { return a.s.client.UserGet(ctx, user) })
-	switch {
-	case err == nil:
-		fmt.Fprintf(a.w, "  user %s: exists\n", user)
-		return nil
-	case !isNotFound(err, rpctypes.ErrUserNotFound):
-		return a.fail("read user "+user, err)
+	if found, err := a.exists("user "+user, rpctypes.ErrUserNotFound, func(ctx context.Context) error {
+		_, err := a.s.client.UserGet(ctx, user)
+		return err
+	}); found || err != nil {
+		return err
 	}
 	how := "certificate-only: no password, it authenticates with a client certificate whose CommonName is " + user
 	opts := &clientv3.UserAddOptions{NoPassword: password == ""}

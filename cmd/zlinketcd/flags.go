@@ -59,45 +59,24 @@ func etcdctlEnv() map[string]string {
 // skip. Both the top-level flag set and every subcommand's register them,
 // so they may be given before or after the subcommand's name.
 func (c *connFlags) register(fs *flag.FlagSet, skip ...string) {
-	add := func(name string, f func()) {
-		if !slices.Contains(skip, name) {
-			f()
+	all := flag.NewFlagSet("", flag.ContinueOnError)
+	all.StringVar(&c.endpoints, "endpoints", c.endpoints, "comma-separated etcd client URLs [$ETCDCTL_ENDPOINTS]")
+	all.StringVar(&c.cacert, "cacert", c.cacert, "verify the servers' certificates with this CA bundle (PEM) [$ETCDCTL_CACERT]")
+	all.StringVar(&c.cert, "cert", c.cert, "client certificate (PEM) for clusters that verify clients [$ETCDCTL_CERT]")
+	all.StringVar(&c.key, "key", c.key, "private key (PEM) of --cert [$ETCDCTL_KEY]")
+	all.StringVar(&c.serverName, "server-name", c.serverName, "name sent as SNI and required in the servers' certificates, when it differs from the endpoint host")
+	all.BoolVar(&c.insecureSkipVerify, "insecure-skip-tls-verify", c.insecureSkipVerify, "do not verify the servers' certificates (testing only) [$ETCDCTL_INSECURE_SKIP_TLS_VERIFY]")
+	all.StringVar(&c.user, "user", c.user, "etcd user as name:password (or name with --password) [$ETCDCTL_USER]")
+	all.StringVar(&c.password, "password", c.password, "password of --user [$ETCDCTL_PASSWORD]")
+	all.StringVar(&c.prefix, "prefix", c.prefix, "root prefix of the store's keys (must end with '/')")
+	all.DurationVar(&c.dialTimeout, "dial-timeout", c.dialTimeout, "how long to wait for the cluster to answer at first [$ETCDCTL_DIAL_TIMEOUT]")
+	all.DurationVar(&c.commandTimeout, "command-timeout", c.commandTimeout, "how long any one etcd request may take [$ETCDCTL_COMMAND_TIMEOUT]")
+	all.BoolVar(&c.embedded, "embedded", c.embedded, "start a throw-away single-member etcd in a temporary directory instead of --endpoints")
+	all.StringVar(&c.logLevel, "log-level", c.logLevel, "log level on stderr: debug, info, warn or error")
+	all.VisitAll(func(f *flag.Flag) {
+		if !slices.Contains(skip, f.Name) {
+			fs.Var(f.Value, f.Name, f.Usage)
 		}
-	}
-	add("endpoints", func() {
-		fs.StringVar(&c.endpoints, "endpoints", c.endpoints, "comma-separated etcd client URLs [$ETCDCTL_ENDPOINTS]")
-	})
-	add("cacert", func() {
-		fs.StringVar(&c.cacert, "cacert", c.cacert, "verify the servers' certificates with this CA bundle (PEM) [$ETCDCTL_CACERT]")
-	})
-	add("cert", func() {
-		fs.StringVar(&c.cert, "cert", c.cert, "client certificate (PEM) for clusters that verify clients [$ETCDCTL_CERT]")
-	})
-	add("key", func() { fs.StringVar(&c.key, "key", c.key, "private key (PEM) of --cert [$ETCDCTL_KEY]") })
-	add("server-name", func() {
-		fs.StringVar(&c.serverName, "server-name", c.serverName, "name sent as SNI and required in the servers' certificates, when it differs from the endpoint host")
-	})
-	add("insecure-skip-tls-verify", func() {
-		fs.BoolVar(&c.insecureSkipVerify, "insecure-skip-tls-verify", c.insecureSkipVerify, "do not verify the servers' certificates (testing only) [$ETCDCTL_INSECURE_SKIP_TLS_VERIFY]")
-	})
-	add("user", func() {
-		fs.StringVar(&c.user, "user", c.user, "etcd user as name:password (or name with --password) [$ETCDCTL_USER]")
-	})
-	add("password", func() { fs.StringVar(&c.password, "password", c.password, "password of --user [$ETCDCTL_PASSWORD]") })
-	add("prefix", func() {
-		fs.StringVar(&c.prefix, "prefix", c.prefix, "root prefix of the store's keys (must end with '/')")
-	})
-	add("dial-timeout", func() {
-		fs.DurationVar(&c.dialTimeout, "dial-timeout", c.dialTimeout, "how long to wait for the cluster to answer at first [$ETCDCTL_DIAL_TIMEOUT]")
-	})
-	add("command-timeout", func() {
-		fs.DurationVar(&c.commandTimeout, "command-timeout", c.commandTimeout, "how long any one etcd request may take [$ETCDCTL_COMMAND_TIMEOUT]")
-	})
-	add("embedded", func() {
-		fs.BoolVar(&c.embedded, "embedded", c.embedded, "start a throw-away single-member etcd in a temporary directory instead of --endpoints")
-	})
-	add("log-level", func() {
-		fs.StringVar(&c.logLevel, "log-level", c.logLevel, "log level on stderr: debug, info, warn or error")
 	})
 }
 

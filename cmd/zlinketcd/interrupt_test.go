@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/internal/syncio"
 )
 
 // Ctrl-C (SIGINT) ends a run with exit status 130, SIGTERM with 143,
@@ -72,7 +74,7 @@ func TestInterruptProcess(t *testing.T) {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	var stderr syncBuffer
+	var stderr syncio.Buffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	lines := bufio.NewScanner(stdout)

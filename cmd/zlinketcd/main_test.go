@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/syncio"
 	"github.com/zlink-systems/zlink-etcd/keys"
 )
 
@@ -42,7 +41,7 @@ type runOptions struct {
 	// signals delivers signals to the run.
 	signals chan os.Signal
 	// stdout and stderr, when set, receive the output as it is written.
-	stdout, stderr *syncBuffer
+	stdout, stderr *syncio.Buffer
 	// progress times the progress lines (zero: the defaults).
 	progress progressTiming
 }
@@ -51,36 +50,16 @@ type runOptions struct {
 func runWith(t *testing.T, o runOptions) result {
 	t.Helper()
 	if o.stdout == nil {
-		o.stdout = &syncBuffer{}
+		o.stdout = &syncio.Buffer{}
 	}
 	if o.stderr == nil {
-		o.stderr = &syncBuffer{}
+		o.stderr = &syncio.Buffer{}
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	code := run(ctx, invocation{args: o.args, stdout: o.stdout, stderr: o.stderr, signals: o.signals, progress: o.progress,
 		getenv: func(k string) string { return o.env[k] }})
 	return result{code: code, stdout: o.stdout.String(), stderr: o.stderr.String()}
-}
-
-// syncBuffer is a buffer that a test may read while the command writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write implements io.Writer.
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// String returns what was written so far.
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // sharedEndpoints returns the shared member's endpoints flag value.

@@ -64,6 +64,7 @@ func TestOptions(t *testing.T) {
 func TestRun(t *testing.T) {
 	s := newStore(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer func() { _ = s.Close() }() // the store's watches run until it is closed
 	var out bytes.Buffer
 	sum, err := Run(t.Context(), s, Options{Nodes: 4, Actors: 5, Quick: true, Out: &out})
 	require.NoError(t, err, out.String())
@@ -98,6 +99,7 @@ func (brokenGC) CollectGarbage(context.Context, etcdstore.GCOptions) (etcdstore.
 func TestRunFailure(t *testing.T) {
 	s := newStore(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer func() { _ = s.Close() }() // the store's watches run until it is closed
 	var out bytes.Buffer
 	sum, err := Run(t.Context(), brokenGC{s}, Options{Nodes: 3, Actors: 1, Quick: true, Out: &out})
 	require.EqualError(t, err, "stage gc: dry run found 0 rows of dead owners [], want 2 rows (descriptor and peer row) of [node-2]")

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"slices"
@@ -56,14 +57,6 @@ func (r *recorder) targets() []autoconnect.Target {
 	for _, t := range r.active {
 		out = append(out, t)
 	}
-	slices.SortFunc(out, func(a, b autoconnect.Target) int {
-		switch {
-		case a.Key < b.Key:
-			return -1
-		case a.Key > b.Key:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b autoconnect.Target) int { return cmp.Compare(a.Key, b.Key) })
 	return out
 }

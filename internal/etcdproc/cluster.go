@@ -7,6 +7,7 @@
 package etcdproc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -270,19 +271,9 @@ func (m *Member) waitHealthy(ctx context.Context) error {
 	}
 }
 
-func (c Config) heartbeatMs() int {
-	if c.HeartbeatMs == 0 {
-		return DefaultHeartbeatMs
-	}
-	return c.HeartbeatMs
-}
+func (c Config) heartbeatMs() int { return cmp.Or(c.HeartbeatMs, DefaultHeartbeatMs) }
 
-func (c Config) electionMs() int {
-	if c.ElectionMs == 0 {
-		return DefaultElectionMs
-	}
-	return c.ElectionMs
-}
+func (c Config) electionMs() int { return cmp.Or(c.ElectionMs, DefaultElectionMs) }
 
 func (c Config) startTimeout() time.Duration {
 	if c.StartTimeout <= 0 {

@@ -68,10 +68,7 @@ type Instrumentation struct {
 // New returns an Instrumentation whose metrics (the store observer's
 // included) are registered on opts.Registerer.
 func New(opts Options) (*Instrumentation, error) {
-	buckets := opts.Buckets
-	if buckets == nil {
-		buckets = observe.DurationBuckets()
-	}
+	buckets := observe.DurationBucketsOr(opts.Buckets)
 	i := &Instrumentation{
 		tp:        opts.TracerProvider,
 		traceGRPC: opts.TraceGRPC && opts.TracerProvider != nil,
