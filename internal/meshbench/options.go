@@ -20,7 +20,7 @@ const (
 	DefaultMesh            = "scale"
 	DefaultRestartFraction = 0.10
 	DefaultConverge        = 3 * time.Minute
-	DefaultJoinParallelism = 8
+	DefaultJoinParallelism = 32
 	// MaxNodes bounds Options.Nodes: each node holds an etcd client (a
 	// connection, a watch and a keep-alive stream), so the process needs
 	// a few file descriptors per node and etcd a stream each.

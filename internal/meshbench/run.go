@@ -257,7 +257,7 @@ func (h *harness) joinAll(ctx context.Context, nodes []*simNode) error {
 			defer func() { <-sem }()
 			errs[i] = h.start(ctx, n)
 			if done := joined.Add(1); done%step == 0 {
-				h.o.OnProgress(fmt.Sprintf("mesh: %d/%d nodes joined", done, len(nodes)))
+				h.o.OnProgress(fmt.Sprintf("mesh: %d/%d nodes joined (%d leases lost so far)", done, len(nodes), h.leaseLosses.Load()))
 			}
 		})
 	}
@@ -335,7 +335,8 @@ func (h *harness) waitAgree(ctx context.Context, since time.Time, what string) (
 		select {
 		case <-h.wake:
 		case <-report.C:
-			h.o.OnProgress(fmt.Sprintf("mesh: %s: %d of %d nodes do not agree yet", what, len(pending), len(nodes)))
+			h.o.OnProgress(fmt.Sprintf("mesh: %s: %d of %d nodes do not agree yet (%d leases lost so far)",
+				what, len(pending), len(nodes), h.leaseLosses.Load()))
 		case <-ctx.Done():
 			return nil, fmt.Errorf("%w: %s: after %v, %d of %d nodes disagree with the live set of %d nodes (first: %s)",
 				ErrNotConverged, what, time.Since(since).Round(time.Millisecond), len(pending), len(nodes), len(live), h.describe(pending[0], live))

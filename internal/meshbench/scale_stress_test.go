@@ -32,7 +32,7 @@ var (
 	scaleSteady   = flag.Duration("scale.steady", meshbench.DefaultSteady, "steady-state duration of TestScale")
 	scaleLabel    = flag.String("scale.label", "after", "label of TestScale's results (before, after)")
 	scaleConverge = flag.Duration("scale.converge", 10*time.Minute, "bound of every wait for agreement in TestScale")
-	scaleJoin     = flag.Int("scale.join", 32, "nodes joining at once while TestScale sets the mesh up")
+	scaleJoin     = flag.Int("scale.join", meshbench.DefaultJoinParallelism, "nodes joining at once while TestScale sets the mesh up")
 	scaleRecord   = flag.Bool("scale.record", false, "record TestScale's results in "+resultsPath)
 )
 
