@@ -2,7 +2,9 @@ package meshbench
 
 import (
 	"context"
+	"maps"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -18,6 +20,29 @@ type clientCounters struct {
 	reads, writes, rows            atomic.Int64
 	watchMsgs, watchBytes          atomic.Int64
 	keepAliveMsgs, recvBytes, sent atomic.Int64
+	// root is the store's key prefix; byRange counts the rows read per
+	// part of the layout (the first key segment under root: a table,
+	// "owner", "meshnode-stamp", …).
+	root    string
+	mu      sync.Mutex
+	byRange map[string]int64
+}
+
+// newClientCounters returns zeroed counters of a store under root.
+func newClientCounters(root string) *clientCounters {
+	return &clientCounters{root: root, byRange: map[string]int64{}}
+}
+
+// countRows adds n rows read from key's part of the layout.
+func (c *clientCounters) countRows(key string, n int) {
+	if n == 0 {
+		return
+	}
+	c.rows.Add(int64(n))
+	part, _, _ := strings.Cut(strings.TrimPrefix(key, c.root), "/")
+	c.mu.Lock()
+	c.byRange[part] += int64(n)
+	c.mu.Unlock()
 }
 
 // clientSample is a reading of clientCounters.
@@ -34,6 +59,8 @@ type clientSample struct {
 	KeepAliveMsgs int64
 	// RecvBytes and SentBytes are every gRPC payload's wire size.
 	RecvBytes, SentBytes int64
+	// RowsByRange splits Rows by the part of the layout read.
+	RowsByRange map[string]int64
 }
 
 // sample reads the counters.
@@ -41,17 +68,31 @@ func (c *clientCounters) sample() clientSample {
 	return clientSample{
 		Reads: c.reads.Load(), Writes: c.writes.Load(), Rows: c.rows.Load(),
 		WatchMsgs: c.watchMsgs.Load(), WatchBytes: c.watchBytes.Load(), KeepAliveMsgs: c.keepAliveMsgs.Load(),
-		RecvBytes: c.recvBytes.Load(), SentBytes: c.sent.Load(),
+		RecvBytes: c.recvBytes.Load(), SentBytes: c.sent.Load(), RowsByRange: c.rowsByRange(),
 	}
+}
+
+// rowsByRange copies byRange.
+func (c *clientCounters) rowsByRange() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.byRange)
 }
 
 // sub returns s − o.
 func (s clientSample) sub(o clientSample) clientSample {
-	return clientSample{
+	d := clientSample{
 		Reads: s.Reads - o.Reads, Writes: s.Writes - o.Writes, Rows: s.Rows - o.Rows,
 		WatchMsgs: s.WatchMsgs - o.WatchMsgs, WatchBytes: s.WatchBytes - o.WatchBytes,
 		KeepAliveMsgs: s.KeepAliveMsgs - o.KeepAliveMsgs, RecvBytes: s.RecvBytes - o.RecvBytes, SentBytes: s.SentBytes - o.SentBytes,
+		RowsByRange: map[string]int64{},
 	}
+	for k, v := range s.RowsByRange {
+		if n := v - o.RowsByRange[k]; n != 0 {
+			d.RowsByRange[k] = n
+		}
+	}
+	return d
 }
 
 // wrapKV is the stores' etcdstore.Options.WrapKV: it counts requests and
@@ -69,7 +110,7 @@ func (k *countingKV) Get(ctx context.Context, key string, opts ...clientv3.OpOpt
 	k.c.reads.Add(1)
 	resp, err := k.KV.Get(ctx, key, opts...)
 	if err == nil {
-		k.c.rows.Add(int64(len(resp.Kvs)))
+		k.c.countRows(key, len(resp.Kvs))
 	}
 	return resp, err
 }
@@ -95,7 +136,7 @@ func (k *countingKV) Do(ctx context.Context, op clientv3.Op) (clientv3.OpRespons
 	k.c.reads.Add(1)
 	resp, err := k.KV.Do(ctx, op)
 	if err == nil && resp.Get() != nil {
-		k.c.rows.Add(int64(len(resp.Get().Kvs)))
+		k.c.countRows(string(op.KeyBytes()), len(resp.Get().Kvs))
 	}
 	return resp, err
 }
@@ -111,25 +152,40 @@ func (k *countingKV) Txn(ctx context.Context) clientv3.Txn {
 		}
 		resp, err := ops.Send(ctx, k.KV)
 		if err == nil {
-			k.c.rows.Add(rowsOf(resp.Responses))
+			branch := ops.Then
+			if !resp.Succeeded {
+				branch = ops.Else
+			}
+			k.c.countTxnRows(branch, resp.Responses)
 		}
 		return resp, err
 	})
 }
 
-// rowsOf counts the key-values the range responses of a transaction
-// (nested ones included) returned.
-func rowsOf(rs []*pb.ResponseOp) int64 {
-	var n int64
-	for _, r := range rs {
+// countTxnRows counts the key-values the range responses of a
+// transaction's branch returned (ops are the branch's operations, in the
+// order of rs; nested transactions count by their own responses).
+func (c *clientCounters) countTxnRows(ops []clientv3.Op, rs []*pb.ResponseOp) {
+	for i, r := range rs {
+		key := ""
+		if i < len(ops) {
+			key = string(ops[i].KeyBytes())
+		}
 		switch v := r.Response.(type) {
 		case *pb.ResponseOp_ResponseRange:
-			n += int64(len(v.ResponseRange.Kvs))
+			c.countRows(key, len(v.ResponseRange.Kvs))
 		case *pb.ResponseOp_ResponseTxn:
-			n += rowsOf(v.ResponseTxn.Responses)
+			var then []clientv3.Op
+			if i < len(ops) && ops[i].IsTxn() {
+				_, t, e := ops[i].Txn()
+				then = t
+				if !v.ResponseTxn.Succeeded {
+					then = e
+				}
+			}
+			c.countTxnRows(then, v.ResponseTxn.Responses)
 		}
 	}
-	return n
 }
 
 // statsHandler is a gRPC client stats handler that counts the payloads

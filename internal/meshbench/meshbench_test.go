@@ -70,6 +70,12 @@ func TestRunShort(t *testing.T) {
 	require.Positive(t, res.Join.Raw.Proposals)
 	require.Positive(t, res.Join.Raw.Events)
 	require.Positive(t, res.Join.Raw.Rows)
+	var rows int64
+	for _, n := range res.Join.Raw.RowsByRange {
+		rows += n
+	}
+	require.Equal(t, res.Join.Raw.Rows, float64(rows), "rows by range: %v", res.Join.Raw.RowsByRange)
+	t.Logf("rows read by range during the join: %v, the leave: %v", res.Join.Raw.RowsByRange, res.Leave.Raw.RowsByRange)
 	require.Positive(t, res.Leave.Raw.Proposals)
 	require.Positive(t, res.Steady.NodeCPUMillicores)
 	require.Zero(t, res.Steady.EtcdCPUMillicores, "etcd in process: its CPU is not told apart")

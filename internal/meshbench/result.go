@@ -93,6 +93,9 @@ type Counts struct {
 	Writes     float64 `json:"writes"`
 	EtcdRange  float64 `json:"etcd_range"`
 	EtcdTxn    float64 `json:"etcd_txn"`
+	// RowsByRange splits Rows by the part of the store's layout read (a
+	// table, "owner", "meshnode-stamp", …); raw counts only.
+	RowsByRange map[string]int64 `json:"rows_by_range,omitempty"`
 }
 
 // Change is one node joining or leaving.

@@ -38,7 +38,7 @@ func Run(ctx context.Context, opts Options) (res Result, err error) {
 	if err != nil {
 		return Result{}, err
 	}
-	h := &harness{o: o, counters: &clientCounters{}, scrape: scraper{urls: o.MetricsURLs, client: o.HTTPClient},
+	h := &harness{o: o, counters: newClientCounters(o.Root), scrape: scraper{urls: o.MetricsURLs, client: o.HTTPClient},
 		wake: make(chan struct{}, 1), live: map[location.RoutingID]int64{}}
 	defer func() {
 		err = errors.Join(err, h.closeAll())
@@ -407,7 +407,7 @@ func rates(a, b sample) Rates {
 func counts(a, b sample) Counts {
 	e, c := b.etcd.sub(a.etcd), b.client.sub(a.client)
 	return Counts{Proposals: e.Proposals, Events: e.Events, WatchBytes: float64(c.WatchBytes), Reads: float64(c.Reads),
-		Rows: float64(c.Rows), Writes: float64(c.Writes), EtcdRange: e.Range, EtcdTxn: e.Txn}
+		Rows: float64(c.Rows), Writes: float64(c.Writes), EtcdRange: e.Range, EtcdTxn: e.Txn, RowsByRange: c.RowsByRange}
 }
 
 // excess returns c minus what the steady rates r give over secs.
