@@ -78,6 +78,7 @@ var tableRows = []row{
 	{"read requests/s (clients)", func(r Result) string { return num(r.Steady.Rates.Reads) }},
 	{"rows read/s (clients)", func(r Result) string { return num(r.Steady.Rates.Rows) }},
 	{"etcd Range requests/s", func(r Result) string { return num(r.Steady.Rates.EtcdRange) }},
+	{"watch-cache reads/s: hit / missed (fell back)", func(r Result) string { return cacheRates(r.Steady.Rates) }},
 	{"etcd bytes sent to clients/s", func(r Result) string { return num(r.Steady.Rates.EtcdSentB) }},
 	{"lease keep-alives/s", func(r Result) string { return num(r.Steady.Rates.KeepAlives) }},
 	{"node CPU (millicores per node)", func(r Result) string { return num(r.Steady.NodeCPUMillicores) }},
@@ -94,12 +95,14 @@ var tableRows = []row{
 	{"rows read", func(r Result) string { return num(r.Join.Excess.Rows) }},
 	{"read requests", func(r Result) string { return num(r.Join.Excess.Reads) }},
 	{"Raft proposals", func(r Result) string { return num(r.Join.Excess.Proposals) }},
+	{"watch-cache reads: hit / missed (fell back)", func(r Result) string { return cacheCounts(r.Join.Raw) }},
 	{"all agree, p50 / p99 (s)", func(r Result) string { return pct(r.Join.Converge) }},
 	{"raw in the window: s; events / rows / reads", func(r Result) string { return raw(r.Join) }},
 	{"**one node leaves**: events delivered", func(r Result) string { return num(r.Leave.Excess.Events) }},
 	{"rows read", func(r Result) string { return num(r.Leave.Excess.Rows) }},
 	{"read requests", func(r Result) string { return num(r.Leave.Excess.Reads) }},
 	{"Raft proposals", func(r Result) string { return num(r.Leave.Excess.Proposals) }},
+	{"watch-cache reads: hit / missed (fell back)", func(r Result) string { return cacheCounts(r.Leave.Raw) }},
 	{"all agree, p50 / p99 (s)", func(r Result) string { return pct(r.Leave.Converge) }},
 	{"raw in the window: s; events / rows / reads", func(r Result) string { return raw(r.Leave) }},
 	{"**rolling restart**: nodes restarted", func(r Result) string { return strconv.Itoa(r.Rolling.Restarted) }},
@@ -208,6 +211,22 @@ func num(v float64) string {
 		return "−" + string(out)
 	}
 	return string(out)
+}
+
+// cacheRates formats the watch caches' rates ("–" before there was one).
+func cacheRates(r Rates) string {
+	if r.CacheHits == 0 && r.CacheMisses == 0 {
+		return "–"
+	}
+	return num(r.CacheHits) + " / " + num(r.CacheMisses) + " (" + num(r.CacheFallbacks) + ")"
+}
+
+// cacheCounts formats the watch caches' counts in a change's window.
+func cacheCounts(c Counts) string {
+	if c.CacheHits == 0 && c.CacheMisses == 0 {
+		return "–"
+	}
+	return num(c.CacheHits) + " / " + num(c.CacheMisses) + " (" + num(c.CacheFallbacks) + ")"
 }
 
 // raw formats a change's window and raw counts.

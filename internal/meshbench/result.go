@@ -58,6 +58,12 @@ type Rates struct {
 	Reads      float64 `json:"reads"`
 	Rows       float64 `json:"rows"`
 	Writes     float64 `json:"writes"`
+	// The nodes' watch caches (etcdstore.Store.CacheStats): reads
+	// answered from memory, reads sent to etcd, and of those the reads
+	// that first waited for the cache in vain.
+	CacheHits      float64 `json:"cache_hits"`
+	CacheMisses    float64 `json:"cache_misses"`
+	CacheFallbacks float64 `json:"cache_fallbacks"`
 }
 
 // Steady is the steady state: every node joined, nothing changing.
@@ -93,6 +99,10 @@ type Counts struct {
 	Writes     float64 `json:"writes"`
 	EtcdRange  float64 `json:"etcd_range"`
 	EtcdTxn    float64 `json:"etcd_txn"`
+	// The nodes' watch caches, as in Rates.
+	CacheHits      float64 `json:"cache_hits"`
+	CacheMisses    float64 `json:"cache_misses"`
+	CacheFallbacks float64 `json:"cache_fallbacks"`
 	// RowsByRange splits Rows by the part of the store's layout read (a
 	// table, "owner", "meshnode-stamp", …); raw counts only.
 	RowsByRange map[string]int64 `json:"rows_by_range,omitempty"`

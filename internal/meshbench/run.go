@@ -39,7 +39,7 @@ func Run(ctx context.Context, opts Options) (res Result, err error) {
 		return Result{}, err
 	}
 	h := &harness{o: o, counters: newClientCounters(o.Root), scrape: scraper{urls: o.MetricsURLs, client: o.HTTPClient},
-		wake: make(chan struct{}, 1), live: map[location.RoutingID]int64{}}
+		wake: make(chan struct{}, 1), live: map[location.RoutingID]int64{}, stores: map[location.RoutingID]*etcdstore.Store{}}
 	defer func() {
 		err = errors.Join(err, h.closeAll())
 		o.HTTPClient.CloseIdleConnections()
@@ -105,6 +105,34 @@ type harness struct {
 	// generation; liveVersion counts its changes.
 	live        map[location.RoutingID]int64
 	liveVersion int64
+	// stores are the running nodes' stores; retired sums the watch-cache
+	// counters of the stores closed so far.
+	stores  map[location.RoutingID]*etcdstore.Store
+	retired cacheSample
+}
+
+// cacheSample sums the nodes' watch-cache counters (etcdstore.Store.CacheStats).
+type cacheSample struct {
+	Hits, Misses, Fallbacks int64
+}
+
+// add adds a store's counters.
+func (c *cacheSample) add(s *etcdstore.Store) {
+	st := s.CacheStats()
+	c.Hits += st.Hits
+	c.Misses += st.Misses
+	c.Fallbacks += st.Fallbacks
+}
+
+// cache sums the watch-cache counters of every store the run made.
+func (h *harness) cache() cacheSample {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	total := h.retired
+	for _, s := range h.stores {
+		total.add(s)
+	}
+	return total
 }
 
 // simNode is one simulated pod: its client, store and node, and the
@@ -181,6 +209,9 @@ func (h *harness) start(ctx context.Context, n *simNode) error {
 	}
 	n.client, n.store, n.rec, n.node = cli, store, rec, node
 	n.lifecycle = node.Incarnation().LifecycleGeneration
+	h.mu.Lock()
+	h.stores[n.rid] = store
+	h.mu.Unlock()
 	h.setLive(n.rid, n.lifecycle)
 	return nil
 }
@@ -225,6 +256,8 @@ func (h *harness) stop(ctx context.Context, n *simNode) error {
 	h.mu.Lock()
 	delete(h.live, n.rid)
 	h.liveVersion++
+	delete(h.stores, n.rid)
+	h.retired.add(n.store)
 	h.mu.Unlock()
 	n.lifecycle = n.node.Incarnation().LifecycleGeneration // after any rejoin
 	lctx, cancel := context.WithTimeout(ctx, leaveTimeout)
@@ -375,6 +408,7 @@ type sample struct {
 	etcd   etcdSample
 	client clientSample
 	cpu    time.Duration
+	cache  cacheSample
 }
 
 // sample reads etcd's metrics, the clients' counters and the process's
@@ -385,7 +419,7 @@ func (h *harness) sample(ctx context.Context) (sample, error) {
 		return sample{}, err
 	}
 	cpu, _ := processCPU()
-	return sample{at: time.Now(), etcd: e, client: h.counters.sample(), cpu: cpu}, nil
+	return sample{at: time.Now(), etcd: e, client: h.counters.sample(), cpu: cpu, cache: h.cache()}, nil
 }
 
 // rates returns the rates between two samples.
@@ -399,7 +433,8 @@ func rates(a, b sample) Rates {
 		Proposals: e.Proposals / secs, Events: e.Events / secs, WatchMsgs: e.WatchMsgs / secs, EtcdSentB: e.SentBytes / secs,
 		EtcdRange: e.Range / secs, EtcdTxn: e.Txn / secs, KeepAlives: e.KeepAlives / secs,
 		WatchBytes: float64(c.WatchBytes) / secs, Reads: float64(c.Reads) / secs, Rows: float64(c.Rows) / secs,
-		Writes: float64(c.Writes) / secs,
+		Writes: float64(c.Writes) / secs, CacheHits: float64(b.cache.Hits-a.cache.Hits) / secs,
+		CacheMisses: float64(b.cache.Misses-a.cache.Misses) / secs, CacheFallbacks: float64(b.cache.Fallbacks-a.cache.Fallbacks) / secs,
 	}
 }
 
@@ -407,7 +442,9 @@ func rates(a, b sample) Rates {
 func counts(a, b sample) Counts {
 	e, c := b.etcd.sub(a.etcd), b.client.sub(a.client)
 	return Counts{Proposals: e.Proposals, Events: e.Events, WatchBytes: float64(c.WatchBytes), Reads: float64(c.Reads),
-		Rows: float64(c.Rows), Writes: float64(c.Writes), EtcdRange: e.Range, EtcdTxn: e.Txn, RowsByRange: c.RowsByRange}
+		Rows: float64(c.Rows), Writes: float64(c.Writes), EtcdRange: e.Range, EtcdTxn: e.Txn, RowsByRange: c.RowsByRange,
+		CacheHits: float64(b.cache.Hits - a.cache.Hits), CacheMisses: float64(b.cache.Misses - a.cache.Misses),
+		CacheFallbacks: float64(b.cache.Fallbacks - a.cache.Fallbacks)}
 }
 
 // excess returns c minus what the steady rates r give over secs.
@@ -416,6 +453,8 @@ func excess(c Counts, r Rates, secs float64) Counts {
 		Proposals: c.Proposals - r.Proposals*secs, Events: c.Events - r.Events*secs, WatchBytes: c.WatchBytes - r.WatchBytes*secs,
 		Reads: c.Reads - r.Reads*secs, Rows: c.Rows - r.Rows*secs, Writes: c.Writes - r.Writes*secs,
 		EtcdRange: c.EtcdRange - r.EtcdRange*secs, EtcdTxn: c.EtcdTxn - r.EtcdTxn*secs,
+		CacheHits: c.CacheHits - r.CacheHits*secs, CacheMisses: c.CacheMisses - r.CacheMisses*secs,
+		CacheFallbacks: c.CacheFallbacks - r.CacheFallbacks*secs,
 	}
 }
 
