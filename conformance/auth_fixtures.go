@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -105,9 +106,7 @@ func (e *authEnv) claim(ownerID string) (location.OwnerToken, time.Time) {
 // release releases an owner lease and requires it to be released.
 func (e *authEnv) release(t location.OwnerToken) {
 	e.c.Helper()
-	k, err := e.c.S.ReleaseOwnerLease(e.c.Ctx, t)
-	require.NoError(e.c, err)
-	require.Equal(e.c, location.KindReleased, k, "releaseOwnerLease(%+v)", t)
+	require.Equal(e.c, location.KindReleased, callNoErr(e.c, e.c.S.ReleaseOwnerLease, t), "releaseOwnerLease(%+v)", t)
 }
 
 // expire makes ownerID's lease not live (F.ExpireOwnerLease).
@@ -270,8 +269,7 @@ func (e *authEnv) abort(r location.AbortRequest) location.ResultKind {
 // "nothing changed" fingerprint.
 func (e *authEnv) readTerminal(op location.OperationIdentity) location.TerminalReadResult {
 	e.c.Helper()
-	res, err := e.c.S.ReadCreationTerminal(e.c.Ctx, op)
-	require.NoError(e.c, err)
+	res := callNoErr(e.c, e.c.S.ReadCreationTerminal, op)
 	e.rememberOp(op)
 	if res.Kind == location.KindMissing {
 		require.Equal(e.c, e.now(), res.StoreNow, "missing.storeNow")
@@ -319,9 +317,7 @@ func (e *authEnv) REL(rid string, key location.AuthorityKey, S *location.Authori
 // abortRel calls AbortRelocationCapacity and requires no error.
 func (e *authEnv) abortRel(fence string) location.ResultKind {
 	e.c.Helper()
-	k, err := e.c.S.AbortRelocationCapacity(e.c.Ctx, location.RelocationFence(fence))
-	require.NoError(e.c, err)
-	return k
+	return callNoErr(e.c, e.c.S.AbortRelocationCapacity, location.RelocationFence(fence))
 }
 
 // AGG builds the aggregate prepare request: participants in byte order,
@@ -350,28 +346,31 @@ func authAggFence(id string, gen int64) location.AggregateFence {
 	return location.AggregateFence{AggregateID: id, AggregateGeneration: gen}
 }
 
+// callNoErr calls f with the case's context and arg, requires no error and
+// returns the result.
+func callNoErr[A, R any](c *Case, f func(context.Context, A) (R, error), arg A) R {
+	c.Helper()
+	r, err := f(c.Ctx, arg)
+	require.NoError(c, err)
+	return r
+}
+
 // commitAgg calls CommitAggregate and requires no error.
 func (e *authEnv) commitAgg(f location.AggregateFence) location.ResultKind {
 	e.c.Helper()
-	k, err := e.c.S.CommitAggregate(e.c.Ctx, f)
-	require.NoError(e.c, err)
-	return k
+	return callNoErr(e.c, e.c.S.CommitAggregate, f)
 }
 
 // abortAgg calls AbortAggregate and requires no error.
 func (e *authEnv) abortAgg(f location.AggregateFence) location.ResultKind {
 	e.c.Helper()
-	k, err := e.c.S.AbortAggregate(e.c.Ctx, f)
-	require.NoError(e.c, err)
-	return k
+	return callNoErr(e.c, e.c.S.AbortAggregate, f)
 }
 
 // removeAll calls RemoveAllByOwner and requires no error.
 func (e *authEnv) removeAll(t location.OwnerToken) int64 {
 	e.c.Helper()
-	n, err := e.c.S.RemoveAllByOwner(e.c.Ctx, t)
-	require.NoError(e.c, err)
-	return n
+	return callNoErr(e.c, e.c.S.RemoveAllByOwner, t)
 }
 
 // --- read and compare-exchange -----------------------------------------------
@@ -531,22 +530,33 @@ func (u authUsage) plusRooms(reserved, active int64) authUsage {
 	return u
 }
 
+// allPages calls page with "" and then with each token it returns until
+// one is empty, and returns every item in order. A list of more than
+// limit pages fails the case (what names the list).
+func allPages[T any](c *Case, what string, limit int, page func(token string) (items []T, next string)) []T {
+	c.Helper()
+	var all []T
+	token := ""
+	for range limit {
+		items, next := page(token)
+		all = append(all, items...)
+		if next == "" {
+			return all
+		}
+		token = next
+	}
+	require.FailNow(c, what+" never ended")
+	return nil
+}
+
 // listNodes lists mesh m (every page).
 func (e *authEnv) listNodes() []location.MeshNodeDescriptor {
 	e.c.Helper()
-	var all []location.MeshNodeDescriptor
-	tok := ""
-	for i := 0; i < 10000; i++ {
+	return allPages(e.c, "listMeshNodes", 10000, func(tok string) ([]location.MeshNodeDescriptor, string) {
 		p, err := e.c.S.ListMeshNodes(e.c.Ctx, fixture.Mesh, location.PageRequest{ContinuationToken: tok})
 		require.NoError(e.c, err)
-		all = append(all, p.Items...)
-		if p.ContinuationToken == "" {
-			return all
-		}
-		tok = p.ContinuationToken
-	}
-	require.FailNow(e.c, "listMeshNodes never ended")
-	return nil
+		return p.Items, p.ContinuationToken
+	})
 }
 
 // authUsageOf extracts U from a listed descriptor.
@@ -600,20 +610,12 @@ type authState struct {
 // scanAll lists every authority row (fresh scan, every page).
 func (e *authEnv) scanAll(prefix string) []location.AuthorityEntry {
 	e.c.Helper()
-	var all []location.AuthorityEntry
-	cursor := ""
-	for i := 0; i < 100000; i++ {
+	return allPages(e.c, "listAuthorities", 100000, func(cursor string) ([]location.AuthorityEntry, string) {
 		p, err := e.c.S.ListAuthorities(e.c.Ctx, prefix, cursor, 1000)
 		require.NoError(e.c, err, "listAuthorities(%q)", prefix)
 		require.Equal(e.c, location.KindPage, p.Kind, "a fresh scan must not expire")
-		all = append(all, p.Items...)
-		if p.NextCursor == "" {
-			return all
-		}
-		cursor = p.NextCursor
-	}
-	require.FailNow(e.c, "listAuthorities never ended")
-	return nil
+		return p.Items, p.NextCursor
+	})
 }
 
 // state captures authState.

@@ -111,28 +111,15 @@ func ls144(l *lsCase) {
 		x.UpdatedAt = l.now()
 		rows[id] = x
 	}
-	ids := func(rows []location.ActorLocation) []string {
-		var out []string
-		for _, r := range rows {
-			out = append(out, r.ActorID)
-		}
-		return out
-	}
 	entry := location.SpotEntry
-	for _, c := range []struct {
-		what string
-		f    location.ActorFilter
-		want []string
-	}{
+	for _, c := range []lsFilterCase[location.ActorFilter]{
 		{"{}", location.ActorFilter{}, []string{"actor-1", "actor-2", "actor-3"}},
 		{"{ActorType player}", location.ActorFilter{ActorType: lsStrPtr("player")}, []string{"actor-1", "actor-3"}},
 		{"{NodeRID node-2}", location.ActorFilter{NodeRID: lsRIDPtr("node-2")}, []string{"actor-2", "actor-3"}},
 		{"{SpotID room-1}", location.ActorFilter{SpotID: lsStrPtr("room-1")}, []string{"actor-2", "actor-3"}},
 		{"{LocationKind entry}", location.ActorFilter{LocationKind: &entry}, []string{"actor-1"}},
 	} {
-		got := l.listActors(c.f)
-		require.ElementsMatchf(l, c.want, ids(got), "ListActors(%s)", c.what)
-		lsExpectRows(l, rows, c.want, got, "ListActors(%s)", c.what)
+		lsExpectListed(l, rows, c.want, l.listActors(c.f), func(r location.ActorLocation) string { return r.ActorID }, "ListActors(%s)", c.what)
 	}
 }
 

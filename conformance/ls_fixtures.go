@@ -333,12 +333,20 @@ func (l *lsCase) removeAll(t location.OwnerToken) int64 {
 
 // Reads.
 
+// lsListAll calls list on key without a page request, requires no error
+// and no continuation (what names the call in messages), and returns the
+// items.
+func lsListAll[K, T any](l *lsCase, what string, key K, list func(context.Context, K, location.PageRequest) (location.Page[T], error)) []T {
+	l.Helper()
+	p, err := list(l.Ctx, key, location.PageRequest{})
+	require.NoErrorf(l, err, "%s", what)
+	require.Emptyf(l, p.ContinuationToken, "%s without a page request returns everything", what)
+	return p.Items
+}
+
 func (l *lsCase) listMN(mesh string) []location.MeshNodeDescriptor {
 	l.Helper()
-	p, err := l.S.ListMeshNodes(l.Ctx, mesh, location.PageRequest{})
-	require.NoErrorf(l, err, "ListMeshNodes(%q)", mesh)
-	require.Emptyf(l, p.ContinuationToken, "ListMeshNodes(%q) without a page request returns everything", mesh)
-	return p.Items
+	return lsListAll(l, fmt.Sprintf("ListMeshNodes(%q)", mesh), mesh, l.S.ListMeshNodes)
 }
 
 // oneMN requires the mesh to list exactly one descriptor and returns it.
@@ -351,18 +359,12 @@ func (l *lsCase) oneMN(mesh string) location.MeshNodeDescriptor {
 
 func (l *lsCase) listCS(channel string) []location.ClientServerDescriptor {
 	l.Helper()
-	p, err := l.S.ListClientServers(l.Ctx, channel, location.PageRequest{})
-	require.NoErrorf(l, err, "ListClientServers(%q)", channel)
-	require.Emptyf(l, p.ContinuationToken, "ListClientServers(%q) without a page request returns everything", channel)
-	return p.Items
+	return lsListAll(l, fmt.Sprintf("ListClientServers(%q)", channel), channel, l.S.ListClientServers)
 }
 
 func (l *lsCase) listFP(channel string) []location.FanoutPublisherDescriptor {
 	l.Helper()
-	p, err := l.S.ListFanoutPublishers(l.Ctx, channel, location.PageRequest{})
-	require.NoErrorf(l, err, "ListFanoutPublishers(%q)", channel)
-	require.Emptyf(l, p.ContinuationToken, "ListFanoutPublishers(%q) without a page request returns everything", channel)
-	return p.Items
+	return lsListAll(l, fmt.Sprintf("ListFanoutPublishers(%q)", channel), channel, l.S.ListFanoutPublishers)
 }
 
 func (l *lsCase) listPeers(f location.PeerFilter) []location.PeerLocation {
@@ -381,18 +383,12 @@ func (l *lsCase) listSpots(f location.SpotFilter, p location.PageRequest) locati
 
 func (l *lsCase) listActors(f location.ActorFilter) []location.ActorLocation {
 	l.Helper()
-	page, err := l.S.ListActors(l.Ctx, f, location.PageRequest{})
-	require.NoError(l, err, "ListActors")
-	require.Empty(l, page.ContinuationToken, "ListActors without a page request returns everything")
-	return page.Items
+	return lsListAll(l, "ListActors", f, l.S.ListActors)
 }
 
 func (l *lsCase) listRoutes(f location.RouteFilter) []location.RouteLocation {
 	l.Helper()
-	page, err := l.S.ListRoutes(l.Ctx, f, location.PageRequest{})
-	require.NoError(l, err, "ListRoutes")
-	require.Empty(l, page.ContinuationToken, "ListRoutes without a page request returns everything")
-	return page.Items
+	return lsListAll(l, "ListRoutes", f, l.S.ListRoutes)
 }
 
 func (l *lsCase) resolveSpot(k location.SpotKey) *location.SpotLocation {
@@ -524,42 +520,51 @@ func lsExpectRows[T any](l *lsCase, written map[string]T, names []string, got []
 	require.ElementsMatchf(l, normalizeValue(want), normalizeValue(got), "%s: the rows as written", fmt.Sprintf(what, args...))
 }
 
+// lsFilterCase is one row of a filter table: the filter (what renders it
+// in messages) and the names of the rows it must list.
+type lsFilterCase[F any] struct {
+	what string
+	f    F
+	want []string
+}
+
+// lsExpectListed requires a filtered list to be exactly the rows named
+// want, by name (name gives a row's name) and as written.
+func lsExpectListed[T any](l *lsCase, written map[string]T, want []string, got []T, name func(T) string, what string, args ...any) {
+	l.Helper()
+	require.ElementsMatchf(l, want, lsNames(got, name), what, args...)
+	lsExpectRows(l, written, want, got, what, args...)
+}
+
 // Small list helpers.
+
+// lsNames returns name(r) for every row, in order.
+func lsNames[T any](rows []T, name func(T) string) []string {
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, name(r))
+	}
+	return out
+}
 
 // lsSpotIDs returns the spot ids of rows, in order.
 func lsSpotIDs(rows []location.SpotLocation) []string {
-	out := make([]string, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, r.SpotID)
-	}
-	return out
+	return lsNames(rows, func(r location.SpotLocation) string { return r.SpotID })
 }
 
 // lsMeshSpotIDs returns mesh/spotId of rows, in order.
 func lsMeshSpotIDs(rows []location.SpotLocation) []string {
-	out := make([]string, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, r.MeshName+"/"+r.SpotID)
-	}
-	return out
+	return lsNames(rows, func(r location.SpotLocation) string { return r.MeshName + "/" + r.SpotID })
 }
 
 // lsMNRIDs returns the rids of descriptors, in order.
 func lsMNRIDs(rows []location.MeshNodeDescriptor) []string {
-	out := make([]string, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, string(r.RID))
-	}
-	return out
+	return lsNames(rows, func(r location.MeshNodeDescriptor) string { return string(r.RID) })
 }
 
 // lsFPRIDs returns the publisher rids of descriptors, in order.
 func lsFPRIDs(rows []location.FanoutPublisherDescriptor) []string {
-	out := make([]string, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, string(r.PublisherRID))
-	}
-	return out
+	return lsNames(rows, func(r location.FanoutPublisherDescriptor) string { return string(r.PublisherRID) })
 }
 
 // lsSorted returns a sorted copy.

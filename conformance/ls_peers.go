@@ -280,11 +280,7 @@ func ls117(l *lsCase) {
 	}
 	tF := location.AutoConnectFanout
 	router := location.PeerRoleRouter
-	for _, c := range []struct {
-		what string
-		f    location.PeerFilter
-		want []string
-	}{
+	for _, c := range []lsFilterCase[location.PeerFilter]{
 		{"{}", location.PeerFilter{}, []string{"P1", "P2", "P3", "P4"}},
 		{"{MeshName play}", location.PeerFilter{MeshName: lsStrPtr(fixture.MeshPlay)}, []string{"P1", "P2", "P3"}},
 		{"{Role Router}", location.PeerFilter{Role: &router}, []string{"P1", "P4"}},

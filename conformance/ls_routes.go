@@ -102,27 +102,14 @@ func ls156(l *lsCase) {
 		r.Generation, r.UpdatedAt = res.Generation, l.now()
 		rows[r.RouteKey] = r
 	}
-	keys := func(rows []location.RouteLocation) []string {
-		var out []string
-		for _, r := range rows {
-			out = append(out, r.RouteKey)
-		}
-		return out
-	}
 	session := location.RouteActorSession
-	for _, c := range []struct {
-		what string
-		f    location.RouteFilter
-		want []string
-	}{
+	for _, c := range []lsFilterCase[location.RouteFilter]{
 		{"{RouteKind ActorSession}", location.RouteFilter{RouteKind: &session}, []string{"r1", "r3"}},
 		{"{OwnerNodeRID node-2}", location.RouteFilter{OwnerNodeRID: lsRIDPtr("node-2")}, []string{"r2", "r3"}},
 		{"{OwnerID a}", location.RouteFilter{OwnerID: lsStrPtr("a")}, []string{"r1", "r2"}},
 		{"{}", location.RouteFilter{}, []string{"r1", "r2", "r3"}},
 	} {
-		got := l.listRoutes(c.f)
-		require.ElementsMatchf(l, c.want, keys(got), "ListRoutes(%s)", c.what)
-		lsExpectRows(l, rows, c.want, got, "ListRoutes(%s)", c.what)
+		lsExpectListed(l, rows, c.want, l.listRoutes(c.f), func(r location.RouteLocation) string { return r.RouteKey }, "ListRoutes(%s)", c.what)
 	}
 }
 

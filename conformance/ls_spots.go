@@ -222,11 +222,7 @@ func ls133(l *lsCase) {
 		rows[id] = row
 	}
 	instance := location.SpotInstance
-	for _, c := range []struct {
-		what string
-		f    location.SpotFilter
-		want []string
-	}{
+	for _, c := range []lsFilterCase[location.SpotFilter]{
 		{"{}", location.SpotFilter{}, []string{"spot-1", "spot-2", "spot-3"}},
 		{"{MeshName play}", location.SpotFilter{MeshName: lsStrPtr(fixture.MeshPlay)}, []string{"spot-1", "spot-2"}},
 		{"{SpotType game}", location.SpotFilter{SpotType: lsStrPtr("game")}, []string{"spot-1", "spot-3"}},
@@ -236,8 +232,7 @@ func ls133(l *lsCase) {
 	} {
 		p := l.listSpots(c.f, location.PageRequest{})
 		require.Emptyf(l, p.ContinuationToken, "ListSpots(%s)", c.what)
-		require.ElementsMatchf(l, c.want, lsSpotIDs(p.Items), "ListSpots(%s)", c.what)
-		lsExpectRows(l, rows, c.want, p.Items, "ListSpots(%s)", c.what)
+		lsExpectListed(l, rows, c.want, p.Items, func(r location.SpotLocation) string { return r.SpotID }, "ListSpots(%s)", c.what)
 	}
 }
 

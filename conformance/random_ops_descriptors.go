@@ -191,7 +191,7 @@ func (s meshNodeSpec) build(k *knowledge) location.MeshNodeDescriptor {
 		ObjectCapabilities: []location.ObjectCapability{
 			{ObjectKind: location.ObjectInstanceSpot, StableType: "shard", Policy: location.PolicyRecreate},
 		},
-		State:            location.StateServing,
+		State:            drawnState(s.draining),
 		SecurityIdentity: "cluster-a",
 		OwnerID:          tok.OwnerID,
 		LeaseGeneration:  tok.LeaseGeneration,
@@ -199,9 +199,6 @@ func (s meshNodeSpec) build(k *knowledge) location.MeshNodeDescriptor {
 	if s.client {
 		d.ObjectRole = location.RoleClient
 		d.ObjectCapabilities = nil
-	}
-	if s.draining {
-		d.State = location.StateDraining
 	}
 	if s.entry > 0 {
 		e := meshNodeEntry(s.entry)
@@ -330,29 +327,40 @@ func (g *generator) channelSpec() channelSpec {
 	return s
 }
 
+// drawnState is the runtime state of a drawn descriptor: serving, or
+// draining.
+func drawnState(draining bool) location.RuntimeState {
+	if draining {
+		return location.StateDraining
+	}
+	return location.StateServing
+}
+
 // clientServerSpec is a channelSpec of a client-server descriptor.
 type clientServerSpec struct{ channelSpec }
+
+// key is the drawn descriptor's key.
+func (s clientServerSpec) key() location.ClientServerKey {
+	return location.ClientServerKey{ChannelName: randomChannels()[s.channel], ServerRID: location.RoutingID([]string{"srv-a", "srv-b"}[s.rid])}
+}
 
 // String renders the spec.
 func (s clientServerSpec) String() string { return "CS" + s.channelSpec.String() }
 
 // build returns the model-side client-server descriptor.
 func (s clientServerSpec) build(k *knowledge) location.ClientServerDescriptor {
-	tok := s.token.resolve(k)
+	tok, key := s.token.resolve(k), s.key()
 	d := location.ClientServerDescriptor{
-		ChannelName:         randomChannels()[s.channel],
-		ServerRID:           location.RoutingID([]string{"srv-a", "srv-b"}[s.rid]),
+		ChannelName:         key.ChannelName,
+		ServerRID:           key.ServerRID,
 		LifecycleGeneration: s.lifecycle,
 		DescriptorRevision:  s.revision,
 		Endpoint:            fmt.Sprintf("tcp://10.0.%d.1:7400", s.endpoint),
 		Weight:              s.weight,
-		State:               location.StateServing,
+		State:               drawnState(s.draining),
 		SecurityIdentity:    "cluster-a",
 		OwnerID:             tok.OwnerID,
 		LeaseGeneration:     tok.LeaseGeneration,
-	}
-	if s.draining {
-		d.State = location.StateDraining
 	}
 	switch s.corrupt {
 	case 1:
@@ -368,25 +376,27 @@ func (s clientServerSpec) build(k *knowledge) location.ClientServerDescriptor {
 // fanoutSpec is a channelSpec of a fanout publisher descriptor.
 type fanoutSpec struct{ channelSpec }
 
+// key is the drawn descriptor's key.
+func (s fanoutSpec) key() location.FanoutPublisherKey {
+	return location.FanoutPublisherKey{ChannelName: randomChannels()[s.channel], PublisherRID: location.RoutingID([]string{"pub-a", "pub-\x01"}[s.rid])}
+}
+
 // String renders the spec.
 func (s fanoutSpec) String() string { return "FP" + s.channelSpec.String() }
 
 // build returns the model-side fanout publisher descriptor.
 func (s fanoutSpec) build(k *knowledge) location.FanoutPublisherDescriptor {
-	tok := s.token.resolve(k)
+	tok, key := s.token.resolve(k), s.key()
 	d := location.FanoutPublisherDescriptor{
-		ChannelName:         randomChannels()[s.channel],
-		PublisherRID:        location.RoutingID([]string{"pub-a", "pub-\x01"}[s.rid]),
+		ChannelName:         key.ChannelName,
+		PublisherRID:        key.PublisherRID,
 		LifecycleGeneration: s.lifecycle,
 		DescriptorRevision:  s.revision,
 		Endpoint:            fmt.Sprintf("tcp://10.0.%d.1:9501", s.endpoint),
-		State:               location.StateServing,
+		State:               drawnState(s.draining),
 		SecurityIdentity:    "cluster-a",
 		OwnerID:             tok.OwnerID,
 		LeaseGeneration:     tok.LeaseGeneration,
-	}
-	if s.draining {
-		d.State = location.StateDraining
 	}
 	switch s.corrupt {
 	case 1:
@@ -418,7 +428,7 @@ func genUpdateClientServer(g *generator) randomOp {
 
 func genRemoveClientServer(g *generator) randomOp {
 	spec, t := g.channelSpec(), g.tokenRef()
-	key := location.ClientServerKey{ChannelName: randomChannels()[spec.channel], ServerRID: location.RoutingID([]string{"srv-a", "srv-b"}[spec.rid])}
+	key := clientServerSpec{spec}.key()
 	args := func() string { return fmt.Sprintf("%s/%s, %s", key.ChannelName, key.ServerRID, t) }
 	return clientServerTable().removeOp(key, t, g.chance(0.5), args, location.Store.RemoveClientServer)
 }
@@ -447,7 +457,7 @@ func genUpdateFanoutPublisher(g *generator) randomOp {
 
 func genRemoveFanoutPublisher(g *generator) randomOp {
 	spec, t := g.channelSpec(), g.tokenRef()
-	key := location.FanoutPublisherKey{ChannelName: randomChannels()[spec.channel], PublisherRID: location.RoutingID([]string{"pub-a", "pub-\x01"}[spec.rid])}
+	key := fanoutSpec{spec}.key()
 	args := func() string { return fmt.Sprintf("%s/%s, %s", key.ChannelName, key.PublisherRID, t) }
 	return fanoutTable().removeOp(key, t, g.chance(0.5), args, location.Store.RemoveFanoutPublisher)
 }

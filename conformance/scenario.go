@@ -26,6 +26,26 @@ type Scenario struct {
 	Run func(c *Case)
 }
 
+// catalogueSection is one section of a catalogue: its name, given once,
+// and its scenarios in catalogue order (their Section left empty).
+type catalogueSection struct {
+	name      string
+	scenarios []Scenario
+}
+
+// inSections returns the sections' scenarios in order, each with its
+// section's name as Section.
+func inSections(sections ...catalogueSection) []Scenario {
+	var all []Scenario
+	for _, sec := range sections {
+		for _, s := range sec.scenarios {
+			s.Section = sec.name
+			all = append(all, s)
+		}
+	}
+	return all
+}
+
 // Hook names an optional harness capability a scenario needs.
 type Hook string
 

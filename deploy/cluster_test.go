@@ -479,17 +479,25 @@ func fenceText(s sample) string {
 func (c *cluster) faultWindow(t0 time.Time) (disrupted time.Duration, settled bool) {
 	c.t.Helper()
 	var good time.Time
+	var why, lastWhy string // why the mesh was not converged: first and last reason
 	for time.Since(t0) < memberHold {
 		polled := time.Now()
-		if convergence(c.nodes, c.states(c.nodes)) == "" {
+		if w := convergence(c.nodes, c.states(c.nodes)); w == "" {
 			if good.IsZero() {
 				good = polled
 			}
 		} else {
 			good = time.Time{}
 			disrupted = polled.Add(pollEvery).Sub(t0)
+			if why == "" {
+				why = w
+			}
+			lastWhy = w
 		}
 		time.Sleep(time.Until(polled.Add(pollEvery)))
+	}
+	if why != "" {
+		c.logf("while the member was out, not converged at first because %s; last because %s", why, lastWhy)
 	}
 	return disrupted, !good.IsZero() && time.Since(good) >= stableFor
 }

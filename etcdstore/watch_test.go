@@ -248,9 +248,28 @@ func relay(ctx context.Context, w clientv3.Watcher, key string, opts []clientv3.
 			for range real {
 			}
 		}()
-		for resp := range real {
+		for {
+			// stop ends the relay at once, also while no response is on
+			// its way (a break must not wait for the next event).
+			var resp clientv3.WatchResponse
+			select {
+			case r, ok := <-real:
+				if !ok {
+					return
+				}
+				resp = r
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			}
 			if !pass(resp) {
 				return
+			}
+			select {
+			case <-stop:
+				return
+			default:
 			}
 			select {
 			case out <- resp:

@@ -44,7 +44,7 @@ func (m *Map) Keep(ctx context.Context, t location.OwnerToken, ttl time.Duration
 		lostCh: make(chan struct{}), cancel: cancel, done: make(chan struct{}),
 	}
 	if m.streams != nil {
-		k.stream = &keepAliveStream{open: m.streams.LeaseKeepAlive, life: wctx}
+		k.stream = &keepAliveStream{open: m.streams.LeaseKeepAlive, life: wctx, hedge: m.hedge}
 	}
 	go k.watch(wctx, rn.revision+1)
 	return res, k, nil
@@ -122,11 +122,7 @@ func (k *Kept) keepAlive(ctx context.Context, id clientv3.LeaseID) (int64, error
 	if k.stream != nil {
 		return k.stream.keepAlive(ctx, id)
 	}
-	ka, err := k.m.lease.KeepAliveOnce(ctx, id)
-	if err != nil {
-		return 0, err
-	}
-	return ka.TTL, nil
+	return k.m.keepAliveOnce(ctx, id)
 }
 
 // renewAndMark renews with a write that marks the key (Keep's renewal).

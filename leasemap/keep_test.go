@@ -2,13 +2,16 @@ package leasemap
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
 
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/txn"
@@ -233,12 +236,12 @@ func TestKeepAliveStreamRecovers(t *testing.T) {
 	require.NoError(t, err)
 
 	k.stream.mu.Lock()
-	k.stream.cancel() // the stream breaks, as when its connection does
+	k.stream.current.end() // the stream breaks, as when its connection does
 	k.stream.mu.Unlock()
 	_, err = k.Renew(t.Context())
 	require.Error(t, err)
 	k.stream.mu.Lock()
-	require.Nil(t, k.stream.stream, "the broken stream was discarded")
+	require.Nil(t, k.stream.current, "the broken stream was discarded")
 	k.stream.mu.Unlock()
 	res, err := k.Renew(t.Context())
 	require.NoError(t, err)
@@ -251,4 +254,113 @@ func TestKeepAliveStreamRecovers(t *testing.T) {
 	cancel()
 	_, err = k.stream.keepAlive(ctx, id)
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// stuckStreams opens keep-alive streams whose first stuck ones never
+// answer (their requests vanish, as on the connection of a member that
+// was killed or cut off, which the balancer keeps using for a while).
+type stuckStreams struct {
+	KeepAliveStreams
+	stuck  atomic.Int32
+	opened atomic.Int32
+}
+
+func (s *stuckStreams) LeaseKeepAlive(ctx context.Context, opts ...grpc.CallOption) (pb.Lease_LeaseKeepAliveClient, error) {
+	s.opened.Add(1)
+	st, err := s.KeepAliveStreams.LeaseKeepAlive(ctx, opts...)
+	if err != nil || s.stuck.Add(-1) < 0 {
+		return st, err
+	}
+	return stuckStream{Lease_LeaseKeepAliveClient: st, ctx: ctx}, nil
+}
+
+type stuckStream struct {
+	pb.Lease_LeaseKeepAliveClient
+	ctx context.Context
+}
+
+func (stuckStream) Send(*pb.LeaseKeepAliveRequest) error { return nil }
+
+func (s stuckStream) Recv() (*pb.LeaseKeepAliveResponse, error) {
+	<-s.ctx.Done()
+	return nil, s.ctx.Err()
+}
+
+// A keep-alive that a stream does not answer within the hedge is sent
+// again on a new stream, up to three streams; the first answer renews, and
+// its stream carries the next renewal. When no stream answers, the renewal
+// fails when its context ends, and every stream is discarded.
+func TestKeepAliveHedgesOnNewStreams(t *testing.T) {
+	const hedge = 500 * time.Millisecond
+	for _, tc := range []struct {
+		stuck   int32
+		renewed bool
+	}{
+		{stuck: 0, renewed: true},
+		{stuck: 1, renewed: true},
+		{stuck: 2, renewed: true},
+		{stuck: 3, renewed: false},
+	} {
+		t.Run(fmt.Sprintf("stuck=%d", tc.stuck), func(t *testing.T) {
+			f := newKeepFixture(t)
+			streams := &stuckStreams{KeepAliveStreams: clientv3.RetryLeaseClient(f.client)}
+			f.m = f.newMap(f.rec, f.lease, Options{Clock: f.clock.Now, Watcher: f.client.Watcher,
+				KeepAliveStreams: streams, KeepAliveHedge: hedge})
+			a := f.claim(t, "a")
+			k := f.keep(t, a)
+			streams.opened.Store(0) // Keep's full renewal opened one
+			streams.stuck.Store(tc.stuck)
+			ctx, cancel := context.WithTimeout(t.Context(), 3*hedge+hedge/2)
+			defer cancel()
+			res, err := k.Renew(ctx)
+			if !tc.renewed {
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+				require.Equal(t, int32(3), streams.opened.Load(), "the stream and two hedges")
+				k.stream.mu.Lock()
+				require.Nil(t, k.stream.current, "every stream was discarded")
+				k.stream.mu.Unlock()
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, location.KindRenewed, res.Kind)
+			require.Equal(t, tc.stuck+1, streams.opened.Load(), "a hedge per stuck stream")
+			res, err = k.Renew(t.Context())
+			require.NoError(t, err)
+			require.Equal(t, location.KindRenewed, res.Kind)
+			require.Equal(t, tc.stuck+1, streams.opened.Load(), "the next renewal on the stream that answered")
+		})
+	}
+}
+
+// A full renewal's keep-alive (Renew, Keep) is hedged too: a stream that
+// does not answer does not hold the renewal up.
+func TestFullRenewalKeepAliveHedges(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		renew func(f *keepFixture, t location.OwnerToken) (location.OwnerLeaseRenewResult, error)
+	}{
+		{name: "Renew", renew: func(f *keepFixture, t location.OwnerToken) (location.OwnerLeaseRenewResult, error) {
+			return f.m.Renew(context.Background(), t, ttl30s)
+		}},
+		{name: "Keep", renew: func(f *keepFixture, t location.OwnerToken) (location.OwnerLeaseRenewResult, error) {
+			res, k, err := f.m.Keep(context.Background(), t, ttl30s)
+			if k != nil {
+				k.Close()
+			}
+			return res, err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newKeepFixture(t)
+			streams := &stuckStreams{KeepAliveStreams: clientv3.RetryLeaseClient(f.client)}
+			f.m = f.newMap(f.rec, f.lease, Options{Clock: f.clock.Now, Watcher: f.client.Watcher,
+				KeepAliveStreams: streams, KeepAliveHedge: 500 * time.Millisecond})
+			a := f.claim(t, "a")
+			streams.stuck.Store(1)
+			res, err := tc.renew(f, a)
+			require.NoError(t, err)
+			require.Equal(t, location.KindRenewed, res.Kind)
+			require.Equal(t, int32(2), streams.opened.Load(), "the stuck stream and a hedge")
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -16,6 +17,14 @@ type KeepAliveStreams interface {
 	LeaseKeepAlive(ctx context.Context, opts ...grpc.CallOption) (pb.Lease_LeaseKeepAliveClient, error)
 }
 
+// DefaultKeepAliveHedge is Options.KeepAliveHedge's default.
+const DefaultKeepAliveHedge = time.Second
+
+// maxKeepAliveStreams bounds the streams one renewal sends its keep-alive
+// on: the stream it starts on and two hedges (an etcd cluster of three
+// has two members left when one is lost).
+const maxKeepAliveStreams = 3
+
 // keepAliveStream renews one etcd lease on a long-lived LeaseKeepAlive
 // stream: one request and its answer per renewal, one renewal at a time,
 // so that an answer is always the answer to the request just sent. A
@@ -24,53 +33,135 @@ type KeepAliveStreams interface {
 // opens a new one. Measured against a KeepAliveOnce per renewal (which
 // opens and closes a stream each time), it renews several times faster
 // (docs/sessions.md).
+//
+// A keep-alive not answered within hedge is sent again on a new stream
+// (at most maxKeepAliveStreams streams per renewal), and the first answer
+// wins: the stream that gave it is kept, the others are discarded. A
+// stream's connection may be to a member that was killed or cut off,
+// which the client's balancer keeps using until gRPC keepalive notices
+// (seconds): a new stream is balanced afresh, so it usually reaches
+// another member, well within the renewal's timeout (docs/sessions.md).
+// Keep-alives are idempotent: renewing twice is harmless.
 type keepAliveStream struct {
 	open func(ctx context.Context, opts ...grpc.CallOption) (pb.Lease_LeaseKeepAliveClient, error)
 	// life bounds every stream: Close ends it.
-	life context.Context
+	life  context.Context
+	hedge time.Duration
 
-	mu     sync.Mutex
-	stream pb.Lease_LeaseKeepAliveClient
+	mu      sync.Mutex
+	current *leaseStream // the stream that answered last, or nil
+}
+
+// leaseStream is one LeaseKeepAlive stream (nil until opened) and what
+// ends it.
+type leaseStream struct {
+	ctx    context.Context
 	cancel context.CancelFunc
+	stream pb.Lease_LeaseKeepAliveClient
+}
+
+// keepAliveAnswer is one stream's answer to a keep-alive.
+type keepAliveAnswer struct {
+	on  *leaseStream
+	ttl int64
+	err error
 }
 
 // keepAlive sends one keep-alive of id and returns the TTL etcd answered
-// (0: the lease does not exist). ctx bounds the call (and the opening of a
-// stream).
+// (0: the lease does not exist). ctx bounds the call (and the opening of
+// streams).
 func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, s.failed(ctx, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stream == nil {
-		sctx, cancel := context.WithCancel(s.life)
-		stop := context.AfterFunc(ctx, cancel)
-		stream, err := s.open(sctx)
-		if !stop() || err != nil {
-			cancel()
-			return 0, s.failed(ctx, err)
-		}
-		s.stream, s.cancel = stream, cancel
+	answers := make(chan keepAliveAnswer, maxKeepAliveStreams)
+	var wg sync.WaitGroup
+	pending := map[*leaseStream]bool{}
+	send := func(on *leaseStream) {
+		pending[on] = true
+		wg.Go(func() {
+			ttl, err := s.send(ctx, on, id)
+			answers <- keepAliveAnswer{on: on, ttl: ttl, err: err}
+		})
 	}
-	stop := context.AfterFunc(ctx, s.cancel)
-	err := s.stream.Send(&pb.LeaseKeepAliveRequest{ID: int64(id)})
+	// On return, every stream still waiting for its answer is discarded,
+	// and its sender waited for.
+	defer func() {
+		for on := range pending {
+			on.end()
+		}
+		wg.Wait()
+	}()
+	on := s.current
+	if on == nil {
+		on = s.newStream()
+	}
+	s.current = nil
+	send(on)
+	sent := 1
+	hedge := time.NewTimer(s.hedge)
+	defer hedge.Stop()
+	var firstErr error
+	for {
+		select {
+		case <-hedge.C:
+			if sent < maxKeepAliveStreams {
+				send(s.newStream())
+				sent++
+				hedge.Reset(s.hedge)
+			}
+			continue
+		case a := <-answers:
+			delete(pending, a.on)
+			if a.err == nil {
+				s.current = a.on
+				return a.ttl, nil
+			}
+			a.on.end()
+			if firstErr == nil {
+				firstErr = a.err
+			}
+			if len(pending) == 0 {
+				return 0, firstErr
+			}
+		}
+	}
+}
+
+// newStream returns a stream, opened by its first keep-alive, that ends
+// when s's life ends.
+func (s *keepAliveStream) newStream() *leaseStream {
+	ctx, cancel := context.WithCancel(s.life)
+	return &leaseStream{ctx: ctx, cancel: cancel}
+}
+
+// send sends one keep-alive of id on the stream (opening it first when
+// needed) and returns the TTL answered. The end of ctx ends the stream.
+func (s *keepAliveStream) send(ctx context.Context, on *leaseStream, id clientv3.LeaseID) (int64, error) {
+	stop := context.AfterFunc(ctx, on.cancel)
+	var err error
+	if on.stream == nil {
+		on.stream, err = s.open(on.ctx)
+	}
 	var resp *pb.LeaseKeepAliveResponse
 	if err == nil {
-		resp, err = s.stream.Recv()
+		err = on.stream.Send(&pb.LeaseKeepAliveRequest{ID: int64(id)})
+	}
+	if err == nil {
+		resp, err = on.stream.Recv()
 	}
 	if !stop() || err != nil {
-		s.discard()
 		return 0, s.failed(ctx, err)
 	}
 	if resp.ID != int64(id) {
-		s.discard()
 		return 0, fmt.Errorf("keep-alive stream answered lease %x for lease %x", resp.ID, int64(id))
 	}
 	return resp.TTL, nil
 }
 
-// failed returns the error of a renewal: the context's when it ended
+// failed returns the error of a keep-alive: the context's when it ended
 // (which cancelled the stream), else err as the stream reported it.
 func (s *keepAliveStream) failed(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
@@ -82,18 +173,36 @@ func (s *keepAliveStream) failed(ctx context.Context, err error) error {
 	return fmt.Errorf("keep-alive stream: %w", err)
 }
 
-// discard ends the current stream; s.mu is held.
-func (s *keepAliveStream) discard() {
-	if s.cancel != nil {
-		s.cancel()
-	}
-	s.stream, s.cancel = nil, nil
-}
+// end ends the stream.
+func (on *leaseStream) end() { on.cancel() }
 
 // close ends the stream for good (its life context is cancelled by the
 // caller).
 func (s *keepAliveStream) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.discard()
+	if s.current != nil {
+		s.current.end()
+		s.current = nil
+	}
+}
+
+// keepAliveOnce sends one keep-alive of lease id and returns its TTL (0 or
+// less, or a lease-not-found error: the lease does not exist): on hedged
+// streams of its own, closed on return, when the map has KeepAliveStreams
+// (so that a full renewal does not wait for a lost member either), else
+// with Lease.KeepAliveOnce (which opens and closes a stream too).
+func (m *Map) keepAliveOnce(ctx context.Context, id clientv3.LeaseID) (int64, error) {
+	if m.streams == nil {
+		ka, err := m.lease.KeepAliveOnce(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		return ka.TTL, nil
+	}
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	s := &keepAliveStream{open: m.streams.LeaseKeepAlive, life: life, hedge: m.hedge}
+	defer s.close()
+	return s.keepAlive(ctx, id)
 }

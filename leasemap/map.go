@@ -36,10 +36,16 @@ type Options struct {
 	// Watcher watches the owner keys of kept leases (Keep); nil makes Keep
 	// unsupported.
 	Watcher clientv3.Watcher
-	// KeepAliveStreams, when set, opens the long-lived LeaseKeepAlive
-	// stream each kept lease renews on (clientv3.RetryLeaseClient(client)
-	// has it); nil makes kept leases renew with Lease.KeepAliveOnce.
+	// KeepAliveStreams, when set, opens the LeaseKeepAlive streams
+	// keep-alives go on (clientv3.RetryLeaseClient(client) has it): the
+	// long-lived one each kept lease renews on, and one per full renewal;
+	// nil makes keep-alives use Lease.KeepAliveOnce.
 	KeepAliveStreams KeepAliveStreams
+	// KeepAliveHedge is how long a keep-alive on a stream may go
+	// unanswered before it is sent again on a new stream (at most twice
+	// per renewal; the first answer wins), so that a renewal does not wait
+	// for a member that was lost; 0 means DefaultKeepAliveHedge.
+	KeepAliveHedge time.Duration
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -51,6 +57,7 @@ type Map struct {
 	lease   clientv3.Lease
 	watcher clientv3.Watcher
 	streams KeepAliveStreams
+	hedge   time.Duration
 	layout  keys.Layout
 	clock   location.Clock
 	minSecs int64
@@ -88,6 +95,7 @@ func New(engine *txn.Engine, lease clientv3.Lease, layout keys.Layout, opts Opti
 		lease:   lease,
 		watcher: opts.Watcher,
 		streams: opts.KeepAliveStreams,
+		hedge:   opts.KeepAliveHedge,
 		layout:  layout,
 		clock:   opts.Clock,
 		minSecs: opts.MinLeaseSeconds,
@@ -97,6 +105,9 @@ func New(engine *txn.Engine, lease clientv3.Lease, layout keys.Layout, opts Opti
 	}
 	if m.clock == nil {
 		m.clock = location.SystemClock
+	}
+	if m.hedge <= 0 {
+		m.hedge = DefaultKeepAliveHedge
 	}
 	if m.maxAtt <= 0 {
 		m.maxAtt = DefaultMaxAttempts

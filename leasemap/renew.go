@@ -15,7 +15,7 @@ import (
 
 // Renew extends the token's lease to now + ttl (03 §1.4; 03b E-04): stale
 // when the owner key is gone or belongs to another generation. With the
-// same TTL in whole seconds the etcd lease is kept alive (KeepAliveOnce) and
+// same TTL in whole seconds the etcd lease is kept alive (one keep-alive) and
 // the value rewritten in one guarded transaction, both sent in parallel;
 // with a different TTL the key moves to a new etcd lease in one guarded
 // transaction and the old lease is revoked. The generation never changes.
@@ -163,16 +163,16 @@ func (r *renewal) guarded(ctx context.Context, from, id clientv3.LeaseID, sentAf
 	return false, sent.Now.Keys[r.key], nil
 }
 
-// keepAliveAndWrite renews on the same etcd lease: KeepAliveOnce and the
-// guarded value rewrite in parallel. done with a zero generation means
+// keepAliveAndWrite renews on the same etcd lease: a keep-alive
+// (keepAliveOnce) and the guarded value rewrite in parallel. done with a zero generation means
 // stale.
 func (r *renewal) keepAliveAndWrite(ctx context.Context, info leaseInfo) (leaseInfo, bool, error) {
 	var (
 		wg    sync.WaitGroup
-		ka    *clientv3.LeaseKeepAliveResponse
+		ttl   int64
 		kaErr error
 	)
-	wg.Go(func() { ka, kaErr = r.m.lease.KeepAliveOnce(ctx, info.leaseID) })
+	wg.Go(func() { ttl, kaErr = r.m.keepAliveOnce(ctx, info.leaseID) })
 	applied, now, err := r.guarded(ctx, info.leaseID, info.leaseID, 0)
 	wg.Wait()
 	if err != nil {
@@ -187,10 +187,10 @@ func (r *renewal) keepAliveAndWrite(ctx context.Context, info leaseInfo) (leaseI
 	}
 	if kaErr != nil && !txn.IsLeaseNotFound(kaErr) {
 		// The value is renewed; the etcd lease must be too.
-		ka, kaErr = r.m.lease.KeepAliveOnce(ctx, info.leaseID)
+		ttl, kaErr = r.m.keepAliveOnce(ctx, info.leaseID)
 	}
 	switch {
-	case txn.IsLeaseNotFound(kaErr) || kaErr == nil && ka.TTL <= 0:
+	case txn.IsLeaseNotFound(kaErr) || kaErr == nil && ttl <= 0:
 		r.m.forget(r.token.OwnerID)
 		return leaseInfo{}, true, nil // the lease ended: its key is gone
 	case kaErr != nil:

@@ -42,6 +42,10 @@ type command struct {
 	help string
 	// conn says whether the subcommand needs a cluster.
 	conn connUse
+	// connOf, when set, decides conn from the positional arguments (bench
+	// mesh starts an embedded member without endpoints, other bench
+	// operations need a cluster).
+	connOf func(args []string) connUse
 	// ownFlags are connection flags the subcommand gives its own meaning
 	// (the connection then reads them before the subcommand's name or from
 	// the environment).
@@ -139,7 +143,11 @@ func run(ctx context.Context, inv invocation) int {
 	if err := applyEnv(top, given, inv.getenv); err != nil {
 		return fail(inv.stderr, cmd.name, err)
 	}
-	cfg, err := conn.check(cmd.conn, given)
+	use := cmd.conn
+	if cmd.connOf != nil {
+		use = cmd.connOf(positional)
+	}
+	cfg, err := conn.check(use, given)
 	if err != nil {
 		return fail(inv.stderr, cmd.name, err)
 	}
@@ -298,10 +306,11 @@ func writeUsage(w io.Writer) {
 	conn.register(fs)
 	writeFlags(w, fs, nil)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Every command but demo and version needs --endpoints (or ETCDCTL_ENDPOINTS);")
-	fmt.Fprintln(w, "demo without them, and any command with --embedded, starts a throw-away")
-	fmt.Fprintln(w, "single-member etcd. Exit status: 0 done, 1 failed, 2 usage error, 130/143")
-	fmt.Fprintln(w, "interrupted by SIGINT/SIGTERM. Run 'zlinketcd help <command>' for more.")
+	fmt.Fprintln(w, "Every command but demo, bench mesh and version needs --endpoints (or")
+	fmt.Fprintln(w, "ETCDCTL_ENDPOINTS); demo and bench mesh without them, and any command with")
+	fmt.Fprintln(w, "--embedded, start a throw-away single-member etcd. Exit status: 0 done,")
+	fmt.Fprintln(w, "1 failed, 2 usage error, 130/143 interrupted by SIGINT/SIGTERM. Run")
+	fmt.Fprintln(w, "'zlinketcd help <command>' for more.")
 }
 
 // writeCommandUsage prints one subcommand's usage: its own flags first,

@@ -16,7 +16,8 @@ func benchCommand() command {
 	return command{
 		name:    "bench",
 		summary: "load-test the hot operations, each beside the equivalent raw etcd requests",
-		usage:   " [operation...]",
+		usage:   " [operation...] | mesh --nodes N",
+		connOf:  benchConn,
 		help: fmt.Sprintf(`A load generator in the style of etcd's benchmark tool. Each operation runs
 --total requests from --clients concurrent clients over --conns etcd
 connections (at most --rate requests per second), once through the store
@@ -26,14 +27,43 @@ relative to raw etcd. Operations (all by default): %s.
 
 Every client owns its own owner lease, descriptor, actor and authority
 record (no contention). Everything is written under a scratch prefix inside
---prefix ("<prefix>zlinketcd-bench-<random>/"), removed afterwards.`, strings.Join(bench.Operations(), ", ")),
+--prefix ("<prefix>zlinketcd-bench-<random>/"), removed afterwards.
+
+'bench mesh' runs the mesh scale harness instead: --nodes simulated mesh
+nodes, each the real node stack (owner-lease session, descriptor,
+auto-connect loop with an executor that records its decisions) over its own
+etcd client, as separate pods would be. It measures the steady state for
+--steady (Raft proposals, watch events and bytes, read requests and rows
+read per second, CPU and memory per node), one node joining and leaving
+(their cost above the steady state, and the time until every node agrees
+with the live set, p50/p99), and a rolling restart of --restart-fraction of
+the nodes (time to agree after the last restart, etcd's peak load per
+second). etcd's figures come from its /metrics (each endpoint's, or
+--metrics-urls). Without --endpoints (or ETCDCTL_ENDPOINTS) 'bench mesh'
+starts an embedded single-member etcd with fsync on, in this process: the
+nodes' CPU and memory then include etcd's. The mesh flags are ignored by
+the other operations, and theirs by 'bench mesh'. docs/scale.md has the
+figures and the cost model.`, strings.Join(bench.Operations(), ", ")),
 		flags: func(fs *flag.FlagSet) runFunc {
 			clients := fs.Int("clients", bench.DefaultClients, "concurrent clients")
 			conns := fs.Int("conns", bench.DefaultConns, "etcd connections the clients share")
 			total := fs.Int("total", bench.DefaultTotal, "requests per operation and system")
 			rate := fs.Float64("rate", 0, "maximum requests per second (0: no limit)")
 			meshSize := fs.Int("mesh-size", bench.DefaultMeshSize, "descriptors in the mesh that mesh-list reads")
+			mesh := registerMeshFlags(fs)
 			return func(ctx context.Context, e *env, args []string) error {
+				if len(args) > 0 && args[0] == meshOperation {
+					opts, err := mesh.options(args)
+					if err != nil {
+						return err
+					}
+					s, err := e.open(ctx, sessionOptions{write: true, fsync: true})
+					if err != nil {
+						return err
+					}
+					defer s.close()
+					return runMeshBench(ctx, e, s, opts, mesh)
+				}
 				opts := bench.Options{Clients: *clients, Conns: *conns, Total: *total, Rate: *rate, Ops: args, MeshSize: *meshSize, Out: e.stdout}
 				if err := opts.Check(); err != nil {
 					return usageErrorf("%s", err.Error())

@@ -39,6 +39,9 @@ type sessionOptions struct {
 	// serializable: every read of the session is served by the member the
 	// client talks to, without the leader (inspect --consistency s).
 	serializable bool
+	// fsync: an embedded member syncs its writes to disk, as production
+	// etcd does (bench mesh measures etcd's cost).
+	fsync bool
 }
 
 // session is one connection to a cluster: the raw client (inspect, bench
@@ -73,7 +76,7 @@ func (e *env) open(ctx context.Context, opts sessionOptions) (*session, error) {
 	}
 	s := &session{cfg: cfg, opts: opts, log: e.log, guard: e.guard, endpoints: cfg.Endpoints}
 	if cfg.Embedded {
-		m, err := etcdtest.StartMember(ctx, etcdtest.Config{})
+		m, err := etcdtest.StartMember(ctx, etcdtest.Config{Fsync: opts.fsync})
 		if err != nil {
 			return nil, fmt.Errorf("start the embedded etcd: %w", err)
 		}

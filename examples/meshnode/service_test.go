@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,26 +19,9 @@ import (
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/examples/meshnode/config"
+	"github.com/zlink-systems/zlink-etcd/internal/syncio"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // testMesh is a prefix of the shared member where test nodes run.
 type testMesh struct {
@@ -82,7 +64,7 @@ func (m *testMesh) nodeArgs(id string) (args []string, metrics string) {
 type testNodeProc struct {
 	id   string
 	url  string
-	logs *syncBuffer
+	logs *syncio.Buffer
 	stop context.CancelFunc
 	done chan error
 }
@@ -95,7 +77,7 @@ func (m *testMesh) start(id string) *testNodeProc {
 		m.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &testNodeProc{id: id, url: url, logs: &syncBuffer{}, stop: cancel, done: make(chan error, 1)}
+	p := &testNodeProc{id: id, url: url, logs: &syncio.Buffer{}, stop: cancel, done: make(chan error, 1)}
 	go func() { p.done <- run(ctx, cfg, p.logs) }()
 	m.t.Cleanup(func() {
 		if p.stop != nil {
@@ -268,7 +250,7 @@ func TestServiceLeavesOnSIGTERM(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envChildArgs+"="+string(raw))
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncio.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -326,7 +308,7 @@ func TestServiceNotReadyBeforeEtcd(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	logs := &syncBuffer{}
+	logs := &syncio.Buffer{}
 	go func() { done <- run(ctx, cfg, logs) }()
 	waitFor(t, "/livez answers", func() bool { code, _ := get(t, url+"/livez"); return code == http.StatusOK })
 	code, body := get(t, url+"/readyz")
