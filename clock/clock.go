@@ -1,6 +1,9 @@
 package clock
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Clock is a source of time and of one-shot timers: System, the process's
 // clock, or a Manual clock that tests move by hand.
@@ -28,3 +31,16 @@ type systemClock struct{}
 func (systemClock) Now() time.Time { return time.Now() }
 
 func (systemClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// Sleep waits d on c; it returns false when ctx ends first.
+func Sleep(ctx context.Context, c Clock, d time.Duration) bool {
+	wake := make(chan struct{})
+	t := c.AfterFunc(d, func() { close(wake) })
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-wake:
+		return true
+	}
+}

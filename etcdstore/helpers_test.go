@@ -41,6 +41,14 @@ func meshNode(mesh string, rid location.RoutingID, tok location.OwnerToken) loca
 	}
 }
 
+// creationTarget stores mesh node "node-a" of mesh "m" (meshNode) owned by
+// owner and returns the creation target on it.
+func (f *fixture) creationTarget(t *testing.T, owner location.OwnerToken) location.CreationTarget {
+	t.Helper()
+	storedIn(t)(f.s.UpdateMeshNode(t.Context(), meshNode("m", "node-a", owner), location.IntentNewClaim))
+	return location.CreationTarget{MeshName: "m", NodeRID: "node-a", NodeLifecycleGeneration: 1, Owner: owner}
+}
+
 // spot is a user spot (mesh "play") owned by tok.
 func spot(id string, tok location.OwnerToken) location.SpotLocation {
 	return location.SpotLocation{MeshName: "play", SpotID: id, SpotGeneration: 1, SpotType: "game",

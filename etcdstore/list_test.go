@@ -138,8 +138,7 @@ func TestListAuthoritiesCursors(t *testing.T) {
 	ctx := t.Context()
 	f := newFixture(t)
 	a := f.claim(t, "a")
-	storedIn(t)(f.s.UpdateMeshNode(ctx, meshNode("m", "node-a", a), location.IntentNewClaim))
-	target := location.CreationTarget{MeshName: "m", NodeRID: "node-a", NodeLifecycleGeneration: 1, Owner: a}
+	target := f.creationTarget(t, a)
 	for _, id := range []string{"x1", "x2", "x3"} {
 		r, err := f.s.Reserve(ctx, location.ReserveRequest{Key: location.ObjectCreationKey{Kind: location.ObjectUserSpot, GlobalID: id},
 			Intent:   location.CreationIntent{StableType: "room", RequestContentReference: "r", RequestSHA256: make([]byte, 32), RequestEncodedSize: 1},

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/zlink-systems/zlink-etcd/clock"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -18,16 +16,13 @@ func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m)) }
 // t0 is the catalogue's start time, 2026-07-03T00:00:00Z.
 func t0() time.Time { return time.Date(2026, 7, 3, 0, 0, 0, 0, time.UTC) }
 
-// The store implements the whole contract and both optional capabilities.
-func TestInterfaces(t *testing.T) {
-	var s any = &Store{}
-	_, ok := s.(location.Store)
-	require.True(t, ok)
-	_, ok = s.(location.MeshNodeChangeStamper)
-	require.True(t, ok)
-	_, ok = s.(location.ChangeWatcher)
-	require.True(t, ok)
-}
+// The store implements the whole contract and the optional capabilities.
+var (
+	_ location.Store                 = (*Store)(nil)
+	_ location.MeshNodeChangeStamper = (*Store)(nil)
+	_ location.ChangeWatcher         = (*Store)(nil)
+	_ location.OwnerLivenessReader   = (*Store)(nil)
+)
 
 // fixture is a store over a fresh prefix of the shared member, with a
 // request recorder and a manual clock.

@@ -4,32 +4,24 @@ import (
 	"context"
 
 	"github.com/zlink-systems/zlink-etcd/location"
-	"github.com/zlink-systems/zlink-etcd/storecore"
 )
 
-// ReadOwnerLiveness reports which of ownerIDs hold a live lease: an owner
-// key exists (decision E-2: etcd deletes it when the lease ends), and its
-// CreateRevision is the generation. With the watch cache on, one request
-// (the current revision) answers any number of owners; without it, one
-// read of the owner keys at one revision (a Txn of Gets per 128 owners).
-// Expiries are not reported (location.OwnerLiveness): a kept lease's lives
-// in etcd's lessor, and etcd reports its end as the key's deletion. It
-// implements location.OwnerLivenessReader, as one operation of the store
-// (observed, its context checked first, its errors prefixed).
-func (s *Store) ReadOwnerLiveness(ctx context.Context, ownerIDs []string) ([]location.OwnerLiveness, error) {
-	return storecore.Do(ctx, &s.Store, storecore.Op{Name: "ReadOwnerLiveness"},
-		func() error { return location.ValidateOwnerIDs(ownerIDs) },
-		func(ctx context.Context) ([]location.OwnerLiveness, error) {
-			if len(ownerIDs) == 0 {
-				return []location.OwnerLiveness{}, nil
-			}
-			if s.cache != nil {
-				if out, ok, err := s.cache.liveness(ctx, ownerIDs); ok || err != nil {
-					return out, err
-				}
-			}
-			return s.readOwnerLiveness(ctx, ownerIDs)
-		})
+// ReadLiveness implements storecore.Backend (the store's ReadOwnerLiveness):
+// an owner key exists (decision E-2: etcd deletes it when the lease ends),
+// and its CreateRevision is the generation. With the watch cache on, one
+// request (the current revision) answers any number of owners; without it,
+// one read of the owner keys at one revision (a Txn of Gets per 128
+// owners). Expiries are not reported (location.OwnerLiveness): a kept
+// lease's lives in etcd's lessor, and etcd reports its end as the key's
+// deletion.
+func (b backend) ReadLiveness(ctx context.Context, ownerIDs []string) ([]location.OwnerLiveness, error) {
+	s := b.s
+	if s.cache != nil {
+		if out, ok, err := s.cache.liveness(ctx, ownerIDs); ok || err != nil {
+			return out, err
+		}
+	}
+	return s.readOwnerLiveness(ctx, ownerIDs)
 }
 
 // readOwnerLiveness reads the owner keys of ownerIDs from etcd.
@@ -50,5 +42,3 @@ func (s *Store) readOwnerLiveness(ctx context.Context, ownerIDs []string) ([]loc
 	}
 	return out, nil
 }
-
-var _ location.OwnerLivenessReader = (*Store)(nil)

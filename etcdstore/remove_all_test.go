@@ -142,8 +142,7 @@ func TestCollectGarbageTerminals(t *testing.T) {
 	ctx := t.Context()
 	f := newFixture(t)
 	a := f.claim(t, "a")
-	storedIn(t)(f.s.UpdateMeshNode(ctx, meshNode("m", "node-a", a), location.IntentNewClaim))
-	target := location.CreationTarget{MeshName: "m", NodeRID: "node-a", NodeLifecycleGeneration: 1, Owner: a}
+	target := f.creationTarget(t, a)
 	actor := actorReservation("actor-1", target)
 	key := actor.Key
 	r, err := f.s.Reserve(ctx, actor)

@@ -121,32 +121,55 @@ func TestWatchChangesOwnerEnds(t *testing.T) {
 	}
 }
 
-// gatedWatcher holds the first Watch call of key until release is closed,
-// and reports the start revision of every call of key on started; other
-// keys' watches pass.
-type gatedWatcher struct {
+// scriptedWatcher reports the start revision of every Watch call of key
+// on started and holds call number hold (from 1) until release is closed;
+// when breakOn is set, it breaks the first call at the first response that
+// carries an event on breakOn, without delivering it (as when a connection
+// breaks after the server sent a change). Other keys' watches pass.
+type scriptedWatcher struct {
 	clientv3.Watcher
 	key     string
+	hold    int
+	breakOn string
 	release chan struct{}
 	started chan int64
 	calls   int
 }
 
+// scriptWatcher installs a scriptedWatcher of the peer table's watch on
+// f's store.
+func scriptWatcher(f *fixture, hold int, breakOn string) *scriptedWatcher {
+	w := &scriptedWatcher{Watcher: f.s.watcher, key: f.s.layout.TablePrefix(string(location.TablePeers)),
+		hold: hold, breakOn: breakOn, release: make(chan struct{}), started: make(chan int64, 4)}
+	f.s.watcher = w
+	return w
+}
+
 // Watch implements clientv3.Watcher. Only the goroutine of the key's
 // range calls it for the key, so calls needs no lock.
-func (w *gatedWatcher) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
+func (w *scriptedWatcher) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
 	if key != w.key {
 		return w.Watcher.Watch(ctx, key, opts...)
 	}
 	w.calls++
 	w.started <- clientv3.OpGet(key, opts...).Rev()
-	if w.calls == 1 {
+	if w.calls == w.hold {
 		select {
 		case <-w.release:
 		case <-ctx.Done():
 		}
 	}
-	return w.Watcher.Watch(ctx, key, opts...)
+	if w.calls > 1 || w.breakOn == "" {
+		return w.Watcher.Watch(ctx, key, opts...)
+	}
+	return relay(ctx, w.Watcher, key, opts, nil, func(resp clientv3.WatchResponse) bool {
+		for _, ev := range resp.Events {
+			if string(ev.Kv.Key) == w.breakOn {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // A watch whose start revision was compacted away is started again past the
@@ -154,10 +177,8 @@ func (w *gatedWatcher) Watch(ctx context.Context, key string, opts ...clientv3.O
 // then reports changes as before.
 func TestWatchChangesRestartsAfterCompaction(t *testing.T) {
 	f := newFixture(t)
-	gw := &gatedWatcher{Watcher: f.s.watcher, key: f.s.layout.TablePrefix(string(location.TablePeers)),
-		release: make(chan struct{}), started: make(chan int64, 4)}
-	f.s.watcher = gw
-	a := f.claim(t, "a")
+	gw := scriptWatcher(f, 1, "")
+	f.claim(t, "a")
 	ctx, cancel := context.WithCancel(t.Context())
 	ch, err := f.s.WatchChanges(ctx, location.TablePeers)
 	require.NoError(t, err)
@@ -179,18 +200,27 @@ func TestWatchChangesRestartsAfterCompaction(t *testing.T) {
 	receive(t, ch, false) // the re-list notification
 	require.Zero(t, len(ch), "one notification for the missed changes")
 
-	storedIn(t)(f.s.UpdatePeer(t.Context(), peer("n2", "a"), location.IntentNewClaim))
+	gw.requireSettled(t, f, ch, cancel, peer("n2", "a"))
+}
+
+// requireSettled checks that the restarted watch ch reports changes as
+// before, a write of p and the end of p's owner's lease each notified, and
+// that w's key was not watched a third time; then it ends the watch
+// (cancel) and drains ch.
+func (w *scriptedWatcher) requireSettled(t *testing.T, f *fixture, ch <-chan struct{}, cancel context.CancelFunc, p location.PeerLocation) {
+	t.Helper()
+	storedIn(t)(f.s.UpdatePeer(t.Context(), p, location.IntentNewClaim))
 	receive(t, ch, false)
-	require.NoError(t, f.s.ExpireOwnerLease(t.Context(), a.OwnerID))
+	require.NoError(t, f.s.ExpireOwnerLease(t.Context(), p.OwnerID))
 	receive(t, ch, false)
-	require.Equal(t, 2, gw.calls, "no further restart")
+	require.Equal(t, 2, w.calls, "no further restart")
 
 	cancel()
 	for range ch {
 	}
 }
 
-// waitRevision waits for the next start revision a gatedWatcher reports.
+// waitRevision waits for the next start revision a scriptedWatcher reports.
 func waitRevision(t *testing.T, started <-chan int64) int64 {
 	t.Helper()
 	select {
@@ -200,47 +230,6 @@ func waitRevision(t *testing.T, started <-chan int64) int64 {
 		t.Fatal("the watch was not started")
 		return 0
 	}
-}
-
-// breakingWatcher breaks the first watch of key at the first response
-// that carries an event on breakOn, without delivering it (as when a
-// connection breaks after the server sent a change), and holds the second
-// Watch call of key until release is closed. Every call of key reports its
-// start revision on started; other keys' watches pass.
-type breakingWatcher struct {
-	clientv3.Watcher
-	key     string
-	breakOn string
-	release chan struct{}
-	started chan int64
-	calls   int
-}
-
-// Watch implements clientv3.Watcher. Only the goroutine of the key's
-// range calls it for the key, so calls needs no lock.
-func (w *breakingWatcher) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
-	if key != w.key {
-		return w.Watcher.Watch(ctx, key, opts...)
-	}
-	w.calls++
-	w.started <- clientv3.OpGet(key, opts...).Rev()
-	if w.calls > 1 {
-		if w.calls == 2 {
-			select {
-			case <-w.release:
-			case <-ctx.Done():
-			}
-		}
-		return w.Watcher.Watch(ctx, key, opts...)
-	}
-	return relay(ctx, w.Watcher, key, opts, nil, func(resp clientv3.WatchResponse) bool {
-		for _, ev := range resp.Events {
-			if string(ev.Kv.Key) == w.breakOn {
-				return false
-			}
-		}
-		return true
-	})
 }
 
 // relay opens a watch through w and forwards its responses on the returned
@@ -299,12 +288,9 @@ func relay(ctx context.Context, w clientv3.Watcher, key string, opts []clientv3.
 // the break itself sends nothing.
 func TestWatchChangesResumesAfterABreak(t *testing.T) {
 	f := newFixture(t)
-	a := f.claim(t, "a")
+	f.claim(t, "a")
 	first, lost := peer("n1", "a"), peer("n2", "a")
-	bw := &breakingWatcher{Watcher: f.s.watcher, key: f.s.layout.TablePrefix(string(location.TablePeers)),
-		breakOn: f.s.tableKey(location.TablePeers, rules.PeerKey(lost.Key())),
-		release: make(chan struct{}), started: make(chan int64, 4)}
-	f.s.watcher = bw
+	bw := scriptWatcher(f, 2, f.s.tableKey(location.TablePeers, rules.PeerKey(lost.Key())))
 	ctx, cancel := context.WithCancel(t.Context())
 	ch, err := f.s.WatchChanges(ctx, location.TablePeers)
 	require.NoError(t, err)
@@ -324,13 +310,5 @@ func TestWatchChangesResumesAfterABreak(t *testing.T) {
 	close(bw.release)
 	receive(t, ch, false) // n2's change, delivered by the resumed watch
 
-	storedIn(t)(f.s.UpdatePeer(t.Context(), peer("n3", "a"), location.IntentNewClaim))
-	receive(t, ch, false)
-	require.NoError(t, f.s.ExpireOwnerLease(t.Context(), a.OwnerID))
-	receive(t, ch, false)
-	require.Equal(t, 2, bw.calls, "no further restart")
-
-	cancel()
-	for range ch {
-	}
+	bw.requireSettled(t, f, ch, cancel, peer("n3", "a"))
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zlink-systems/zlink-etcd/autoconnect"
+	"github.com/zlink-systems/zlink-etcd/clock"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/session"
 )
@@ -138,7 +139,7 @@ func (n *Node) join(ctx context.Context, rejoin bool, spare *incarnation) (*inca
 		}
 		n.log.Warn(msg, "attempt", attempt, "wait", d, "error", err)
 		n.emit(Event{Kind: EventJoinFailed, Err: err, Attempt: attempt, Retry: d})
-		if !n.sleep(ctx, d) {
+		if !clock.Sleep(ctx, n.o.clock, d) {
 			return nil, fmt.Errorf("%w (after %d attempts; last error: %w)", context.Cause(ctx), attempt, err)
 		}
 	}

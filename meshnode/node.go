@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zlink-systems/zlink-etcd/autoconnect"
+	"github.com/zlink-systems/zlink-etcd/clock"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/observe"
 	"github.com/zlink-systems/zlink-etcd/session"
@@ -406,7 +407,7 @@ func (n *Node) retry(ctx context.Context, op string, permanent func(error) bool,
 		d := jitter(wait)
 		wait = min(2*wait, n.o.RejoinBackoff.Max)
 		n.log.Warn("meshnode: attempt failed; retrying", "op", op, "attempt", i, "wait", d, "error", err)
-		if !n.sleep(ctx, d) {
+		if !clock.Sleep(ctx, n.o.clock, d) {
 			return fmt.Errorf("%w (after %d attempts; last error: %w)", context.Cause(ctx), i, err)
 		}
 	}
@@ -414,16 +415,3 @@ func (n *Node) retry(ctx context.Context, op string, permanent func(error) bool,
 
 // isInput reports bad input, which no retry fixes.
 func isInput(err error) bool { return errors.Is(err, location.ErrInvalidArgument) }
-
-// sleep waits d on the node's clock; false when ctx ended first.
-func (n *Node) sleep(ctx context.Context, d time.Duration) bool {
-	wake := make(chan struct{})
-	t := n.o.clock.AfterFunc(d, func() { close(wake) })
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-wake:
-		return true
-	}
-}

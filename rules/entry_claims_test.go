@@ -24,6 +24,17 @@ func lsWriteMN(t *testing.T, src *lsSource, d location.MeshNodeDescriptor, inten
 	return res
 }
 
+// lsEntryClaimedByA returns a source where owner a, on its live lease 1,
+// has created mesh node node-a (fixture.MNE), which holds the claim of
+// entry spot entry-1.
+func lsEntryClaimedByA(t *testing.T) *lsSource {
+	t.Helper()
+	src := newLSSource()
+	src.lease("a", 1, true)
+	require.Equal(t, lsStored(1, fixture.T0()), lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim))
+	return src
+}
+
 // lsWithRID returns d on another rid.
 func lsWithRID(d location.MeshNodeDescriptor, rid location.RoutingID) location.MeshNodeDescriptor {
 	d.RID = rid
@@ -44,10 +55,8 @@ func TestEntryClaimKey(t *testing.T) {
 func TestEntryClaims(t *testing.T) {
 	nodeB := location.RoutingID("node-b")
 	t.Run("a conflicting claim plans nothing and the holder keeps its claim record", func(t *testing.T) {
-		src := newLSSource()
-		src.lease("a", 1, true)
+		src := lsEntryClaimedByA(t)
 		src.lease("b", 2, true)
-		require.Equal(t, lsStored(1, fixture.T0()), lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim))
 		other := lsWithRID(fixture.MNE(fixture.Token("b", 2)), nodeB)
 		other.LifecycleGeneration, other.Endpoint = 8, "tcp://10.0.0.2:7300"
 		tx := NewTx(src)
@@ -60,10 +69,8 @@ func TestEntryClaims(t *testing.T) {
 		require.Equal(t, EntryClaim{Descriptor: location.MeshNodeKey{MeshName: "game", RID: "node-a"}, OwnerID: "a", LeaseGeneration: 1, LifecycleGeneration: 7}, claim)
 	})
 	t.Run("RemoveMeshNode plans the release of its claim", func(t *testing.T) {
-		src := newLSSource()
-		src.lease("a", 1, true)
+		src := lsEntryClaimedByA(t)
 		src.lease("b", 2, true)
-		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
 		st, plan := lsRun(t, src, func(tx *Tx) (location.WriteStatus, error) {
 			return RemoveMeshNode(tx, location.MeshNodeKey{MeshName: "game", RID: "node-a"}, location.OwnerToken{OwnerID: "a", LeaseGeneration: 1})
 		})
@@ -74,9 +81,7 @@ func TestEntryClaims(t *testing.T) {
 		require.Equal(t, lsStored(1, fixture.T0()), lsWriteMN(t, src, lsWithRID(fixture.MNE(fixture.Token("b", 2)), nodeB), location.IntentNewClaim))
 	})
 	t.Run("A-03 fixed: a dead holder's claim on the same key is not held and is re-bound", func(t *testing.T) {
-		src := newLSSource()
-		src.lease("a", 1, true)
-		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
+		src := lsEntryClaimedByA(t)
 		src.lease("a", 1, false)
 		src.lease("b", 2, true)
 		_, held := EntryClaimHeld(NewTx(src), lsClaimKey(t, "entry-1"))
@@ -88,9 +93,7 @@ func TestEntryClaims(t *testing.T) {
 		require.Equal(t, int64(2), claim.LeaseGeneration)
 	})
 	t.Run("A-03 fixed: a dead owner's claim on another key is free", func(t *testing.T) {
-		src := newLSSource()
-		src.lease("a", 1, true)
-		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
+		src := lsEntryClaimedByA(t)
 		src.lease("a", 1, false)
 		src.lease("b", 2, true)
 		require.Equal(t, lsStored(1, fixture.T0()), lsWriteMN(t, src, lsWithRID(fixture.MNE(fixture.Token("b", 2)), nodeB), location.IntentNewClaim))
@@ -99,17 +102,13 @@ func TestEntryClaims(t *testing.T) {
 		require.Equal(t, nodeB, claim.Descriptor.RID)
 	})
 	t.Run("A-03 fixed: a claim of an older incarnation of a live owner is free", func(t *testing.T) {
-		src := newLSSource()
-		src.lease("a", 1, true)
-		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
+		src := lsEntryClaimedByA(t)
 		src.lease("a", 3, true) // a restarted; its old claim is not held
 		_, held := EntryClaimHeld(NewTx(src), lsClaimKey(t, "entry-1"))
 		require.False(t, held)
 	})
 	t.Run("a new owner without an entry spot plans the release of the old claim", func(t *testing.T) {
-		src := newLSSource()
-		src.lease("a", 1, true)
-		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
+		src := lsEntryClaimedByA(t)
 		src.lease("a", 1, false)
 		src.lease("b", 2, true)
 		src.lease("c", 3, true)
@@ -121,9 +120,7 @@ func TestEntryClaims(t *testing.T) {
 		require.Equal(t, lsStored(1, fixture.T0()), lsWriteMN(t, src, lsWithRID(fixture.MNE(fixture.Token("c", 3)), "node-c"), location.IntentNewClaim))
 	})
 	t.Run("a restarted owner's claim is re-bound to its new lease", func(t *testing.T) {
-		src := newLSSource()
-		src.lease("a", 1, true)
-		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
+		src := lsEntryClaimedByA(t)
 		src.lease("a", 2, true)
 		src.lease("b", 3, true)
 		require.Equal(t, lsStored(2, fixture.T0()), lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 2)), location.IntentNewClaim))
@@ -133,10 +130,8 @@ func TestEntryClaims(t *testing.T) {
 		require.Equal(t, lsConflict(), lsWriteMN(t, src, lsWithRID(fixture.MNE(fixture.Token("b", 3)), nodeB), location.IntentNewClaim))
 	})
 	t.Run("A-02 fixed: a same-owner Takeover plans no claim write", func(t *testing.T) {
-		src := newLSSource()
-		src.lease("a", 1, true)
+		src := lsEntryClaimedByA(t)
 		src.lease("b", 2, true)
-		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
 		res, plan := lsRun(t, src, func(tx *Tx) (location.WriteResult, error) {
 			return UpdateMeshNode(tx, fixture.MNE(fixture.Token("a", 1)), location.IntentTakeover)
 		})
@@ -149,10 +144,8 @@ func TestEntryClaims(t *testing.T) {
 		require.Equal(t, lsConflict(), lsWriteMN(t, src, lsWithRID(fixture.MNE(fixture.Token("b", 2)), nodeB), location.IntentNewClaim))
 	})
 	t.Run("takeover by a live other owner with the same entry spot conflicts", func(t *testing.T) {
-		src := newLSSource()
-		src.lease("a", 1, true)
+		src := lsEntryClaimedByA(t)
 		src.lease("b", 2, true)
-		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
 		tx := NewTx(src)
 		res, err := UpdateMeshNode(tx, fixture.MNE(fixture.Token("b", 2)), location.IntentTakeover)
 		require.NoError(t, err)
@@ -160,19 +153,15 @@ func TestEntryClaims(t *testing.T) {
 		require.True(t, tx.Plan().Empty())
 	})
 	t.Run("RemoveLocationRow releases the claim", func(t *testing.T) {
-		src := newLSSource()
-		src.lease("a", 1, true)
+		src := lsEntryClaimedByA(t)
 		src.lease("b", 2, true)
-		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
 		lsRun(t, src, func(tx *Tx) (struct{}, error) {
 			return struct{}{}, RemoveLocationRow(tx, location.TableMeshNodes, MeshNodeKey(location.MeshNodeKey{MeshName: "game", RID: "node-a"}))
 		})
 		require.Equal(t, lsStored(1, fixture.T0()), lsWriteMN(t, src, lsWithRID(fixture.MNE(fixture.Token("b", 2)), nodeB), location.IntentNewClaim))
 	})
 	t.Run("release keeps a claim that no longer matches the row", func(t *testing.T) {
-		src := newLSSource()
-		src.lease("a", 1, true)
-		lsWriteMN(t, src, fixture.MNE(fixture.Token("a", 1)), location.IntentNewClaim)
+		src := lsEntryClaimedByA(t)
 		key := lsClaimKey(t, "entry-1")
 		src.put(TableEntryClaims, string(key), EntryClaim{Descriptor: location.MeshNodeKey{MeshName: "game", RID: "node-z"}, OwnerID: "z", LeaseGeneration: 9, LifecycleGeneration: 7}, 0)
 		_, plan := lsRun(t, src, func(tx *Tx) (location.WriteStatus, error) {

@@ -10,43 +10,13 @@ import (
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
-// lsLeaseRowTable adapts the spot or the actor table to the matrix tests.
-type lsLeaseRowTable struct {
-	name   string
-	table  Table
-	key    string
-	row    func(owner string, lg int64) any
-	write  func(tx *Tx, row any, intent location.WriteIntent) (location.WriteResult, error)
-	remove func(tx *Tx, owner location.OwnerToken) (location.WriteStatus, error)
-	stamps []StampCounter
-}
-
-func lsLeaseRowTables() []lsLeaseRowTable {
-	sk := fixture.SpotKey()
-	ak := fixture.ActorKey()
-	return []lsLeaseRowTable{
-		{
-			name: "spots", table: location.TableSpots, key: SpotKey(sk),
-			row: func(owner string, lg int64) any { return fixture.SPOT(owner, lg) },
-			write: func(tx *Tx, row any, intent location.WriteIntent) (location.WriteResult, error) {
-				return UpdateSpot(tx, row.(location.SpotLocation), intent)
-			},
-			remove: func(tx *Tx, owner location.OwnerToken) (location.WriteStatus, error) {
-				return RemoveSpot(tx, sk, owner)
-			},
-			stamps: []StampCounter{lsStamp(location.LocationSpot, "play"), lsStamp(location.LocationSpot, "")},
-		},
-		{
-			name: "actors", table: location.TableActors, key: ActorKey(ak),
-			row: func(owner string, lg int64) any { return fixture.ACTOR(owner, lg) },
-			write: func(tx *Tx, row any, intent location.WriteIntent) (location.WriteResult, error) {
-				return UpdateActor(tx, row.(location.ActorLocation), intent)
-			},
-			remove: func(tx *Tx, owner location.OwnerToken) (location.WriteStatus, error) {
-				return RemoveActor(tx, ak, owner)
-			},
-			stamps: []StampCounter{lsStamp(location.LocationActor, "play"), lsStamp(location.LocationActor, "")},
-		},
+// lsLeaseRowTables are the spot and the actor table.
+func lsLeaseRowTables() []lsRowTable[location.WriteStatus] {
+	return []lsRowTable[location.WriteStatus]{
+		lsRowTableOf("spots", location.TableSpots, fixture.SpotKey(), SpotKey, fixture.SPOT, UpdateSpot, RemoveSpot,
+			lsStamp(location.LocationSpot, "play"), lsStamp(location.LocationSpot, "")),
+		lsRowTableOf("actors", location.TableActors, fixture.ActorKey(), ActorKey, fixture.ACTOR, UpdateActor, RemoveActor,
+			lsStamp(location.LocationActor, "play"), lsStamp(location.LocationActor, "")),
 	}
 }
 
@@ -67,12 +37,6 @@ func lsAt(v any, at time.Time) any {
 // row was written by (a, lease 1) under row generation 5; the writer's own
 // lease is never consulted.
 func TestLeaseRowOutcomeMatrix(t *testing.T) {
-	const (
-		claim    = "claim" // Stored(6, now)
-		renew    = "renew" // Stored(5, now)
-		stale    = "stale"
-		conflict = "conflict"
-	)
 	cases := []struct {
 		name      string
 		row       bool
@@ -81,25 +45,25 @@ func TestLeaseRowOutcomeMatrix(t *testing.T) {
 		writer    string
 		writerLG  int64
 		intent    location.WriteIntent
-		want      string
+		want      lsOutcome
 	}{
-		{name: "absent/NewClaim", writer: "a", writerLG: 1, intent: location.IntentNewClaim, want: claim},
-		{name: "absent/Renew", writer: "a", writerLG: 1, intent: location.IntentRenew, want: stale},
-		{name: "absent/Takeover", writer: "a", writerLG: 1, intent: location.IntentTakeover, want: claim},
-		{name: "absent/NewClaim by a writer without a lease", writer: "ghost", writerLG: 1, intent: location.IntentNewClaim, want: claim},
-		{name: "live other owner/NewClaim", row: true, ownerLive: true, ownerGen: 1, writer: "b", writerLG: 2, intent: location.IntentNewClaim, want: conflict},
-		{name: "own live row/NewClaim", row: true, ownerLive: true, ownerGen: 1, writer: "a", writerLG: 1, intent: location.IntentNewClaim, want: conflict},
-		{name: "restarted owner/NewClaim", row: true, ownerLive: true, ownerGen: 3, writer: "a", writerLG: 3, intent: location.IntentNewClaim, want: conflict},
-		{name: "restarted owner/Takeover", row: true, ownerLive: true, ownerGen: 3, writer: "a", writerLG: 3, intent: location.IntentTakeover, want: claim},
-		{name: "live owner/Renew", row: true, ownerLive: true, ownerGen: 1, writer: "a", writerLG: 1, intent: location.IntentRenew, want: renew},
-		{name: "live owner/Renew with another lease generation", row: true, ownerLive: true, ownerGen: 1, writer: "a", writerLG: 2, intent: location.IntentRenew, want: stale},
-		{name: "live owner/Renew by another owner", row: true, ownerLive: true, ownerGen: 1, writer: "b", writerLG: 1, intent: location.IntentRenew, want: stale},
-		{name: "live owner/Takeover by another owner", row: true, ownerLive: true, ownerGen: 1, writer: "b", writerLG: 2, intent: location.IntentTakeover, want: claim},
-		{name: "dead owner/NewClaim by a writer without a lease", row: true, ownerGen: 1, writer: "ghost", writerLG: 5, intent: location.IntentNewClaim, want: claim},
-		{name: "dead owner/Renew by the owner", row: true, ownerGen: 1, writer: "a", writerLG: 1, intent: location.IntentRenew, want: renew},
-		{name: "dead owner/Takeover", row: true, ownerGen: 1, writer: "b", writerLG: 2, intent: location.IntentTakeover, want: claim},
-		{name: "unknown intent/absent row is created", writer: "a", writerLG: 1, intent: 4, want: claim},
-		{name: "unknown intent/existing row is rejected", row: true, ownerGen: 1, writer: "a", writerLG: 1, intent: 0, want: conflict},
+		{name: "absent/NewClaim", writer: "a", writerLG: 1, intent: location.IntentNewClaim, want: outcomeClaim},
+		{name: "absent/Renew", writer: "a", writerLG: 1, intent: location.IntentRenew, want: outcomeStale},
+		{name: "absent/Takeover", writer: "a", writerLG: 1, intent: location.IntentTakeover, want: outcomeClaim},
+		{name: "absent/NewClaim by a writer without a lease", writer: "ghost", writerLG: 1, intent: location.IntentNewClaim, want: outcomeClaim},
+		{name: "live other owner/NewClaim", row: true, ownerLive: true, ownerGen: 1, writer: "b", writerLG: 2, intent: location.IntentNewClaim, want: outcomeConflict},
+		{name: "own live row/NewClaim", row: true, ownerLive: true, ownerGen: 1, writer: "a", writerLG: 1, intent: location.IntentNewClaim, want: outcomeConflict},
+		{name: "restarted owner/NewClaim", row: true, ownerLive: true, ownerGen: 3, writer: "a", writerLG: 3, intent: location.IntentNewClaim, want: outcomeConflict},
+		{name: "restarted owner/Takeover", row: true, ownerLive: true, ownerGen: 3, writer: "a", writerLG: 3, intent: location.IntentTakeover, want: outcomeClaim},
+		{name: "live owner/Renew", row: true, ownerLive: true, ownerGen: 1, writer: "a", writerLG: 1, intent: location.IntentRenew, want: outcomeRenew},
+		{name: "live owner/Renew with another lease generation", row: true, ownerLive: true, ownerGen: 1, writer: "a", writerLG: 2, intent: location.IntentRenew, want: outcomeStale},
+		{name: "live owner/Renew by another owner", row: true, ownerLive: true, ownerGen: 1, writer: "b", writerLG: 1, intent: location.IntentRenew, want: outcomeStale},
+		{name: "live owner/Takeover by another owner", row: true, ownerLive: true, ownerGen: 1, writer: "b", writerLG: 2, intent: location.IntentTakeover, want: outcomeClaim},
+		{name: "dead owner/NewClaim by a writer without a lease", row: true, ownerGen: 1, writer: "ghost", writerLG: 5, intent: location.IntentNewClaim, want: outcomeClaim},
+		{name: "dead owner/Renew by the owner", row: true, ownerGen: 1, writer: "a", writerLG: 1, intent: location.IntentRenew, want: outcomeRenew},
+		{name: "dead owner/Takeover", row: true, ownerGen: 1, writer: "b", writerLG: 2, intent: location.IntentTakeover, want: outcomeClaim},
+		{name: "unknown intent/absent row is created", writer: "a", writerLG: 1, intent: 4, want: outcomeClaim},
+		{name: "unknown intent/existing row is rejected", row: true, ownerGen: 1, writer: "a", writerLG: 1, intent: 0, want: outcomeConflict},
 	}
 	for _, lt := range lsLeaseRowTables() {
 		for _, c := range cases {
@@ -117,24 +81,7 @@ func TestLeaseRowOutcomeMatrix(t *testing.T) {
 				tx := NewTx(src)
 				res, err := lt.write(tx, written, c.intent)
 				require.NoError(t, err)
-				var g int64
-				switch c.want {
-				case stale:
-					require.Equal(t, lsStale(), res)
-					require.True(t, tx.Plan().Empty())
-					return
-				case conflict:
-					require.Equal(t, lsConflict(), res)
-					require.True(t, tx.Plan().Empty())
-					return
-				case claim:
-					g = 6
-				case renew:
-					g = 5
-				}
-				require.Equal(t, lsStored(g, src.now), res)
-				require.Equal(t, []Write{{Table: lt.table, Key: lt.key, Value: lsAt(written, src.now), Generation: g}}, tx.Plan().Writes)
-				require.Equal(t, lt.stamps, tx.Plan().Stamps)
+				lt.requireWrite(t, tx, res, c.want, src.now, func(int64) any { return lsAt(written, src.now) })
 			})
 		}
 	}
@@ -164,12 +111,7 @@ func TestLeaseRowRemove(t *testing.T) {
 				got, err := lt.remove(tx, c.owner)
 				require.NoError(t, err)
 				require.Equal(t, c.want, got)
-				if got != location.Stored {
-					require.True(t, tx.Plan().Empty())
-					return
-				}
-				require.Equal(t, []Write{{Table: lt.table, Key: lt.key}}, tx.Plan().Writes)
-				require.Equal(t, lt.stamps, tx.Plan().Stamps)
+				lt.requireRemove(t, tx, got == location.Stored)
 			})
 		}
 	}

@@ -10,51 +10,21 @@ import (
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
-// lsOwnerRowTable adapts the peer or the route table to the matrix tests.
-type lsOwnerRowTable struct {
-	name   string
-	table  Table
-	key    string
-	row    func(owner string, generation int64) any
-	write  func(tx *Tx, row any, intent location.WriteIntent) (location.WriteResult, error)
-	remove func(tx *Tx, owner location.OwnerToken) (location.WriteResult, error)
-	stamps []StampCounter
-}
-
-// rowGeneration returns the Generation field of a peer or route value.
-func (ot lsOwnerRowTable) rowGeneration(v any) int64 {
+// lsRowGeneration returns the Generation field of a peer or route value.
+func lsRowGeneration(v any) int64 {
 	if p, ok := v.(location.PeerLocation); ok {
 		return p.Generation
 	}
 	return v.(location.RouteLocation).Generation
 }
 
-func lsOwnerRowTables() []lsOwnerRowTable {
-	pk := fixture.PeerKey()
-	rk := fixture.RouteKey()
-	return []lsOwnerRowTable{
-		{
-			name: "peers", table: location.TablePeers, key: PeerKey(pk),
-			row: func(owner string, g int64) any { return fixture.PEER(owner, g) },
-			write: func(tx *Tx, row any, intent location.WriteIntent) (location.WriteResult, error) {
-				return UpdatePeer(tx, row.(location.PeerLocation), intent)
-			},
-			remove: func(tx *Tx, owner location.OwnerToken) (location.WriteResult, error) {
-				return RemovePeer(tx, pk, owner)
-			},
-			stamps: []StampCounter{lsStamp(location.LocationPeer, "play"), lsStamp(location.LocationPeer, "")},
-		},
-		{
-			name: "routes", table: location.TableRoutes, key: RouteKey(rk),
-			row: func(owner string, g int64) any { return fixture.ROUTE(owner, g) },
-			write: func(tx *Tx, row any, intent location.WriteIntent) (location.WriteResult, error) {
-				return UpdateRoute(tx, row.(location.RouteLocation), intent)
-			},
-			remove: func(tx *Tx, owner location.OwnerToken) (location.WriteResult, error) {
-				return RemoveRoute(tx, rk, owner)
-			},
-			stamps: []StampCounter{lsStamp(location.LocationRoute, "")},
-		},
+// lsOwnerRowTables are the peer and the route table.
+func lsOwnerRowTables() []lsRowTable[location.WriteResult] {
+	return []lsRowTable[location.WriteResult]{
+		lsRowTableOf("peers", location.TablePeers, fixture.PeerKey(), PeerKey, fixture.PEER, UpdatePeer, RemovePeer,
+			lsStamp(location.LocationPeer, "play"), lsStamp(location.LocationPeer, "")),
+		lsRowTableOf("routes", location.TableRoutes, fixture.RouteKey(), RouteKey, fixture.ROUTE, UpdateRoute, RemoveRoute,
+			lsStamp(location.LocationRoute, "")),
 	}
 }
 
@@ -77,12 +47,6 @@ func lsStoredRow(v any, generation int64, at time.Time) any {
 // row has generation 5 (the key's counter); the writer's own lease is never
 // consulted.
 func TestOwnerRowOutcomeMatrix(t *testing.T) {
-	const (
-		claim    = "claim"    // Stored(6, now), generation 6 written
-		renew    = "renew"    // Stored(5, now), generation 5 kept
-		stale    = "stale"    // IgnoredStale
-		conflict = "conflict" // RejectedConflict
-	)
 	cases := []struct {
 		name      string
 		rowOwner  string // "" = no row
@@ -90,24 +54,24 @@ func TestOwnerRowOutcomeMatrix(t *testing.T) {
 		writer    string
 		writerGen int64
 		intent    location.WriteIntent
-		want      string
+		want      lsOutcome
 	}{
-		{name: "absent/NewClaim", writer: "a", intent: location.IntentNewClaim, want: claim},
-		{name: "absent/Renew", writer: "a", writerGen: 5, intent: location.IntentRenew, want: stale},
-		{name: "absent/Takeover", writer: "a", intent: location.IntentTakeover, want: claim},
-		{name: "live other owner/NewClaim", rowOwner: "a", ownerLive: true, writer: "b", intent: location.IntentNewClaim, want: conflict},
-		{name: "own live row/NewClaim", rowOwner: "a", ownerLive: true, writer: "a", intent: location.IntentNewClaim, want: conflict},
-		{name: "live owner/Renew with the row generation", rowOwner: "a", ownerLive: true, writer: "a", writerGen: 5, intent: location.IntentRenew, want: renew},
-		{name: "live owner/Renew with the wildcard 0", rowOwner: "a", ownerLive: true, writer: "a", writerGen: 0, intent: location.IntentRenew, want: renew},
-		{name: "live owner/Renew with another generation", rowOwner: "a", ownerLive: true, writer: "a", writerGen: 6, intent: location.IntentRenew, want: stale},
-		{name: "live owner/Renew by another owner", rowOwner: "a", ownerLive: true, writer: "b", writerGen: 5, intent: location.IntentRenew, want: stale},
-		{name: "live owner/Takeover by another owner", rowOwner: "a", ownerLive: true, writer: "b", intent: location.IntentTakeover, want: claim},
-		{name: "dead owner/NewClaim by another owner", rowOwner: "a", writer: "b", intent: location.IntentNewClaim, want: claim},
-		{name: "dead owner/Renew by the owner", rowOwner: "a", writer: "a", writerGen: 5, intent: location.IntentRenew, want: renew},
-		{name: "dead owner/Renew by another owner", rowOwner: "a", writer: "b", writerGen: 5, intent: location.IntentRenew, want: stale},
-		{name: "dead owner/Takeover", rowOwner: "a", writer: "ghost", intent: location.IntentTakeover, want: claim},
-		{name: "unknown intent acts as Renew", rowOwner: "a", ownerLive: true, writer: "a", writerGen: 5, intent: 4, want: renew},
-		{name: "unknown intent on an absent row", writer: "a", intent: 0, want: stale},
+		{name: "absent/NewClaim", writer: "a", intent: location.IntentNewClaim, want: outcomeClaim},
+		{name: "absent/Renew", writer: "a", writerGen: 5, intent: location.IntentRenew, want: outcomeStale},
+		{name: "absent/Takeover", writer: "a", intent: location.IntentTakeover, want: outcomeClaim},
+		{name: "live other owner/NewClaim", rowOwner: "a", ownerLive: true, writer: "b", intent: location.IntentNewClaim, want: outcomeConflict},
+		{name: "own live row/NewClaim", rowOwner: "a", ownerLive: true, writer: "a", intent: location.IntentNewClaim, want: outcomeConflict},
+		{name: "live owner/Renew with the row generation", rowOwner: "a", ownerLive: true, writer: "a", writerGen: 5, intent: location.IntentRenew, want: outcomeRenew},
+		{name: "live owner/Renew with the wildcard 0", rowOwner: "a", ownerLive: true, writer: "a", writerGen: 0, intent: location.IntentRenew, want: outcomeRenew},
+		{name: "live owner/Renew with another generation", rowOwner: "a", ownerLive: true, writer: "a", writerGen: 6, intent: location.IntentRenew, want: outcomeStale},
+		{name: "live owner/Renew by another owner", rowOwner: "a", ownerLive: true, writer: "b", writerGen: 5, intent: location.IntentRenew, want: outcomeStale},
+		{name: "live owner/Takeover by another owner", rowOwner: "a", ownerLive: true, writer: "b", intent: location.IntentTakeover, want: outcomeClaim},
+		{name: "dead owner/NewClaim by another owner", rowOwner: "a", writer: "b", intent: location.IntentNewClaim, want: outcomeClaim},
+		{name: "dead owner/Renew by the owner", rowOwner: "a", writer: "a", writerGen: 5, intent: location.IntentRenew, want: outcomeRenew},
+		{name: "dead owner/Renew by another owner", rowOwner: "a", writer: "b", writerGen: 5, intent: location.IntentRenew, want: outcomeStale},
+		{name: "dead owner/Takeover", rowOwner: "a", writer: "ghost", intent: location.IntentTakeover, want: outcomeClaim},
+		{name: "unknown intent acts as Renew", rowOwner: "a", ownerLive: true, writer: "a", writerGen: 5, intent: 4, want: outcomeRenew},
+		{name: "unknown intent on an absent row", writer: "a", intent: 0, want: outcomeStale},
 	}
 	for _, ot := range lsOwnerRowTables() {
 		for _, c := range cases {
@@ -125,25 +89,7 @@ func TestOwnerRowOutcomeMatrix(t *testing.T) {
 				tx := NewTx(src)
 				res, err := ot.write(tx, written, c.intent)
 				require.NoError(t, err)
-				var g int64
-				switch c.want {
-				case stale:
-					require.Equal(t, lsStale(), res)
-					require.True(t, tx.Plan().Empty())
-					return
-				case conflict:
-					require.Equal(t, lsConflict(), res)
-					require.True(t, tx.Plan().Empty())
-					return
-				case claim:
-					g = 6
-				case renew:
-					g = 5 // A-01 fixed: the stored generation is kept
-				}
-				require.Equal(t, lsStored(g, src.now), res)
-				require.Equal(t, []Write{{Table: ot.table, Key: ot.key, Value: lsStoredRow(written, g, src.now), Generation: g}}, tx.Plan().Writes)
-				require.Equal(t, ot.stamps, tx.Plan().Stamps)
-				require.Empty(t, tx.Plan().MeshNodeStamps)
+				ot.requireWrite(t, tx, res, c.want, src.now, func(g int64) any { return lsStoredRow(written, g, src.now) })
 			})
 		}
 	}
@@ -173,12 +119,7 @@ func TestOwnerRowRemove(t *testing.T) {
 				res, err := ot.remove(tx, c.owner)
 				require.NoError(t, err)
 				require.Equal(t, c.want, res)
-				if c.want.Status != location.Stored {
-					require.True(t, tx.Plan().Empty())
-					return
-				}
-				require.Equal(t, []Write{{Table: ot.table, Key: ot.key}}, tx.Plan().Writes)
-				require.Equal(t, ot.stamps, tx.Plan().Stamps)
+				ot.requireRemove(t, tx, c.want.Status == location.Stored)
 			})
 		}
 	}
@@ -201,7 +142,7 @@ func TestOwnerRowRenewKeepsGeneration(t *testing.T) {
 			require.Equal(t, lsStored(1, fixture.T0()), res)
 			rec, ok := src.Get(ot.table, ot.key)
 			require.True(t, ok)
-			require.Equal(t, int64(1), ot.rowGeneration(rec.Value))
+			require.Equal(t, int64(1), lsRowGeneration(rec.Value))
 			require.Equal(t, int64(1), rec.Generation)
 			res, _ = lsRun(t, src, func(tx *Tx) (location.WriteResult, error) {
 				return ot.remove(tx, location.OwnerToken{OwnerID: "a", LeaseGeneration: 1})

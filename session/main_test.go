@@ -15,15 +15,9 @@ import (
 // (member_fault_stress_test.go) are not the session's: net/http closes
 // them on its own.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(sharedMember{m},
+	goleak.VerifyTestMain(etcdtest.Shared(m),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*conn).serve"),
 		goleak.IgnoreAnyFunction("net/http.(*connReader).backgroundRead"))
 }
-
-// sharedMember runs the tests inside etcdtest.RunShared.
-type sharedMember struct{ m *testing.M }
-
-// Run implements goleak.TestingM.
-func (s sharedMember) Run() int { return etcdtest.RunShared(s.m) }

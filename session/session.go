@@ -575,22 +575,9 @@ func (s *Session) retry(ctx context.Context, op string, retryable func(error) bo
 		d := jitter(wait)
 		wait = min(2*wait, s.o.RenewInterval)
 		s.log.Warn("session: attempt failed; retrying", "op", op, "attempt", n, "wait", d, "error", err)
-		if !s.sleep(ctx, d) {
+		if !clock.Sleep(ctx, s.clk, d) {
 			return fmt.Errorf("%w (after %d attempts; last error: %w)", context.Cause(ctx), n, err)
 		}
-	}
-}
-
-// sleep waits d on the session clock; false when ctx ended first.
-func (s *Session) sleep(ctx context.Context, d time.Duration) bool {
-	wake := make(chan struct{})
-	t := s.clk.AfterFunc(d, func() { close(wake) })
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-wake:
-		return true
 	}
 }
 

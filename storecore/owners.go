@@ -49,6 +49,19 @@ func (s *Store) ReleaseOwnerLease(ctx context.Context, t location.OwnerToken) (l
 		func(ctx context.Context) (location.ResultKind, error) { return s.b.Leases().Release(ctx, t) })
 }
 
+// ReadOwnerLiveness reports which of ownerIDs hold a live lease, in their
+// order (an empty list answers an empty one without reading). It implements
+// location.OwnerLivenessReader.
+func (s *Store) ReadOwnerLiveness(ctx context.Context, ownerIDs []string) ([]location.OwnerLiveness, error) {
+	return Do(ctx, s, Op{Name: "ReadOwnerLiveness"}, func() error { return location.ValidateOwnerIDs(ownerIDs) },
+		func(ctx context.Context) ([]location.OwnerLiveness, error) {
+			if len(ownerIDs) == 0 {
+				return []location.OwnerLiveness{}, nil
+			}
+			return s.b.ReadLiveness(ctx, ownerIDs)
+		})
+}
+
 // ExpireOwnerLease ends ownerID's current lease at once, as if its TTL had
 // elapsed; rows stay, and an owner without a lease is left alone. It is the
 // conformance harness's hook (conformance.Fixture.ExpireOwnerLease).

@@ -46,6 +46,9 @@ type Backend interface {
 	Watch(ctx context.Context, tables []location.Table) (<-chan struct{}, error)
 	// Leases returns the backend's owner leases.
 	Leases() Leases
+	// ReadLiveness answers location.OwnerLivenessReader.ReadOwnerLiveness
+	// for ownerIDs (validated, at least one).
+	ReadLiveness(ctx context.Context, ownerIDs []string) ([]location.OwnerLiveness, error)
 }
 
 // Leases are a backend's owner leases (location.OwnerLeaseStore, and the
@@ -165,9 +168,9 @@ type Options struct {
 }
 
 // Store is location.Store (with location.ChangeWatcher,
-// location.MeshNodeChangeStamper and the conformance harness's
-// ExpireOwnerLease hook) over a Backend. Every method is written once, here,
-// in the same steps for every backend:
+// location.MeshNodeChangeStamper, location.OwnerLivenessReader and the
+// conformance harness's ExpireOwnerLease hook) over a Backend. Every
+// method is written once, here, in the same steps for every backend:
 //
 //  1. the Observer's Start;
 //  2. the context: a done context returns its error, wrapped, before
@@ -345,4 +348,5 @@ var (
 	_ location.Store                 = (*Store)(nil)
 	_ location.ChangeWatcher         = (*Store)(nil)
 	_ location.MeshNodeChangeStamper = (*Store)(nil)
+	_ location.OwnerLivenessReader   = (*Store)(nil)
 )

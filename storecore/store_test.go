@@ -63,14 +63,14 @@ func TestEveryMethodIsObservedOnce(t *testing.T) {
 	var methods []reflect.Method
 	for _, iface := range []reflect.Type{
 		reflect.TypeFor[location.Store](), reflect.TypeFor[location.ChangeWatcher](),
-		reflect.TypeFor[location.MeshNodeChangeStamper](),
+		reflect.TypeFor[location.MeshNodeChangeStamper](), reflect.TypeFor[location.OwnerLivenessReader](),
 	} {
 		for i := range iface.NumMethod() {
 			methods = append(methods, iface.Method(i))
 		}
 	}
 	methods = append(methods, reflect.Method{Name: "ExpireOwnerLease"})
-	require.Len(t, methods, 52)
+	require.Len(t, methods, 53)
 	v := reflect.ValueOf(s)
 	for _, m := range methods {
 		t.Run(m.Name, func(t *testing.T) {
