@@ -61,6 +61,7 @@ func (c *watchCache) readConsistent(ctx context.Context, ranges []*cacheRange, r
 	}
 	asked := c.progressSent.Load()
 	askNow := true
+	retryAfter := progressRetry
 	var waitStart time.Time
 	var deadline <-chan time.Time
 	for {
@@ -102,11 +103,12 @@ func (c *watchCache) readConsistent(ctx context.Context, ranges []*cacheRange, r
 			c.requestProgress()
 		}
 		asked, askNow = c.progressSent.Load(), false
-		retry := time.NewTimer(progressRetry)
+		retry := time.NewTimer(retryAfter)
 		select {
 		case <-advanced:
 		case <-retry.C:
 			askNow = true
+			retryAfter = min(2*retryAfter, progressRetryMax)
 		case <-deadline:
 			retry.Stop()
 			c.mu.Lock()

@@ -306,7 +306,9 @@ func (w *mutedWatcher) openedWatches() int {
 // A cache that cannot catch up in time (its watch stalls: neither changes
 // nor progress arrive) is not waited for longer than MaxWait, nor half of
 // the caller's remaining time: the read goes to etcd, and the reads after
-// it too without waiting, until the cache moves on again.
+// it too without waiting, until the cache moves on again. While it waits
+// it asks for progress again after 20 ms, then 40, 80, 160 ms (timers
+// never fire early, so at most that many requests).
 func TestWatchCacheFallsBackWhenItCannotCatchUp(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.WatchCache.MaxWait = 200 * time.Millisecond })
 	mw := newMutedWatcher(f.s.watcher, f.s.layout.TablePrefix(string(location.TableMeshNodes)))
@@ -321,12 +323,14 @@ func TestWatchCacheFallsBackWhenItCannotCatchUp(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		timeout time.Duration
-	}{{"max_wait", time.Minute}, {"half_the_deadline", 100 * time.Millisecond}} {
+		// maxAsks: the first request, then one at 20, 60, 140 ms.
+		maxAsks int64
+	}{{"max_wait", time.Minute, 4}, {"half_the_deadline", 100 * time.Millisecond, 2}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f.s.cache.mu.Lock()
 			f.s.cache.stalled = false
 			f.s.cache.mu.Unlock()
-			before := f.s.CacheStats()
+			before, asked := f.s.CacheStats(), f.s.cache.progressSent.Load()
 			ctx, cancel := context.WithTimeout(t.Context(), tc.timeout)
 			defer cancel()
 			start := time.Now()
@@ -338,6 +342,9 @@ func TestWatchCacheFallsBackWhenItCannotCatchUp(t *testing.T) {
 			require.Equal(t, before.Fallbacks+1, after.Fallbacks)
 			require.Equal(t, before.Misses+1, after.Misses, "a fallback is a miss")
 			require.Equal(t, before.Waits+1, after.Waits)
+			asks := f.s.cache.progressSent.Load() - asked
+			require.GreaterOrEqual(t, asks, int64(1))
+			require.LessOrEqual(t, asks, tc.maxAsks)
 		})
 	}
 	// Stalled: the next read goes to etcd at once.
@@ -556,5 +563,37 @@ func TestWatchCacheWatchesWhatItReads(t *testing.T) {
 			require.True(t, f.s.hub.watching(prefix), "%s: %s watched", r.name, prefix)
 		}
 		require.Equal(t, int64(len(watched)), f.s.WatchStats().Watchers, r.name)
+	}
+}
+
+// A read waits for the cache at most MaxWait, DefaultCacheMaxWait (3 s)
+// when it is 0, and at most half of its context's remaining time.
+func TestWatchCacheWaitLimit(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		name    string
+		maxWait time.Duration
+		timeout time.Duration // 0: no deadline
+		want    time.Duration
+	}{
+		{"default", 0, 0, 3 * time.Second},
+		{"max_wait", 100 * time.Millisecond, 0, 100 * time.Millisecond},
+		{"default_within_a_long_deadline", 0, time.Hour, 3 * time.Second},
+		{"half_the_deadline", 0, 2 * time.Second, time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newWatchCache(f.s, WatchCacheOptions{MaxWait: tc.maxWait})
+			ctx := t.Context()
+			if tc.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.timeout)
+				defer cancel()
+			}
+			got := c.waitLimit(ctx)
+			require.LessOrEqual(t, got, tc.want)
+			if tc.timeout == 0 {
+				require.Equal(t, tc.want, got)
+			}
+		})
 	}
 }

@@ -19,8 +19,13 @@ const (
 	// DefaultCacheMaxBytes bounds the stored bytes the watch cache holds
 	// (a 1,000-node mesh, its peers, ledgers and owners is about 2 MB).
 	DefaultCacheMaxBytes = 256 << 20
-	// DefaultCacheMaxWait bounds a read's wait for the cache to catch up.
-	DefaultCacheMaxWait = 250 * time.Millisecond
+	// DefaultCacheMaxWait bounds a read's wait for the cache to catch up:
+	// Kubernetes' consistent reads from its watch cache wait as long. A
+	// process that falls behind (a change reaches every node at once)
+	// catches up within it, where a shorter wait sends each of its reads
+	// to etcd for the whole range just when etcd and the process are
+	// busiest (docs/scale.md).
+	DefaultCacheMaxWait = 3 * time.Second
 )
 
 // WatchCacheOptions configure the store's watch cache (docs/caching.md):
@@ -44,9 +49,14 @@ type WatchCacheOptions struct {
 	MaxWait time.Duration
 }
 
-// progressRetry is how often a read that waits for the cache to catch up
-// asks etcd again for the watches' progress.
-const progressRetry = 20 * time.Millisecond
+// A read that waits for the cache to catch up asks etcd again for the
+// watches' progress when nothing arrived for progressRetry, then for twice
+// as long each time, up to progressRetryMax: a long wait (MaxWait) sends
+// a few requests, not one per progressRetry.
+const (
+	progressRetry    = 20 * time.Millisecond
+	progressRetryMax = 320 * time.Millisecond
+)
 
 // watchCache is a store's watch cache.
 type watchCache struct {
