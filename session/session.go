@@ -372,21 +372,28 @@ func (s *Session) run(next time.Time) {
 		}
 		scheduled := next
 		res, answered, err := s.renewOnce(s.ctx)
-		if s.ctx.Err() != nil {
-			return
-		}
-		switch {
-		case err != nil:
+		if err != nil {
 			retry := answered.Add(jitter(retryWait))
 			retryWait = min(2*retryWait, s.o.RenewInterval)
 			next = scheduled.Add(s.o.RenewInterval)
 			if retry.Before(next) {
 				next = retry
 			}
-			st := s.Status()
-			s.log.Warn("session: owner-lease renewal failed; retrying", "owner", s.token.OwnerID,
-				"generation", s.token.LeaseGeneration, "failed_attempts", st.Failures, "next_attempt", next,
-				"trusted_for", st.TrustedUntil.Sub(answered), "error", err)
+			// Logged even when the session ends meanwhile (its deadline
+			// can pass while the failure is reported); not when the
+			// session's end is what failed the renewal.
+			if !errors.Is(err, context.Canceled) || s.ctx.Err() == nil {
+				st := s.Status()
+				s.log.Warn("session: owner-lease renewal failed; retrying", "owner", s.token.OwnerID,
+					"generation", s.token.LeaseGeneration, "failed_attempts", st.Failures, "next_attempt", next,
+					"trusted_for", st.TrustedUntil.Sub(answered), "error", err)
+			}
+		}
+		if s.ctx.Err() != nil {
+			return
+		}
+		switch {
+		case err != nil: // reported above; next is the retry
 		case res.Kind != location.KindRenewed:
 			s.end(fmt.Errorf("%w: renewing %+v, the store answered %q", ErrLeaseLost, s.token, res.Kind))
 			return
