@@ -44,9 +44,10 @@ const (
 // service is one mesh-node process: the etcd store, the node, its
 // transport, its HTTP endpoints and, optionally, its actor writer.
 type service struct {
-	cfg       config.Config
-	log       *slog.Logger
-	started   time.Time
+	cfg     config.Config
+	log     *slog.Logger
+	started time.Time
+	// transport is set before the HTTP server starts (its handlers read it).
 	transport *meshTransport
 
 	store      atomic.Pointer[etcdstore.Store]
@@ -109,7 +110,16 @@ func run(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 		return err
 	}
 
-	// HTTP first: the startup and liveness probes pass while the node
+	// The transport before the HTTP server, whose /debug/state reads it.
+	s.transport, err = newMeshTransport(cfg.Listen, transportOptions{
+		NodeID: cfg.NodeID, Mesh: cfg.Mesh, Dial: cfg.DialPeers, Admit: s.admit, Log: s.log.With("component", "transport"),
+	})
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	defer s.transport.Close()
+
+	// HTTP before etcd: the startup and liveness probes pass while the node
 	// reaches etcd and joins (readiness waits for it).
 	httpLn, err := net.Listen("tcp", cfg.MetricsAddr)
 	if err != nil {
@@ -128,13 +138,6 @@ func run(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 		_ = srv.Shutdown(sctx)
 	}()
 
-	s.transport, err = newMeshTransport(cfg.Listen, transportOptions{
-		NodeID: cfg.NodeID, Mesh: cfg.Mesh, Dial: cfg.DialPeers, Admit: s.admit, Log: s.log.With("component", "transport"),
-	})
-	if err != nil {
-		return fmt.Errorf("--listen: %w", err)
-	}
-	defer s.transport.Close()
 	s.log.Info("starting", "version", versionString(), "endpoints", cfg.Endpoints, "prefix", cfg.Prefix, "mesh", cfg.Mesh,
 		"advertise", cfg.Advertise, "listen", cfg.Listen, "metricsAddr", cfg.MetricsAddr, "tls", cfg.TLS(), "dialPeers", cfg.DialPeers)
 
