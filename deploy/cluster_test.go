@@ -578,6 +578,18 @@ func (c *cluster) observeFences(checks []*fenceCheck, within time.Duration) (lat
 					c.t.Errorf("%s: untrusted but /readyz says: %s", f.node.name, st.readyz)
 				}
 			}
+			if r := fenceOf(st, f.incarnation); r != nil && st.Incarnation != nil && st.Incarnation.Number > f.incarnation {
+				// The incarnation was fenced and the node joined again
+				// before a poll saw it without links (a session lost in
+				// the fault's lead-in): the links now are the next
+				// incarnation's; what the node recorded is the evidence.
+				if f.untrustedSeen.IsZero() {
+					f.untrustedSeen = r.FencedAt
+				}
+				if f.droppedSeen.IsZero() {
+					f.droppedSeen = r.InboundDroppedAt
+				}
+			}
 			linked := len(st.Links) > 0
 			for _, o := range c.nodes {
 				if slices.Contains(sts[o.name].Peers, f.node.name) {
