@@ -26,6 +26,13 @@ type call struct {
 	// and the commit.
 	keys   []callKey
 	keyBuf [4]callKey
+	// prefetchBuf holds the read set's keys, and writeBuf and touchBuf the
+	// commit's writes and touched keys, of most operations (a commit is
+	// built anew by each run, and only the last run's is sent after the
+	// run that built it).
+	prefetchBuf [4]string
+	writeBuf    [2]txn.Write
+	touchBuf    [2]string
 	// src and tx are the source and the rules transaction of the current
 	// run of the decision, in the call's allocation (runs are sequential).
 	src source
