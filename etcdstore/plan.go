@@ -37,7 +37,7 @@ func (s *Store) commitOf(v *txn.View, call *call, p *rules.Plan) (txn.Commit, er
 			if err != nil {
 				return txn.Commit{}, err
 			}
-			c.Writes = append(c.Writes, txn.Write{Key: etcdKey, Value: b, Derived: s.decodedForm(w.Table, w.Value, w.Generation, rt)})
+			c.Writes = append(c.Writes, txn.Write{Key: etcdKey, Value: b, Derived: s.decodedForm(w, rt)})
 		}
 		if !indexed(w.Table) {
 			continue

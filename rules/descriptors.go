@@ -211,7 +211,7 @@ func writeDescriptor[D any](tx *Tx, dt descriptorTable[D], key string, d *D, int
 // putDescriptor plans the write of a copy of d stamped with now under
 // generation g, and its change stamps.
 func putDescriptor[D any](tx *Tx, dt descriptorTable[D], key string, d *D, g int64, now time.Time) location.WriteResult {
-	tx.Put(dt.table, key, dt.stamped(d, now), g)
+	tx.PutOwned(dt.table, key, dt.stamped(d, now), g)
 	dt.bump(tx, d)
 	return storedResult(g, now)
 }

@@ -106,7 +106,7 @@ func writeLeaseRow[R any](tx *Tx, lt leaseRowTable[R], key string, r *R, intent 
 		if !exists || owner != writer {
 			return ignoredStaleResult(), nil
 		}
-		tx.Put(lt.table, key, lt.stamped(r, now), rec.Generation)
+		tx.PutOwned(lt.table, key, lt.stamped(r, now), rec.Generation)
 		lt.bump(tx, r)
 		return storedResult(rec.Generation, now), nil
 	}
@@ -114,7 +114,7 @@ func writeLeaseRow[R any](tx *Tx, lt leaseRowTable[R], key string, r *R, intent 
 		return rejectedConflictResult(), nil
 	}
 	g := tx.Source().NextGeneration(lt.table, key)
-	tx.Put(lt.table, key, lt.stamped(r, now), g)
+	tx.PutOwned(lt.table, key, lt.stamped(r, now), g)
 	lt.bump(tx, r)
 	return storedResult(g, now), nil
 }

@@ -71,7 +71,7 @@ func (rt lsRowTable[S]) requireWrite(t *testing.T, tx *Tx, res location.WriteRes
 		g = 5 // A-01 fixed for owner rows: the stored generation is kept
 	}
 	require.Equal(t, lsStored(g, now), res)
-	require.Equal(t, []Write{{Table: rt.table, Key: rt.key, Value: stored(g), Generation: g}}, tx.Plan().Writes)
+	require.Equal(t, []Write{{Table: rt.table, Key: rt.key, Value: stored(g), Generation: g, Owned: true}}, tx.Plan().Writes)
 	require.Equal(t, rt.stamps, tx.Plan().Stamps)
 	require.Empty(t, tx.Plan().MeshNodeStamps)
 }
