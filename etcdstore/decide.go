@@ -37,7 +37,8 @@ func (b backend) Leases() storecore.Leases { return b.s.leases }
 // storecore.Backend.
 func (b backend) Decide(ctx context.Context, c *storecore.Call) error {
 	s := b.s
-	op := newCall(s.now())
+	op := s.calls.get(s.now())
+	defer s.calls.put(op)
 	var prefetch txn.Prefetch
 	if c.Reads != nil {
 		prefetch = s.prefetch(op, c.Reads(s.peek))
