@@ -359,6 +359,21 @@ func creationNode(mesh string, rid location.RoutingID, tok location.OwnerToken) 
 	return d
 }
 
+// creationTargetFor claims the lease of owner "owner-<caller>" and writes
+// its serving node "node-<caller>" of mesh "m" (creationNode): the target
+// of the caller's creations.
+func creationTargetFor(ctx context.Context, s *Store, caller int) (location.CreationTarget, error) {
+	tok, err := claimFor(ctx, s, fmt.Sprintf("owner-%02d", caller))
+	if err != nil {
+		return location.CreationTarget{}, err
+	}
+	rid := location.RoutingID(fmt.Sprintf("node-%02d", caller))
+	if err := stored(s.UpdateMeshNode(ctx, creationNode("m", rid, tok), location.IntentNewClaim)); err != nil {
+		return location.CreationTarget{}, err
+	}
+	return location.CreationTarget{MeshName: "m", NodeRID: rid, NodeLifecycleGeneration: 1, Owner: tok}, nil
+}
+
 // userSpotRoom is the reservation of one "room" user spot on target.
 func userSpotRoom(gid string, target location.CreationTarget) location.ReserveRequest {
 	return location.ReserveRequest{
@@ -416,15 +431,10 @@ func BenchmarkCompareExchangeAuthorityPreserve(b *testing.B) { withWorld(b, casP
 
 func casPreservePair(tb fixtureTB, w *benchWorld, callers int) (benchSide, benchSide) {
 	return replayPair(tb, w, callers, func(ctx context.Context, c int) (storeCall, error) {
-		tok, err := claimFor(ctx, w.s, fmt.Sprintf("owner-%02d", c))
+		target, err := creationTargetFor(ctx, w.s, c)
 		if err != nil {
 			return storeCall{}, err
 		}
-		rid := location.RoutingID(fmt.Sprintf("node-%02d", c))
-		if err := stored(w.s.UpdateMeshNode(ctx, creationNode("m", rid, tok), location.IntentNewClaim)); err != nil {
-			return storeCall{}, err
-		}
-		target := location.CreationTarget{MeshName: "m", NodeRID: rid, NodeLifecycleGeneration: 1, Owner: tok}
 		gid := fmt.Sprintf("spot-%02d", c)
 		version, _, err := reserveAndCommit(ctx, w.s, gid, target, benchPayload('r'))
 		if err != nil {
@@ -456,15 +466,10 @@ func BenchmarkReserveCommit(b *testing.B) { withWorld(b, reserveCommitPair) }
 
 func reserveCommitPair(tb fixtureTB, w *benchWorld, callers int) (benchSide, benchSide) {
 	return replayPair(tb, w, callers, func(ctx context.Context, c int) (storeCall, error) {
-		tok, err := claimFor(ctx, w.s, fmt.Sprintf("owner-%02d", c))
+		target, err := creationTargetFor(ctx, w.s, c)
 		if err != nil {
 			return storeCall{}, err
 		}
-		rid := location.RoutingID(fmt.Sprintf("node-%02d", c))
-		if err := stored(w.s.UpdateMeshNode(ctx, creationNode("m", rid, tok), location.IntentNewClaim)); err != nil {
-			return storeCall{}, err
-		}
-		target := location.CreationTarget{MeshName: "m", NodeRID: rid, NodeLifecycleGeneration: 1, Owner: tok}
 		payload := benchPayload('r')
 		// Global ids are "c<caller>-<n>" in the store and "t<caller>-<k>" in
 		// the twin: the same length, so the twin's keys have the same sizes.
