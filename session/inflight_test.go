@@ -314,17 +314,20 @@ type withoutKeeper struct{ location.OwnerLeaseStore }
 // clock within [TTL − margin, TTL − margin + RenewTimeout] of the last
 // confirmed renewal; the write in flight is waited for by Stopped and
 // Close, which then releases. Both renewal paths: the first, marking
-// renewal of the keeper (KeepOwnerLease), and RenewOwnerLease.
+// renewal of the keeper (KeepOwnerLease, sent right after the claim), and
+// RenewOwnerLease (one renewal interval after it).
 func TestEtcdLostRenewalAnswerDoesNotDelayDone(t *testing.T) {
 	opts := session.Options{TTL: time.Minute, RenewInterval: 10 * time.Second, RenewTimeout: 5 * time.Second,
 		FencingMargin: 20 * time.Second}
 	trusted := opts.TTL - opts.FencingMargin
 	for _, tc := range []struct {
-		name string
-		wrap func(*etcdstore.Store) location.OwnerLeaseStore
+		name  string
+		wrap  func(*etcdstore.Store) location.OwnerLeaseStore
+		first time.Duration // when the first renewal is sent, after the claim
 	}{
 		{name: "KeepOwnerLease", wrap: func(s *etcdstore.Store) location.OwnerLeaseStore { return s }},
-		{name: "RenewOwnerLease", wrap: func(s *etcdstore.Store) location.OwnerLeaseStore { return withoutKeeper{s} }},
+		{name: "RenewOwnerLease", wrap: func(s *etcdstore.Store) location.OwnerLeaseStore { return withoutKeeper{s} },
+			first: opts.RenewInterval},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			client := etcdtest.Connect(t)
@@ -336,15 +339,21 @@ func TestEtcdLostRenewalAnswerDoesNotDelayDone(t *testing.T) {
 			clk := clock.NewManual(t0)
 			o := opts
 			o.Clock = clk
+			o.OnRenewal = func(r session.Renewal) {
+				if r.Kind == location.KindClaimed {
+					kv.arm() // the first renewal's write applies, its answer is lost
+				}
+			}
 			s, err := session.New(t.Context(), tc.wrap(es), "a", o)
 			require.NoError(t, err)
 
-			kv.arm()
-			sleeping(t, clk)
-			clk.Advance(opts.RenewInterval) // the first renewal: its write applies, its answer is lost
+			if tc.first > 0 {
+				sleeping(t, clk)
+				clk.Advance(tc.first)
+			}
 			waitClosed(t, kv.stuck.entered, "the resolution's read")
 			require.True(t, s.Valid())
-			clk.Advance(trusted - opts.RenewInterval) // the trust deadline; the attempt's timeout passed on the way
+			clk.Advance(trusted - tc.first) // the trust deadline; the attempt's timeout passed on the way
 			select {
 			case <-s.Done():
 			default:
