@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/internal/checktest"
 )
 
 func TestResultStatistics(t *testing.T) {
@@ -51,12 +53,7 @@ func TestOptions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.opts.Check()
-			if tc.wantErr == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.ErrorContains(t, err, tc.wantErr)
+			checktest.RequireResult(t, tc.opts.Check(), tc.wantErr)
 		})
 	}
 }

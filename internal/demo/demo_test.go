@@ -13,6 +13,7 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/checktest"
 )
 
 func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m)) }
@@ -47,12 +48,7 @@ func TestOptions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.opts.Check()
-			if tc.wantErr == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.ErrorContains(t, err, tc.wantErr)
+			checktest.RequireResult(t, tc.opts.Check(), tc.wantErr)
 		})
 	}
 	o, err := Options{Quick: true}.resolve()

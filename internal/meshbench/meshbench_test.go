@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/checktest"
 	"github.com/zlink-systems/zlink-etcd/internal/meshbench"
 	"github.com/zlink-systems/zlink-etcd/session"
 )
@@ -96,13 +97,7 @@ func TestOptionsCheck(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.opts.Check()
-			if tc.wantErr == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.ErrorIs(t, err, meshbench.ErrOptions)
-			require.ErrorContains(t, err, tc.wantErr)
+			checktest.RequireResult(t, tc.opts.Check(), tc.wantErr, meshbench.ErrOptions)
 		})
 	}
 }
