@@ -1,5 +1,5 @@
-// Package checktest holds the assertion that the options tables of the
-// harness packages (bench, demo, meshbench) share.
+// Package checktest runs the options tables that the harness packages
+// (bench, demo, meshbench) share the shape of.
 package checktest
 
 import (
@@ -8,17 +8,33 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// RequireResult asserts the result of a check: no error when wantErr is
-// empty, otherwise an error whose text contains wantErr and that wraps
-// every one of sentinels.
-func RequireResult(t testing.TB, err error, wantErr string, sentinels ...error) {
+// Checker is an options value that reports whether it is usable.
+type Checker interface{ Check() error }
+
+// Case is one row of an options table: Opts.Check must succeed when
+// WantErr is empty, otherwise fail with an error whose text contains
+// WantErr.
+type Case[O Checker] struct {
+	Name    string
+	Opts    O
+	WantErr string
+}
+
+// Run runs every case as a subtest; a failing check must also wrap every
+// one of sentinels.
+func Run[O Checker](t *testing.T, cases []Case[O], sentinels ...error) {
 	t.Helper()
-	if wantErr == "" {
-		require.NoError(t, err)
-		return
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			err := tc.Opts.Check()
+			if tc.WantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			for _, s := range sentinels {
+				require.ErrorIs(t, err, s)
+			}
+			require.ErrorContains(t, err, tc.WantErr)
+		})
 	}
-	for _, s := range sentinels {
-		require.ErrorIs(t, err, s)
-	}
-	require.ErrorContains(t, err, wantErr)
 }

@@ -32,25 +32,16 @@ func newStore(t *testing.T) *etcdstore.Store {
 }
 
 func TestOptions(t *testing.T) {
-	tests := []struct {
-		name    string
-		opts    Options
-		wantErr string
-	}{
-		{name: "defaults", opts: Options{}},
-		{name: "quick", opts: Options{Quick: true, Nodes: 3}},
-		{name: "two nodes", opts: Options{Nodes: 2}, wantErr: "nodes 2 must be in 3..20"},
-		{name: "too many nodes", opts: Options{Nodes: 21}, wantErr: "nodes 21 must be in 3..20"},
-		{name: "no actors", opts: Options{Actors: -1}, wantErr: "actors -1 must be in 1..50"},
-		{name: "short lease", opts: Options{LeaseTTL: 500 * time.Millisecond}, wantErr: "lease TTL 500ms must be at least 1s"},
-		{name: "polling above ttl", opts: Options{PollingInterval: time.Minute}, wantErr: "polling interval 1m0s"},
-		{name: "negative timeout", opts: Options{StageTimeout: -time.Second}, wantErr: "stage timeout -1s"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			checktest.RequireResult(t, tc.opts.Check(), tc.wantErr)
-		})
-	}
+	checktest.Run(t, []checktest.Case[Options]{
+		{Name: "defaults", Opts: Options{}},
+		{Name: "quick", Opts: Options{Quick: true, Nodes: 3}},
+		{Name: "two nodes", Opts: Options{Nodes: 2}, WantErr: "nodes 2 must be in 3..20"},
+		{Name: "too many nodes", Opts: Options{Nodes: 21}, WantErr: "nodes 21 must be in 3..20"},
+		{Name: "no actors", Opts: Options{Actors: -1}, WantErr: "actors -1 must be in 1..50"},
+		{Name: "short lease", Opts: Options{LeaseTTL: 500 * time.Millisecond}, WantErr: "lease TTL 500ms must be at least 1s"},
+		{Name: "polling above ttl", Opts: Options{PollingInterval: time.Minute}, WantErr: "polling interval 1m0s"},
+		{Name: "negative timeout", Opts: Options{StageTimeout: -time.Second}, WantErr: "stage timeout -1s"},
+	})
 	o, err := Options{Quick: true}.resolve()
 	require.NoError(t, err)
 	require.Equal(t, QuickPollingInterval, o.PollingInterval)
