@@ -210,27 +210,28 @@ func authMember(t *testing.T) string {
 	root, err := clientv3.New(clientv3.Config{Endpoints: m.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	require.NoError(t, err)
 	ctx := t.Context()
-	for _, step := range []func() error{
-		func() error { _, err := root.UserAdd(ctx, "root", "rootpw"); return err },
-		func() error { _, err := root.UserGrantRole(ctx, "root", "root"); return err },
-		func() error { _, err := root.RoleAdd(ctx, "zlink"); return err },
-		func() error {
-			_, err := root.RoleGrantPermission(ctx, "zlink", "/zlink/", clientv3.GetPrefixRangeEnd("/zlink/"), clientv3.PermissionType(clientv3.PermReadWrite))
-			return err
-		},
-		func() error { _, err := root.UserAdd(ctx, "alice", "alicepw"); return err },
-		func() error { _, err := root.UserGrantRole(ctx, "alice", "zlink"); return err },
-		func() error { _, err := root.RoleAdd(ctx, "reader"); return err },
-		func() error {
-			_, err := root.RoleGrantPermission(ctx, "reader", "/zlink/", clientv3.GetPrefixRangeEnd("/zlink/"), clientv3.PermissionType(clientv3.PermRead))
-			return err
-		},
-		func() error { _, err := root.UserAdd(ctx, "bob", "bobpw"); return err },
-		func() error { _, err := root.UserGrantRole(ctx, "bob", "reader"); return err },
-		func() error { _, err := root.AuthEnable(ctx); return err },
+	_, err = root.UserAdd(ctx, "root", "rootpw")
+	require.NoError(t, err)
+	_, err = root.UserGrantRole(ctx, "root", "root")
+	require.NoError(t, err)
+	for _, u := range []struct {
+		role, user, password string
+		perm                 clientv3.PermissionType
+	}{
+		{role: "zlink", user: "alice", password: "alicepw", perm: clientv3.PermissionType(clientv3.PermReadWrite)},
+		{role: "reader", user: "bob", password: "bobpw", perm: clientv3.PermissionType(clientv3.PermRead)},
 	} {
-		require.NoError(t, step())
+		_, err = root.RoleAdd(ctx, u.role)
+		require.NoError(t, err)
+		_, err = root.RoleGrantPermission(ctx, u.role, "/zlink/", clientv3.GetPrefixRangeEnd("/zlink/"), u.perm)
+		require.NoError(t, err)
+		_, err = root.UserAdd(ctx, u.user, u.password)
+		require.NoError(t, err)
+		_, err = root.UserGrantRole(ctx, u.user, u.role)
+		require.NoError(t, err)
 	}
+	_, err = root.AuthEnable(ctx)
+	require.NoError(t, err)
 	require.NoError(t, root.Close())
 	return m.Endpoints()[0]
 }
