@@ -118,38 +118,28 @@ func usage(c location.PopulationCapacity) string {
 
 // stateName renders a runtime state.
 func stateName(s location.RuntimeState) string {
-	switch s {
-	case location.StatePreparing:
-		return "preparing"
-	case location.StateServing:
-		return "serving"
-	case location.StateRelocating:
-		return "relocating"
-	case location.StateRelocated:
-		return "relocated"
-	case location.StateDraining:
-		return "draining"
-	case location.StateStopped:
-		return "stopped"
-	case location.StateError:
-		return "error"
-	default:
-		return "state(" + strconv.Itoa(int(s)) + ")"
-	}
+	return enumName(s, "state", map[location.RuntimeState]string{
+		location.StatePreparing: "preparing", location.StateServing: "serving", location.StateRelocating: "relocating",
+		location.StateRelocated: "relocated", location.StateDraining: "draining", location.StateStopped: "stopped",
+		location.StateError: "error",
+	})
 }
 
 // routeKindName renders a route kind.
 func routeKindName(k location.RouteKind) string {
-	switch k {
-	case location.RouteActorSession:
-		return "actor-session"
-	case location.RouteSpotName:
-		return "spot-name"
-	case location.RouteFrameworkRoute:
-		return "framework-route"
-	default:
-		return "kind(" + strconv.Itoa(int(k)) + ")"
+	return enumName(k, "kind", map[location.RouteKind]string{
+		location.RouteActorSession: "actor-session", location.RouteSpotName: "spot-name",
+		location.RouteFrameworkRoute: "framework-route",
+	})
+}
+
+// enumName is the name names gives v, or "what(v)" for a value it does
+// not name.
+func enumName[E ~int](v E, what string, names map[E]string) string {
+	if n, ok := names[v]; ok {
+		return n
 	}
+	return what + "(" + strconv.Itoa(int(v)) + ")"
 }
 
 // ridText renders an optional routing id.

@@ -10,6 +10,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/clock"
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/leasemap"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
@@ -40,12 +41,9 @@ func newStoreFixture(t *testing.T, opts ...ReaderOption) *storeFixture {
 	return f
 }
 
+// claim claims ownerID's owner lease for a minute.
 func (f *storeFixture) claim(t *testing.T, ownerID string) location.OwnerToken {
-	t.Helper()
-	res, err := f.s.ClaimOwnerLease(t.Context(), ownerID, time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, location.KindClaimed, res.Kind)
-	return res.Token
+	return storetest.Claim(t, t.Context(), f.s, ownerID, time.Minute)
 }
 
 // Owner leases show the expiry ReadOwnerLease reports: the recorded one,
