@@ -17,45 +17,42 @@ import (
 // write transaction is sent (a concurrent writer).
 type faultKV struct {
 	clientv3.KV
-	mu          sync.Mutex
-	failRead    bool
-	beforeWrite func()
+	failRead    oneShot[bool]
+	beforeWrite oneShot[func()]
 }
 
-func (f *faultKV) armReadFailure() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.failRead = true
+// oneShot is a value armed for its next take only.
+type oneShot[T any] struct {
+	mu sync.Mutex
+	v  T
 }
 
-func (f *faultKV) armBeforeWrite(fn func()) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.beforeWrite = fn
+// arm sets the value the next take returns.
+func (o *oneShot[T]) arm(v T) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.v = v
 }
 
-// takeRead reports whether the read about to be sent must fail.
-func (f *faultKV) takeRead() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	fail := f.failRead
-	f.failRead = false
-	return fail
+// take returns the armed value (the zero value when none is) and disarms.
+func (o *oneShot[T]) take() T {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	v := o.v
+	var zero T
+	o.v = zero
+	return v
 }
 
-func (f *faultKV) takeWrite() func() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	fn := f.beforeWrite
-	f.beforeWrite = nil
-	return fn
-}
+func (f *faultKV) armReadFailure() { f.failRead.arm(true) }
+
+func (f *faultKV) armBeforeWrite(fn func()) { f.beforeWrite.arm(fn) }
 
 // errLeaderChanged is what etcd answers while it elects a leader.
 func errLeaderChanged() error { return status.Error(codes.Unavailable, "etcdserver: leader changed") }
 
 func (f *faultKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	if f.takeRead() {
+	if f.failRead.take() {
 		return nil, errLeaderChanged()
 	}
 	return f.KV.Get(ctx, key, opts...)
@@ -66,11 +63,11 @@ func (f *faultKV) Txn(ctx context.Context) clientv3.Txn {
 	return txn.DeferredTxn(func(ops txn.TxnOps) (*clientv3.TxnResponse, error) {
 		switch {
 		case ops.OnlyReads():
-			if f.takeRead() {
+			if f.failRead.take() {
 				return nil, errLeaderChanged()
 			}
 		default:
-			if fn := f.takeWrite(); fn != nil {
+			if fn := f.beforeWrite.take(); fn != nil {
 				fn()
 			}
 		}
