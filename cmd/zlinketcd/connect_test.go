@@ -301,29 +301,28 @@ func TestAuthSetupCertificates(t *testing.T) {
 	zlinkCert, zlinkKey := p.ca.Issue(t, "zlink", x509.ExtKeyUsageClientAuth)
 	asRoot := []string{"--endpoints", ep, "--cacert", p.caFile, "--cert", rootCert, "--key", rootKey}
 	asZlink := []string{"--endpoints", ep, "--cacert", p.caFile, "--cert", zlinkCert, "--key", zlinkKey}
-	head := "auth setup: on " + ep + " as root (the CommonName of --cert " + rootCert + ")\n"
-	done := "auth setup: done: user zlink (certificate-only) has role zlink with readwrite on /zlink/v1/\n"
+	// transcript is auth setup's output: the head line, one indented line
+	// per step, the summary.
+	transcript := func(steps ...string) string {
+		return "auth setup: on " + ep + " as root (the CommonName of --cert " + rootCert + ")\n" +
+			"  " + strings.Join(steps, "\n  ") + "\n" +
+			"auth setup: done: user zlink (certificate-only) has role zlink with readwrite on /zlink/v1/\n"
+	}
 
 	first := runCmd(t, append([]string{"auth", "setup"}, asRoot...)...)
 	require.Equal(t, exitOK, first.code, first.stderr)
-	require.Equal(t, head+
-		"  role zlink: created\n"+
-		"  role zlink: readwrite on prefix /zlink/v1/: granted\n"+
-		"  user zlink: created, certificate-only: no password, it authenticates with a client certificate whose CommonName is zlink\n"+
-		"  user zlink: role zlink: granted\n"+
-		"  user root: created, certificate-only: no password, it authenticates with a client certificate whose CommonName is root\n"+
-		"  user root: role root: granted\n"+
-		"  authentication: enabled\n"+done, first.stdout)
+	require.Equal(t, transcript("role zlink: created", "role zlink: readwrite on prefix /zlink/v1/: granted",
+		"user zlink: created, certificate-only: no password, it authenticates with a client certificate whose CommonName is zlink",
+		"user zlink: role zlink: granted",
+		"user root: created, certificate-only: no password, it authenticates with a client certificate whose CommonName is root",
+		"user root: role root: granted", "authentication: enabled"), first.stdout)
 	require.Empty(t, first.stderr)
 
 	second := runCmd(t, append([]string{"auth", "setup"}, asRoot...)...)
 	require.Equal(t, exitOK, second.code, second.stderr)
-	require.Equal(t, head+
-		"  role zlink: exists\n"+
-		"  role zlink: readwrite on prefix /zlink/v1/: already granted\n"+
-		"  user zlink: exists\n"+
-		"  user zlink: role zlink: already granted\n"+
-		"  authentication: already enabled\n"+done, second.stdout, "a second run changes nothing")
+	require.Equal(t, transcript("role zlink: exists", "role zlink: readwrite on prefix /zlink/v1/: already granted",
+		"user zlink: exists", "user zlink: role zlink: already granted", "authentication: already enabled"),
+		second.stdout, "a second run changes nothing")
 
 	keyPEM, err := os.ReadFile(rootKey)
 	require.NoError(t, err)

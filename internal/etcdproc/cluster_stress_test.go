@@ -17,10 +17,7 @@ import (
 // A three-process cluster serves, survives a SIGKILL of its leader (the
 // two others elect a new one), and takes the killed member back.
 func TestKillLeader(t *testing.T) {
-	etcd, _, err := etcdproc.Binaries(t.Context())
-	if err != nil {
-		t.Skipf("real etcd processes: cannot build etcd from deploy/tools/etcd: %v", err)
-	}
+	etcd := etcdproc.EtcdOrSkip(t)
 	c, err := etcdproc.StartCluster(t.Context(), 3, etcdproc.Config{Binary: etcd, NoFsync: true})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
