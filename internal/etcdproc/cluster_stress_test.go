@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/internal/etcdproc"
 )
 
@@ -21,7 +21,7 @@ func TestKillLeader(t *testing.T) {
 	c, err := etcdproc.StartCluster(t.Context(), 3, etcdproc.Config{Binary: etcd, NoFsync: true})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	cli, err := etcdtest.NewClient(c.Endpoints())
 	require.NoError(t, err)
 	defer cli.Close()
 
