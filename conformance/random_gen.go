@@ -85,8 +85,8 @@ func (g *generator) table() []opGen {
 		{areaLeases, 2, genExpire}, {areaLeases, 4, genClockStep}, {areaLeases, 1, genRemoveAllByOwner}, {areaLeases, 3, genChangeStamp},
 		// Descriptors.
 		{areaMeshNodes, 4, genUpdateMeshNode}, {areaMeshNodes, 2, genRemoveMeshNode}, {areaMeshNodes, 2, genListMeshNodes},
-		{areaChannels, 3, genUpdateClientServer}, {areaChannels, 1, genRemoveClientServer}, {areaChannels, 1, genListClientServers},
-		{areaChannels, 3, genUpdateFanoutPublisher}, {areaChannels, 1, genRemoveFanoutPublisher}, {areaChannels, 1, genListFanoutPublishers},
+		{areaChannels, 3, clientServerTable().genUpdate}, {areaChannels, 1, clientServerTable().genRemove}, {areaChannels, 1, clientServerTable().genList},
+		{areaChannels, 3, fanoutTable().genUpdate}, {areaChannels, 1, fanoutTable().genRemove}, {areaChannels, 1, fanoutTable().genList},
 		// Rows.
 		{areaPeers, 3, genUpdatePeer}, {areaPeers, 1, genRemovePeer}, {areaPeers, 1, genListPeers},
 		{areaSpots, 4, genUpdateSpot}, {areaSpots, 1, genRemoveSpot}, {areaSpots, 1, genResolveSpot}, {areaSpots, 1, genListSpots},
