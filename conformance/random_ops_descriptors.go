@@ -417,8 +417,8 @@ type channelTable[R, K any] struct {
 	rows rowTable[R, K]
 	// spec is the table's spec of a drawn channelSpec.
 	spec func(channelSpec) channelRowSpec[R, K]
-	// path renders a key as "channel/rid".
-	path   func(K) string
+	// parts are a key's channel name and routing id.
+	parts  func(K) (string, location.RoutingID)
 	remove func(location.Store, context.Context, K, location.OwnerToken) (location.WriteStatus, error)
 	list   func(location.Store, context.Context, string, location.PageRequest) (location.Page[R], error)
 	// channels are the channel names a list names.
@@ -440,7 +440,8 @@ func (t channelTable[R, K]) genUpdate(g *generator) randomOp {
 func (t channelTable[R, K]) genRemove(g *generator) randomOp {
 	spec, tok := g.channelSpec(), g.tokenRef()
 	key := t.spec(spec).key()
-	args := func() string { return fmt.Sprintf("%s, %s", t.path(key), tok) }
+	channel, rid := t.parts(key)
+	args := func() string { return fmt.Sprintf("%s/%s, %s", channel, rid, tok) }
 	return t.rows.removeOp(key, tok, g.chance(0.5), args, t.remove)
 }
 
@@ -450,42 +451,44 @@ func (t channelTable[R, K]) genList(g *generator) randomOp {
 	return listOp(t.rows, fmt.Sprintf("%q", channel), func() string { return channel }, g.pageSpec(), t.list)
 }
 
-// clientServerPath renders a client-server key.
-func clientServerPath(k location.ClientServerKey) string {
-	return k.ChannelName + "/" + string(k.ServerRID)
+// clientServerNS is the generation namespace of a client-server descriptor.
+func clientServerNS(k location.ClientServerKey) string {
+	return NSRowGeneration("clientServers", k.ChannelName+"/"+string(k.ServerRID))
 }
 
 // clientServerTable is the client-server descriptor table.
 func clientServerTable() channelTable[location.ClientServerDescriptor, location.ClientServerKey] {
 	return channelTable[location.ClientServerDescriptor, location.ClientServerKey]{
 		rows: rowTable[location.ClientServerDescriptor, location.ClientServerKey]{name: "ClientServer", key: (*location.ClientServerDescriptor).Key,
-			ns:    func(k location.ClientServerKey) string { return NSRowGeneration("clientServers", clientServerPath(k)) },
+			ns:    clientServerNS,
 			owner: func(d *location.ClientServerDescriptor) (*string, *int64) { return &d.OwnerID, &d.LeaseGeneration },
 			last:  func(k *knowledge) **location.ClientServerDescriptor { return &k.lastCS }, update: location.Store.UpdateClientServer},
 		spec: func(s channelSpec) channelRowSpec[location.ClientServerDescriptor, location.ClientServerKey] {
 			return clientServerSpec{s}
 		},
-		path: clientServerPath, remove: location.Store.RemoveClientServer, list: location.Store.ListClientServers,
+		parts:  func(k location.ClientServerKey) (string, location.RoutingID) { return k.ChannelName, k.ServerRID },
+		remove: location.Store.RemoveClientServer, list: location.Store.ListClientServers,
 		channels: []string{"c1", "c2", "m1"},
 	}
 }
 
-// fanoutPath renders a fanout publisher key.
-func fanoutPath(k location.FanoutPublisherKey) string {
-	return k.ChannelName + "/" + string(k.PublisherRID)
+// fanoutNS is the generation namespace of a fanout publisher descriptor.
+func fanoutNS(k location.FanoutPublisherKey) string {
+	return NSRowGeneration("fanoutPublishers", k.ChannelName+"/"+string(k.PublisherRID))
 }
 
 // fanoutTable is the fanout publisher descriptor table.
 func fanoutTable() channelTable[location.FanoutPublisherDescriptor, location.FanoutPublisherKey] {
 	return channelTable[location.FanoutPublisherDescriptor, location.FanoutPublisherKey]{
 		rows: rowTable[location.FanoutPublisherDescriptor, location.FanoutPublisherKey]{name: "FanoutPublisher", key: (*location.FanoutPublisherDescriptor).Key,
-			ns:    func(k location.FanoutPublisherKey) string { return NSRowGeneration("fanoutPublishers", fanoutPath(k)) },
+			ns:    fanoutNS,
 			owner: func(d *location.FanoutPublisherDescriptor) (*string, *int64) { return &d.OwnerID, &d.LeaseGeneration },
 			last:  func(k *knowledge) **location.FanoutPublisherDescriptor { return &k.lastFP }, update: location.Store.UpdateFanoutPublisher},
 		spec: func(s channelSpec) channelRowSpec[location.FanoutPublisherDescriptor, location.FanoutPublisherKey] {
 			return fanoutSpec{s}
 		},
-		path: fanoutPath, remove: location.Store.RemoveFanoutPublisher, list: location.Store.ListFanoutPublishers,
+		parts:  func(k location.FanoutPublisherKey) (string, location.RoutingID) { return k.ChannelName, k.PublisherRID },
+		remove: location.Store.RemoveFanoutPublisher, list: location.Store.ListFanoutPublishers,
 		channels: []string{"c1", "c2"},
 	}
 }
