@@ -89,8 +89,8 @@ func (g *generator) table() []opGen {
 		{areaChannels, 3, fanoutTable().genUpdate}, {areaChannels, 1, fanoutTable().genRemove}, {areaChannels, 1, fanoutTable().genList},
 		// Rows.
 		{areaPeers, 3, genUpdatePeer}, {areaPeers, 1, genRemovePeer}, {areaPeers, 1, genListPeers},
-		{areaSpots, 4, genUpdateSpot}, {areaSpots, 1, genRemoveSpot}, {areaSpots, 1, genResolveSpot}, {areaSpots, 1, genListSpots},
-		{areaActors, 3, genUpdateActor}, {areaActors, 1, genRemoveActor}, {areaActors, 1, genResolveActor}, {areaActors, 1, genListActors},
+		{areaSpots, 4, spotTable().genUpdate}, {areaSpots, 1, spotTable().genRemove}, {areaSpots, 1, spotTable().genResolve}, {areaSpots, 1, genListSpots},
+		{areaActors, 3, actorTable().genUpdate}, {areaActors, 1, actorTable().genRemove}, {areaActors, 1, actorTable().genResolve}, {areaActors, 1, genListActors},
 		{areaRoutes, 3, genUpdateRoute}, {areaRoutes, 1, genRemoveRoute}, {areaRoutes, 1, genResolveRoute}, {areaRoutes, 1, genListRoutes},
 		// Actor transfers.
 		{areaTransfers, 2, genPrepareTransfer}, {areaTransfers, 1, genCommitTransfer}, {areaTransfers, 1, genActivateTransfer},
