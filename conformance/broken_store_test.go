@@ -31,11 +31,9 @@ func brokenHarness(name string, wrap func(s *memstore.Store, clk *clock.Manual) 
 	return conformance.Harness{
 		Name: name,
 		NewFixture: func(conformance.TB) conformance.Fixture {
-			clk := clock.NewManual(conformance.T0())
-			s := memstore.New(memstore.Options{Clock: clk.Now})
-			st, expire := wrap(s, clk)
-			return conformance.Fixture{Store: st, Clock: clk, ExpireOwnerLease: expire,
-				SetOwnerLeaseCounter: s.SetOwnerLeaseCounter, SetAuthorityCounters: s.SetAuthorityCounters}
+			f, s, clk := memFixture(conformance.T0())
+			f.Store, f.ExpireOwnerLease = wrap(s, clk)
+			return f
 		},
 		Capabilities: conformance.Capabilities{ExactNumbers: true, InMemorySemantics: true,
 			OwnerLeaseCounterHook: true, AuthorityCounterHook: true, MeshNodeChangeStamp: true},
