@@ -13,9 +13,7 @@ import (
 
 // descriptorTable describes one descriptor table to the shared procedures.
 type descriptorTable[D any] struct {
-	table Table
-	// token returns the descriptor's owner token.
-	token func(*D) location.OwnerToken
+	ownedTable[D]
 	// lifecycle and revision return the ordering fields.
 	lifecycle func(*D) int64
 	revision  func(*D) int64
@@ -37,11 +35,10 @@ type descriptorTable[D any] struct {
 // mesh-node stamp (00-decisions), entry-spot claims.
 func meshNodeTable() descriptorTable[location.MeshNodeDescriptor] {
 	return descriptorTable[location.MeshNodeDescriptor]{
-		table:     location.TableMeshNodes,
-		token:     func(d *location.MeshNodeDescriptor) location.OwnerToken { return d.Owner() },
-		lifecycle: func(d *location.MeshNodeDescriptor) int64 { return d.LifecycleGeneration },
-		revision:  func(d *location.MeshNodeDescriptor) int64 { return d.DescriptorRevision },
-		updatedAt: func(d *location.MeshNodeDescriptor) time.Time { return d.UpdatedAt },
+		ownedTable: ownedTable[location.MeshNodeDescriptor]{table: location.TableMeshNodes, token: (*location.MeshNodeDescriptor).Owner},
+		lifecycle:  func(d *location.MeshNodeDescriptor) int64 { return d.LifecycleGeneration },
+		revision:   func(d *location.MeshNodeDescriptor) int64 { return d.DescriptorRevision },
+		updatedAt:  func(d *location.MeshNodeDescriptor) time.Time { return d.UpdatedAt },
 		stamped: func(d *location.MeshNodeDescriptor, now time.Time) location.MeshNodeDescriptor {
 			c := d.Clone()
 			c.UpdatedAt = now
@@ -59,13 +56,10 @@ func meshNodeTable() descriptorTable[location.MeshNodeDescriptor] {
 // the channel name in the mesh slot (anomaly A-06, reproduced).
 func clientServerTable() descriptorTable[location.ClientServerDescriptor] {
 	return descriptorTable[location.ClientServerDescriptor]{
-		table: location.TableClientServers,
-		token: func(d *location.ClientServerDescriptor) location.OwnerToken {
-			return location.OwnerToken{OwnerID: d.OwnerID, LeaseGeneration: d.LeaseGeneration}
-		},
-		lifecycle: func(d *location.ClientServerDescriptor) int64 { return d.LifecycleGeneration },
-		revision:  func(d *location.ClientServerDescriptor) int64 { return d.DescriptorRevision },
-		updatedAt: func(d *location.ClientServerDescriptor) time.Time { return d.UpdatedAt },
+		ownedTable: ownedTable[location.ClientServerDescriptor]{table: location.TableClientServers, token: (*location.ClientServerDescriptor).Owner},
+		lifecycle:  func(d *location.ClientServerDescriptor) int64 { return d.LifecycleGeneration },
+		revision:   func(d *location.ClientServerDescriptor) int64 { return d.DescriptorRevision },
+		updatedAt:  func(d *location.ClientServerDescriptor) time.Time { return d.UpdatedAt },
 		stamped: func(d *location.ClientServerDescriptor, now time.Time) location.ClientServerDescriptor {
 			c := d.Clone()
 			c.UpdatedAt = now
@@ -84,13 +78,10 @@ func clientServerTable() descriptorTable[location.ClientServerDescriptor] {
 // (anomaly A-07, reproduced).
 func fanoutPublisherTable() descriptorTable[location.FanoutPublisherDescriptor] {
 	return descriptorTable[location.FanoutPublisherDescriptor]{
-		table: location.TableFanoutPublishers,
-		token: func(d *location.FanoutPublisherDescriptor) location.OwnerToken {
-			return location.OwnerToken{OwnerID: d.OwnerID, LeaseGeneration: d.LeaseGeneration}
-		},
-		lifecycle: func(d *location.FanoutPublisherDescriptor) int64 { return d.LifecycleGeneration },
-		revision:  func(d *location.FanoutPublisherDescriptor) int64 { return d.DescriptorRevision },
-		updatedAt: func(d *location.FanoutPublisherDescriptor) time.Time { return d.UpdatedAt },
+		ownedTable: ownedTable[location.FanoutPublisherDescriptor]{table: location.TableFanoutPublishers, token: (*location.FanoutPublisherDescriptor).Owner},
+		lifecycle:  func(d *location.FanoutPublisherDescriptor) int64 { return d.LifecycleGeneration },
+		revision:   func(d *location.FanoutPublisherDescriptor) int64 { return d.DescriptorRevision },
+		updatedAt:  func(d *location.FanoutPublisherDescriptor) time.Time { return d.UpdatedAt },
 		stamped: func(d *location.FanoutPublisherDescriptor, now time.Time) location.FanoutPublisherDescriptor {
 			c := d.Clone()
 			c.UpdatedAt = now
@@ -123,7 +114,7 @@ func UpdateMeshNode(tx *Tx, d location.MeshNodeDescriptor, intent location.Write
 // RemoveMeshNode deletes the row when owner is its exact owner token (no
 // liveness check) and releases its entry-spot claim; IgnoredStale otherwise.
 func RemoveMeshNode(tx *Tx, k location.MeshNodeKey, owner location.OwnerToken) (location.WriteStatus, error) {
-	return removeDescriptor(tx, meshNodeTable(), MeshNodeKey(k), owner)
+	return removeOwnedRow(tx, meshNodeTable().ownedTable, MeshNodeKey(k), owner)
 }
 
 // UpdateClientServer is updateClientServer (02 §2.5): UpdateMeshNode's
@@ -135,7 +126,7 @@ func UpdateClientServer(tx *Tx, d location.ClientServerDescriptor, intent locati
 
 // RemoveClientServer deletes the row when owner is its exact owner token.
 func RemoveClientServer(tx *Tx, k location.ClientServerKey, owner location.OwnerToken) (location.WriteStatus, error) {
-	return removeDescriptor(tx, clientServerTable(), ClientServerKey(k), owner)
+	return removeOwnedRow(tx, clientServerTable().ownedTable, ClientServerKey(k), owner)
 }
 
 // UpdateFanoutPublisher is updateFanoutPublisher (02 §2.7): as
@@ -146,7 +137,7 @@ func UpdateFanoutPublisher(tx *Tx, d location.FanoutPublisherDescriptor, intent 
 
 // RemoveFanoutPublisher deletes the row when owner is its exact owner token.
 func RemoveFanoutPublisher(tx *Tx, k location.FanoutPublisherKey, owner location.OwnerToken) (location.WriteStatus, error) {
-	return removeDescriptor(tx, fanoutPublisherTable(), FanoutPublisherKey(k), owner)
+	return removeOwnedRow(tx, fanoutPublisherTable().ownedTable, FanoutPublisherKey(k), owner)
 }
 
 // writeDescriptor is the shared descriptor write (02 §2.1 decision
@@ -214,19 +205,4 @@ func putDescriptor[D any](tx *Tx, dt descriptorTable[D], key string, d *D, g int
 	tx.Put(dt.table, key, dt.stamped(d, now), g)
 	dt.bump(tx, d)
 	return storedResult(g, now)
-}
-
-// removeDescriptor is the shared descriptor remove (02 §2.3, §2.6, §2.7).
-func removeDescriptor[D any](tx *Tx, dt descriptorTable[D], key string, owner location.OwnerToken) (location.WriteStatus, error) {
-	cur, _, exists, err := readRow[D](tx, dt.table, key)
-	if err != nil {
-		return "", err
-	}
-	if !exists || dt.token(&cur) != owner {
-		return location.IgnoredStale, nil
-	}
-	if err := RemoveLocationRow(tx, dt.table, key); err != nil {
-		return "", err
-	}
-	return location.Stored, nil
 }

@@ -13,9 +13,7 @@ import (
 // leaseRowTable describes the spot or the actor table to the shared
 // procedures.
 type leaseRowTable[R any] struct {
-	table Table
-	// token returns the row's owner id and lease generation.
-	token func(*R) location.OwnerToken
+	ownedTable[R]
 	// stamped returns a deep copy of r with UpdatedAt = now.
 	stamped func(r *R, now time.Time) R
 	// bump plans the change stamps of a changed row.
@@ -25,10 +23,7 @@ type leaseRowTable[R any] struct {
 // spotTable is the spot table: (Spot, mesh) stamps.
 func spotTable() leaseRowTable[location.SpotLocation] {
 	return leaseRowTable[location.SpotLocation]{
-		table: location.TableSpots,
-		token: func(s *location.SpotLocation) location.OwnerToken {
-			return location.OwnerToken{OwnerID: s.OwnerID, LeaseGeneration: s.LeaseGeneration}
-		},
+		ownedTable: ownedTable[location.SpotLocation]{table: location.TableSpots, token: (*location.SpotLocation).Owner},
 		stamped: func(s *location.SpotLocation, now time.Time) location.SpotLocation {
 			c := s.Clone()
 			c.UpdatedAt = now
@@ -44,10 +39,7 @@ func spotTable() leaseRowTable[location.SpotLocation] {
 // actorTable is the actor table: (Actor, mesh) stamps.
 func actorTable() leaseRowTable[location.ActorLocation] {
 	return leaseRowTable[location.ActorLocation]{
-		table: location.TableActors,
-		token: func(a *location.ActorLocation) location.OwnerToken {
-			return location.OwnerToken{OwnerID: a.OwnerID, LeaseGeneration: a.LeaseGeneration}
-		},
+		ownedTable: ownedTable[location.ActorLocation]{table: location.TableActors, token: (*location.ActorLocation).Owner},
 		stamped: func(a *location.ActorLocation, now time.Time) location.ActorLocation {
 			c := a.Clone()
 			c.UpdatedAt = now
@@ -74,7 +66,7 @@ func UpdateSpot(tx *Tx, s location.SpotLocation, intent location.WriteIntent) (l
 // RemoveSpot deletes the row when owner equals its owner id and lease
 // generation (no liveness check).
 func RemoveSpot(tx *Tx, k location.SpotKey, owner location.OwnerToken) (location.WriteStatus, error) {
-	return removeLeaseRow(tx, spotTable(), SpotKey(k), owner)
+	return removeOwnedRow(tx, spotTable().ownedTable, SpotKey(k), owner)
 }
 
 // UpdateActor is updateActor: UpdateSpot's procedure on the actor table.
@@ -84,7 +76,7 @@ func UpdateActor(tx *Tx, a location.ActorLocation, intent location.WriteIntent) 
 
 // RemoveActor is removeActor: RemoveSpot's procedure on the actor table.
 func RemoveActor(tx *Tx, k location.ActorKey, owner location.OwnerToken) (location.WriteStatus, error) {
-	return removeLeaseRow(tx, actorTable(), ActorKey(k), owner)
+	return removeOwnedRow(tx, actorTable().ownedTable, ActorKey(k), owner)
 }
 
 // writeLeaseRow is the shared write (02 §4.1, rules 1–4).
@@ -117,21 +109,4 @@ func writeLeaseRow[R any](tx *Tx, lt leaseRowTable[R], key string, r *R, intent 
 	tx.Put(lt.table, key, lt.stamped(r, now), g)
 	lt.bump(tx, r)
 	return storedResult(g, now), nil
-}
-
-// removeLeaseRow is the shared remove (02 §4.2): the row's lease generation
-// is compared (the reference's fallback to the table generation for rows
-// without one is unreachable in Go).
-func removeLeaseRow[R any](tx *Tx, lt leaseRowTable[R], key string, owner location.OwnerToken) (location.WriteStatus, error) {
-	cur, _, exists, err := readRow[R](tx, lt.table, key)
-	if err != nil {
-		return "", err
-	}
-	if !exists || lt.token(&cur) != owner {
-		return location.IgnoredStale, nil
-	}
-	if err := RemoveLocationRow(tx, lt.table, key); err != nil {
-		return "", err
-	}
-	return location.Stored, nil
 }

@@ -20,19 +20,6 @@ func lsLeaseRowTables() []lsRowTable[location.WriteStatus] {
 	}
 }
 
-// lsAt returns a spot or actor value with UpdatedAt set.
-func lsAt(v any, at time.Time) any {
-	switch r := v.(type) {
-	case location.SpotLocation:
-		r.UpdatedAt = at
-		return r
-	case location.ActorLocation:
-		r.UpdatedAt = at
-		return r
-	}
-	panic("not a spot or actor")
-}
-
 // TestLeaseRowOutcomeMatrix checks 02 §4.5 for spots and actors: the stored
 // row was written by (a, lease 1) under row generation 5; the writer's own
 // lease is never consulted.

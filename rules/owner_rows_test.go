@@ -10,14 +10,6 @@ import (
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
-// lsRowGeneration returns the Generation field of a peer or route value.
-func lsRowGeneration(v any) int64 {
-	if p, ok := v.(location.PeerLocation); ok {
-		return p.Generation
-	}
-	return v.(location.RouteLocation).Generation
-}
-
 // lsOwnerRowTables are the peer and the route table.
 func lsOwnerRowTables() []lsRowTable[location.WriteResult] {
 	return []lsRowTable[location.WriteResult]{
@@ -26,21 +18,6 @@ func lsOwnerRowTables() []lsRowTable[location.WriteResult] {
 		lsRowTableOf("routes", location.TableRoutes, fixture.RouteKey(), RouteKey, fixture.ROUTE, UpdateRoute, RemoveRoute,
 			lsStamp(location.LocationRoute, "")),
 	}
-}
-
-// lsStoredRow returns a peer or route value with generation and updatedAt.
-func lsStoredRow(v any, generation int64, at time.Time) any {
-	switch r := v.(type) {
-	case location.PeerLocation:
-		r = r.Clone()
-		r.Generation, r.UpdatedAt = generation, at
-		return r
-	case location.RouteLocation:
-		r = r.Clone()
-		r.Generation, r.UpdatedAt = generation, at
-		return r
-	}
-	panic("not a peer or route")
 }
 
 // TestOwnerRowOutcomeMatrix checks 02 §3.5 for peers and routes: the stored

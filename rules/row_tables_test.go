@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -86,4 +87,26 @@ func (rt lsRowTable[S]) requireRemove(t *testing.T, tx *Tx, removed bool) {
 	}
 	require.Equal(t, []Write{{Table: rt.table, Key: rt.key}}, tx.Plan().Writes)
 	require.Equal(t, rt.stamps, tx.Plan().Stamps)
+}
+
+// lsAt returns a deep copy (the type's Clone) of a location row value with
+// UpdatedAt = at.
+func lsAt(v any, at time.Time) any { return lsWith(v, "UpdatedAt", at) }
+
+// lsStoredRow returns a deep copy of a peer or route value with Generation =
+// generation and UpdatedAt = at.
+func lsStoredRow(v any, generation int64, at time.Time) any {
+	return lsWith(lsAt(v, at), "Generation", generation)
+}
+
+// lsRowGeneration returns the Generation field of a peer or route value.
+func lsRowGeneration(v any) int64 { return reflect.ValueOf(v).FieldByName("Generation").Int() }
+
+// lsWith returns a deep copy (the type's Clone) of a row value with one
+// field set. It panics on a value without that field: a broken test.
+func lsWith(v any, field string, value any) any {
+	c := reflect.New(reflect.TypeOf(v)).Elem()
+	c.Set(reflect.ValueOf(v).MethodByName("Clone").Call(nil)[0])
+	c.FieldByName(field).Set(reflect.ValueOf(value))
+	return c.Interface()
 }
