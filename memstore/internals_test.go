@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"context"
 	"encoding/base64"
 	"math"
 	"testing"
@@ -12,6 +13,129 @@ import (
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
 )
+
+// What only memstore has (see fixture_test.go): the test hooks it gives the
+// conformance harness, its change notifications, its ListAuthorities scan
+// cursors and its authority tables.
+
+// TestHooks checks the test hooks memstore gives the conformance harness:
+// what they change, how they validate, and that they honour a context.
+func TestHooks(t *testing.T) {
+	t.Run("ExpireOwnerLease ends the lease now and keeps the entry", func(t *testing.T) {
+		f := newMemFix(t)
+		a := f.claim("a")
+		f.clk.Advance(time.Second)
+		f.expire("a")
+		require.Equal(t, ownerLease{token: a, expiresAt: fixture.T0().Add(time.Second)}, f.state().leases["a"])
+		g, live := (&source{s: f.s, now: f.clk.Now()}).LiveLease("a")
+		require.False(t, live)
+		require.Zero(t, g)
+		f.noEffect(func() { f.expire("nobody") })
+	})
+	t.Run("ExpireOwnerLease checks its context first", func(t *testing.T) {
+		f := newMemFix(t)
+		f.claim("a")
+		ctx, cancel := context.WithCancel(f.ctx)
+		cancel()
+		f.noEffect(func() { require.ErrorIs(t, f.s.ExpireOwnerLease(ctx, "a"), context.Canceled) })
+	})
+	t.Run("SetOwnerLeaseCounter sets the last issued generation", func(t *testing.T) {
+		f := newMemFix(t)
+		require.NoError(t, f.s.SetOwnerLeaseCounter(41))
+		require.Equal(t, int64(42), f.claim("a").LeaseGeneration)
+		requireInputError(t, f.s.SetOwnerLeaseCounter(-1), location.ClassRange)
+	})
+	t.Run("SetAuthorityCounters sets the last issued values", func(t *testing.T) {
+		f := newMemFix(t)
+		na, _ := f.authorityF()
+		ptr := func(v int64) *int64 { return &v }
+		require.NoError(t, f.s.SetAuthorityCounters(ptr(41), ptr(7), nil))
+		reserve := func(id string) location.ReserveResult {
+			return f.reserved(f.s.Reserve(f.ctx, fixture.SpotRequest(location.ObjectUserSpot, id, fixture.Target(na), "room")))
+		}
+		r := reserve("c1")
+		require.Equal(t, location.StoreVersion("42"), r.Creating.StoreVersion)
+		require.Equal(t, int64(8), r.Creating.ObjectGeneration)
+		require.Equal(t, int64(1), r.Creating.AuthorityOwnerGeneration, "a nil counter is left alone")
+		require.NoError(t, f.s.SetAuthorityCounters(nil, nil, ptr(100)))
+		require.Equal(t, int64(101), reserve("c2").Creating.AuthorityOwnerGeneration)
+		f.noEffect(func() {
+			neg := int64(-1)
+			requireInputError(t, f.s.SetAuthorityCounters(nil, &neg, nil), location.ClassRange)
+		})
+	})
+}
+
+func TestWatchChanges(t *testing.T) {
+	var _ location.ChangeWatcher = (*Store)(nil)
+	pending := func(ch <-chan struct{}) bool {
+		select {
+		case _, ok := <-ch:
+			return ok
+		default:
+			return false
+		}
+	}
+	t.Run("notifies watchers of the touched tables, coalesced", func(t *testing.T) {
+		f := newMemFix(t)
+		ctx, cancel := context.WithCancel(f.ctx)
+		defer cancel()
+		spots, err := f.s.WatchChanges(ctx, location.TableSpots)
+		require.NoError(t, err)
+		peers, err := f.s.WatchChanges(ctx, location.TablePeers, location.TableRoutes)
+		require.NoError(t, err)
+		all, err := f.s.WatchChanges(ctx)
+		require.NoError(t, err)
+
+		f.stored(f.s.UpdateSpot(f.ctx, fixture.SPOT("a", 1), location.IntentNewClaim))
+		f.stored(f.s.UpdateSpot(f.ctx, spotAt("a", 1, fixture.MeshPlay, "spot-2"), location.IntentNewClaim))
+		require.True(t, pending(spots))
+		require.False(t, pending(spots), "two changes coalesce into one notification")
+		require.False(t, pending(peers))
+		require.True(t, pending(all))
+
+		f.stored(f.s.UpdateRoute(f.ctx, fixture.ROUTE("a", 0), location.IntentNewClaim))
+		require.True(t, pending(peers))
+		require.False(t, pending(spots))
+		require.True(t, pending(all))
+	})
+	t.Run("no notification without a change", func(t *testing.T) {
+		f := newMemFix(t)
+		a, b := f.claim("a"), f.claim("b")
+		f.stored(f.s.UpdateSpot(f.ctx, fixture.SPOT("a", a.LeaseGeneration), location.IntentNewClaim))
+		ch, err := f.s.WatchChanges(f.ctx)
+		require.NoError(t, err)
+		require.Equal(t, location.RejectedConflict, f.wrote(f.s.UpdateSpot(f.ctx, fixture.SPOT("b", b.LeaseGeneration), location.IntentNewClaim)).Status)
+		_, err = f.s.ResolveSpot(f.ctx, fixture.SpotKey())
+		require.NoError(t, err)
+		_, err = f.s.ReadOwnerLease(f.ctx, "a")
+		require.NoError(t, err)
+		require.False(t, pending(ch))
+		_, err = f.s.RemoveSpot(f.ctx, fixture.SpotKey(), a)
+		require.NoError(t, err)
+		require.True(t, pending(ch))
+	})
+	t.Run("closed when the context ends", func(t *testing.T) {
+		f := newMemFix(t)
+		ctx, cancel := context.WithCancel(f.ctx)
+		ch, err := f.s.WatchChanges(ctx, location.TableSpots)
+		require.NoError(t, err)
+		cancel()
+		select {
+		case _, ok := <-ch:
+			if ok { // a notification may be pending; the close follows
+				_, ok = <-ch
+			}
+			require.False(t, ok)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the channel was not closed")
+		}
+		f.s.mu.Lock()
+		require.Empty(t, f.s.watchers, "the subscription is gone")
+		f.s.mu.Unlock()
+		f.stored(f.s.UpdateSpot(f.ctx, fixture.SPOT("a", 1), location.IntentNewClaim)) // no send on a closed channel
+	})
+}
 
 // TestScanCursors checks memstore's ListAuthorities cursors: text that does
 // not decode to a cursor of this store's format (version m1, revision,
