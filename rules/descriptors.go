@@ -12,14 +12,14 @@ import (
 // claims.
 
 // descriptorTable describes one descriptor table to the shared procedures.
-type descriptorTable[D any] struct {
+type descriptorTable[D location.Cloner[D]] struct {
 	ownedTable[D]
 	// lifecycle and revision return the ordering fields.
 	lifecycle func(*D) int64
 	revision  func(*D) int64
 	updatedAt func(*D) time.Time
-	// stamped returns a deep copy of d with UpdatedAt = now.
-	stamped func(d *D, now time.Time) D
+	// withUpdatedAt returns d with UpdatedAt = now.
+	withUpdatedAt func(d D, now time.Time) D
 	// equal and equalImmutable compare full and immutable fingerprints.
 	equal          func(a, b *D) bool
 	equalImmutable func(a, b *D) bool
@@ -39,10 +39,9 @@ func meshNodeTable() descriptorTable[location.MeshNodeDescriptor] {
 		lifecycle:  func(d *location.MeshNodeDescriptor) int64 { return d.LifecycleGeneration },
 		revision:   func(d *location.MeshNodeDescriptor) int64 { return d.DescriptorRevision },
 		updatedAt:  func(d *location.MeshNodeDescriptor) time.Time { return d.UpdatedAt },
-		stamped: func(d *location.MeshNodeDescriptor, now time.Time) location.MeshNodeDescriptor {
-			c := d.Clone()
-			c.UpdatedAt = now
-			return c
+		withUpdatedAt: func(d location.MeshNodeDescriptor, now time.Time) location.MeshNodeDescriptor {
+			d.UpdatedAt = now
+			return d
 		},
 		equal:          EqualMeshNode,
 		equalImmutable: EqualMeshNodeImmutable,
@@ -60,16 +59,14 @@ func clientServerTable() descriptorTable[location.ClientServerDescriptor] {
 		lifecycle:  func(d *location.ClientServerDescriptor) int64 { return d.LifecycleGeneration },
 		revision:   func(d *location.ClientServerDescriptor) int64 { return d.DescriptorRevision },
 		updatedAt:  func(d *location.ClientServerDescriptor) time.Time { return d.UpdatedAt },
-		stamped: func(d *location.ClientServerDescriptor, now time.Time) location.ClientServerDescriptor {
-			c := d.Clone()
-			c.UpdatedAt = now
-			return c
+		withUpdatedAt: func(d location.ClientServerDescriptor, now time.Time) location.ClientServerDescriptor {
+			d.UpdatedAt = now
+			return d
 		},
 		equal:          EqualClientServer,
 		equalImmutable: EqualClientServerImmutable,
 		bump: func(tx *Tx, d *location.ClientServerDescriptor) {
-			channel := d.ChannelName
-			tx.Bump(location.LocationClientServer, &channel)
+			tx.Bump(location.LocationClientServer, &d.ChannelName)
 		},
 	}
 }
@@ -82,10 +79,9 @@ func fanoutPublisherTable() descriptorTable[location.FanoutPublisherDescriptor] 
 		lifecycle:  func(d *location.FanoutPublisherDescriptor) int64 { return d.LifecycleGeneration },
 		revision:   func(d *location.FanoutPublisherDescriptor) int64 { return d.DescriptorRevision },
 		updatedAt:  func(d *location.FanoutPublisherDescriptor) time.Time { return d.UpdatedAt },
-		stamped: func(d *location.FanoutPublisherDescriptor, now time.Time) location.FanoutPublisherDescriptor {
-			c := d.Clone()
-			c.UpdatedAt = now
-			return c
+		withUpdatedAt: func(d location.FanoutPublisherDescriptor, now time.Time) location.FanoutPublisherDescriptor {
+			d.UpdatedAt = now
+			return d
 		},
 		equal:          EqualFanoutPublisher,
 		equalImmutable: EqualFanoutPublisherImmutable,
@@ -142,7 +138,7 @@ func RemoveFanoutPublisher(tx *Tx, k location.FanoutPublisherKey, owner location
 
 // writeDescriptor is the shared descriptor write (02 §2.1 decision
 // procedure, rules 1–6).
-func writeDescriptor[D any](tx *Tx, dt descriptorTable[D], key string, d *D, intent location.WriteIntent) (location.WriteResult, error) {
+func writeDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key string, d *D, intent location.WriteIntent) (location.WriteResult, error) {
 	now := tx.Now()
 	writer := dt.token(d)
 	// Rule 1: the writer's own exact lease must be live, whatever the intent.
@@ -201,8 +197,8 @@ func writeDescriptor[D any](tx *Tx, dt descriptorTable[D], key string, d *D, int
 
 // putDescriptor plans the write of a copy of d stamped with now under
 // generation g, and its change stamps.
-func putDescriptor[D any](tx *Tx, dt descriptorTable[D], key string, d *D, g int64, now time.Time) location.WriteResult {
-	tx.Put(dt.table, key, dt.stamped(d, now), g)
+func putDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key string, d *D, g int64, now time.Time) location.WriteResult {
+	tx.Put(dt.table, key, dt.withUpdatedAt((*d).Clone(), now), g)
 	dt.bump(tx, d)
 	return storedResult(g, now)
 }

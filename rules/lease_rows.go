@@ -12,10 +12,10 @@ import (
 
 // leaseRowTable describes the spot or the actor table to the shared
 // procedures.
-type leaseRowTable[R any] struct {
+type leaseRowTable[R location.Cloner[R]] struct {
 	ownedTable[R]
-	// stamped returns a deep copy of r with UpdatedAt = now.
-	stamped func(r *R, now time.Time) R
+	// withUpdatedAt returns r with UpdatedAt = now.
+	withUpdatedAt func(r R, now time.Time) R
 	// bump plans the change stamps of a changed row.
 	bump func(tx *Tx, r *R)
 }
@@ -24,15 +24,11 @@ type leaseRowTable[R any] struct {
 func spotTable() leaseRowTable[location.SpotLocation] {
 	return leaseRowTable[location.SpotLocation]{
 		ownedTable: ownedTable[location.SpotLocation]{table: location.TableSpots, token: (*location.SpotLocation).Owner},
-		stamped: func(s *location.SpotLocation, now time.Time) location.SpotLocation {
-			c := s.Clone()
-			c.UpdatedAt = now
-			return c
+		withUpdatedAt: func(s location.SpotLocation, now time.Time) location.SpotLocation {
+			s.UpdatedAt = now
+			return s
 		},
-		bump: func(tx *Tx, s *location.SpotLocation) {
-			mesh := s.MeshName
-			tx.Bump(location.LocationSpot, &mesh)
-		},
+		bump: func(tx *Tx, s *location.SpotLocation) { tx.Bump(location.LocationSpot, &s.MeshName) },
 	}
 }
 
@@ -40,15 +36,11 @@ func spotTable() leaseRowTable[location.SpotLocation] {
 func actorTable() leaseRowTable[location.ActorLocation] {
 	return leaseRowTable[location.ActorLocation]{
 		ownedTable: ownedTable[location.ActorLocation]{table: location.TableActors, token: (*location.ActorLocation).Owner},
-		stamped: func(a *location.ActorLocation, now time.Time) location.ActorLocation {
-			c := a.Clone()
-			c.UpdatedAt = now
-			return c
+		withUpdatedAt: func(a location.ActorLocation, now time.Time) location.ActorLocation {
+			a.UpdatedAt = now
+			return a
 		},
-		bump: func(tx *Tx, a *location.ActorLocation) {
-			mesh := a.MeshName
-			tx.Bump(location.LocationActor, &mesh)
-		},
+		bump: func(tx *Tx, a *location.ActorLocation) { tx.Bump(location.LocationActor, &a.MeshName) },
 	}
 }
 
@@ -80,7 +72,7 @@ func RemoveActor(tx *Tx, k location.ActorKey, owner location.OwnerToken) (locati
 }
 
 // writeLeaseRow is the shared write (02 §4.1, rules 1–4).
-func writeLeaseRow[R any](tx *Tx, lt leaseRowTable[R], key string, r *R, intent location.WriteIntent) (location.WriteResult, error) {
+func writeLeaseRow[R location.Cloner[R]](tx *Tx, lt leaseRowTable[R], key string, r *R, intent location.WriteIntent) (location.WriteResult, error) {
 	now := tx.Now()
 	cur, rec, exists, err := peekRow[R](tx, lt.table, key)
 	if err != nil {
@@ -98,7 +90,7 @@ func writeLeaseRow[R any](tx *Tx, lt leaseRowTable[R], key string, r *R, intent 
 		if !exists || owner != writer {
 			return ignoredStaleResult(), nil
 		}
-		tx.Put(lt.table, key, lt.stamped(r, now), rec.Generation)
+		tx.Put(lt.table, key, lt.withUpdatedAt((*r).Clone(), now), rec.Generation)
 		lt.bump(tx, r)
 		return storedResult(rec.Generation, now), nil
 	}
@@ -106,7 +98,7 @@ func writeLeaseRow[R any](tx *Tx, lt leaseRowTable[R], key string, r *R, intent 
 		return rejectedConflictResult(), nil
 	}
 	g := tx.Source().NextGeneration(lt.table, key)
-	tx.Put(lt.table, key, lt.stamped(r, now), g)
+	tx.Put(lt.table, key, lt.withUpdatedAt((*r).Clone(), now), g)
 	lt.bump(tx, r)
 	return storedResult(g, now), nil
 }
