@@ -1,7 +1,6 @@
 package keys
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"testing"
@@ -24,10 +23,7 @@ func TestNewLayout(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := NewLayout(tc.root)
 			if tc.wantErr {
-				var ce *CodecError
-				require.True(t, errors.As(err, &ce))
-				require.Equal(t, CodeLayoutRoot, ce.Code)
-				require.ErrorIs(t, err, ErrMalformed)
+				requireCodecError(t, err, ProblemShape, CodeLayoutRoot)
 				return
 			}
 			require.NoError(t, err)
@@ -41,10 +37,7 @@ func TestValidTable(t *testing.T) {
 		require.NoError(t, ValidTable(ok), ok)
 	}
 	for _, bad := range []string{"", "mesh/nodes", "a-b", "owner", "stamp", "marker", "fence", "é"} {
-		err := ValidTable(bad)
-		var ce *CodecError
-		require.True(t, errors.As(err, &ce), bad)
-		require.Equal(t, CodeLayoutTable, ce.Code, bad)
+		requireCodecError(t, ValidTable(bad), ProblemShape, CodeLayoutTable)
 	}
 }
 
