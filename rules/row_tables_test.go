@@ -51,12 +51,33 @@ const (
 	outcomeConflict lsOutcome = "conflict" // RejectedConflict, nothing planned
 )
 
-// requireWrite checks a matrix write's result res and the plan tx recorded:
-// nothing when stale or in conflict; otherwise stored(g), the row as stored
-// under its generation g, written under the table's key, the table's stamps
-// and no mesh-node stamp.
-func (rt lsRowTable[S]) requireWrite(t *testing.T, tx *Tx, res location.WriteResult, want lsOutcome, now time.Time, stored func(g int64) any) {
+// matrixSource is the source of one outcome-matrix cell, a minute after
+// T0, where b holds lease 2: the table's key holds stored under row
+// generation 5, its owner holding lease (ownerGen, ownerLive); or, with
+// stored nil, no row and the key's generation counter at 5.
+func (rt lsRowTable[S]) matrixSource(stored any, owner string, ownerGen int64, ownerLive bool) *lsSource {
+	src := newLSSource()
+	src.now = fixture.T0().Add(time.Minute)
+	src.lease("b", 2, true)
+	if stored != nil {
+		src.put(rt.table, rt.key, stored, 5)
+		src.lease(owner, ownerGen, ownerLive)
+	} else {
+		src.gens[rt.table] = map[string]int64{rt.key: 5}
+	}
+	return src
+}
+
+// requireMatrixWrite writes written under intent on src and checks the
+// result and the plan: nothing when stale or in conflict; otherwise
+// stored(g), the row as stored(written, g) under its generation g, written
+// under the table's key, the table's stamps and no mesh-node stamp.
+func (rt lsRowTable[S]) requireMatrixWrite(t *testing.T, src *lsSource, written any, intent location.WriteIntent, want lsOutcome, stored func(written any, g int64) any) {
 	t.Helper()
+	tx := NewTx(src)
+	res, err := rt.write(tx, written, intent)
+	require.NoError(t, err)
+	now := src.now
 	var g int64
 	switch want {
 	case outcomeStale:
@@ -73,7 +94,7 @@ func (rt lsRowTable[S]) requireWrite(t *testing.T, tx *Tx, res location.WriteRes
 		g = 5 // A-01 fixed for owner rows: the stored generation is kept
 	}
 	require.Equal(t, lsStored(g, now), res)
-	require.Equal(t, []Write{{Table: rt.table, Key: rt.key, Value: stored(g), Generation: g}}, tx.Plan().Writes)
+	require.Equal(t, []Write{{Table: rt.table, Key: rt.key, Value: stored(written, g), Generation: g}}, tx.Plan().Writes)
 	require.Equal(t, rt.stamps, tx.Plan().Stamps)
 	require.Empty(t, tx.Plan().MeshNodeStamps)
 }
@@ -157,20 +178,13 @@ func TestLeaseRowOutcomeMatrix(t *testing.T) {
 	for _, lt := range lsLeaseRowTables() {
 		for _, c := range cases {
 			t.Run(lt.name+"/"+c.name, func(t *testing.T) {
-				src := newLSSource()
-				src.now = fixture.T0().Add(time.Minute)
-				src.lease("b", 2, true)
+				var stored any
 				if c.row {
-					src.put(lt.table, lt.key, lsAt(lt.row("a", 1), fixture.T0()), 5)
-					src.lease("a", c.ownerGen, c.ownerLive)
-				} else {
-					src.gens[lt.table] = map[string]int64{lt.key: 5}
+					stored = lsAt(lt.row("a", 1), fixture.T0())
 				}
-				written := lt.row(c.writer, c.writerLG)
-				tx := NewTx(src)
-				res, err := lt.write(tx, written, c.intent)
-				require.NoError(t, err)
-				lt.requireWrite(t, tx, res, c.want, src.now, func(int64) any { return lsAt(written, src.now) })
+				src := lt.matrixSource(stored, "a", c.ownerGen, c.ownerLive)
+				lt.requireMatrixWrite(t, src, lt.row(c.writer, c.writerLG), c.intent, c.want,
+					func(written any, _ int64) any { return lsAt(written, src.now) })
 			})
 		}
 	}
@@ -259,20 +273,13 @@ func TestOwnerRowOutcomeMatrix(t *testing.T) {
 	for _, ot := range lsOwnerRowTables() {
 		for _, c := range cases {
 			t.Run(ot.name+"/"+c.name, func(t *testing.T) {
-				src := newLSSource()
-				src.now = fixture.T0().Add(time.Minute)
-				src.lease("b", 2, true)
+				var stored any
 				if c.rowOwner != "" {
-					src.put(ot.table, ot.key, lsStoredRow(ot.row(c.rowOwner, 5), 5, fixture.T0()), 5)
-					src.lease(c.rowOwner, 1, c.ownerLive)
-				} else {
-					src.gens[ot.table] = map[string]int64{ot.key: 5}
+					stored = lsStoredRow(ot.row(c.rowOwner, 5), 5, fixture.T0())
 				}
-				written := ot.row(c.writer, c.writerGen)
-				tx := NewTx(src)
-				res, err := ot.write(tx, written, c.intent)
-				require.NoError(t, err)
-				ot.requireWrite(t, tx, res, c.want, src.now, func(g int64) any { return lsStoredRow(written, g, src.now) })
+				src := ot.matrixSource(stored, c.rowOwner, 1, c.ownerLive)
+				ot.requireMatrixWrite(t, src, ot.row(c.writer, c.writerGen), c.intent, c.want,
+					func(written any, g int64) any { return lsStoredRow(written, g, src.now) })
 			})
 		}
 	}
