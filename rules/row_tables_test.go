@@ -99,10 +99,20 @@ func (rt lsRowTable[S]) requireMatrixWrite(t *testing.T, src *lsSource, written 
 	require.Empty(t, tx.Plan().MeshNodeStamps)
 }
 
-// requireRemove checks the plan of a matrix remove: the row deleted and the
-// table's stamps moved when removed, nothing otherwise.
-func (rt lsRowTable[S]) requireRemove(t *testing.T, tx *Tx, removed bool) {
+// requireMatrixRemove removes the table's key by owner, the key holding
+// stored under row generation 5 (nothing when stored is nil), and checks the
+// answer, want, and the plan: the row deleted and the table's stamps moved
+// when removed, nothing otherwise.
+func (rt lsRowTable[S]) requireMatrixRemove(t *testing.T, stored any, owner location.OwnerToken, want S, removed bool) {
 	t.Helper()
+	src := newLSSource()
+	if stored != nil {
+		src.put(rt.table, rt.key, stored, 5)
+	}
+	tx := NewTx(src)
+	got, err := rt.remove(tx, owner)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
 	if !removed {
 		require.True(t, tx.Plan().Empty())
 		return
@@ -206,15 +216,11 @@ func TestLeaseRowRemove(t *testing.T) {
 			{name: "the row's lease generation, owner dead", row: true, owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 1}, want: location.Stored},
 		} {
 			t.Run(lt.name+"/"+c.name, func(t *testing.T) {
-				src := newLSSource()
+				var stored any
 				if c.row {
-					src.put(lt.table, lt.key, lsAt(lt.row("a", 1), fixture.T0()), 5)
+					stored = lsAt(lt.row("a", 1), fixture.T0())
 				}
-				tx := NewTx(src)
-				got, err := lt.remove(tx, c.owner)
-				require.NoError(t, err)
-				require.Equal(t, c.want, got)
-				lt.requireRemove(t, tx, got == location.Stored)
+				lt.requireMatrixRemove(t, stored, c.owner, c.want, c.want == location.Stored)
 			})
 		}
 	}
@@ -301,15 +307,11 @@ func TestOwnerRowRemove(t *testing.T) {
 			{name: "the row generation, owner dead", row: true, owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 5}, want: lsStored(5, fixture.T0())},
 		} {
 			t.Run(ot.name+"/"+c.name, func(t *testing.T) {
-				src := newLSSource()
+				var stored any
 				if c.row {
-					src.put(ot.table, ot.key, lsStoredRow(ot.row("a", 5), 5, fixture.T0()), 5)
+					stored = lsStoredRow(ot.row("a", 5), 5, fixture.T0())
 				}
-				tx := NewTx(src)
-				res, err := ot.remove(tx, c.owner)
-				require.NoError(t, err)
-				require.Equal(t, c.want, res)
-				ot.requireRemove(t, tx, c.want.Status == location.Stored)
+				ot.requireMatrixRemove(t, stored, c.owner, c.want, c.want.Status == location.Stored)
 			})
 		}
 	}
