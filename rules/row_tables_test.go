@@ -99,6 +99,15 @@ func (rt lsRowTable[S]) requireMatrixWrite(t *testing.T, src *lsSource, written 
 	require.Empty(t, tx.Plan().MeshNodeStamps)
 }
 
+// lsRemoveCase is one cell of a remove test: the owner token a remove
+// passes, whether the key holds a row, and the answer.
+type lsRemoveCase[S any] struct {
+	name  string
+	row   bool
+	owner location.OwnerToken
+	want  S
+}
+
 // requireMatrixRemove removes the table's key by owner, the key holding
 // stored under row generation 5 (nothing when stored is nil), and checks the
 // answer, want, and the plan: the row deleted and the table's stamps moved
@@ -204,12 +213,7 @@ func TestLeaseRowOutcomeMatrix(t *testing.T) {
 // generation must match; no liveness.
 func TestLeaseRowRemove(t *testing.T) {
 	for _, lt := range lsLeaseRowTables() {
-		for _, c := range []struct {
-			name  string
-			row   bool
-			owner location.OwnerToken
-			want  location.WriteStatus
-		}{
+		for _, c := range []lsRemoveCase[location.WriteStatus]{
 			{name: "absent row", owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 1}, want: location.IgnoredStale},
 			{name: "other owner", row: true, owner: location.OwnerToken{OwnerID: "b", LeaseGeneration: 1}, want: location.IgnoredStale},
 			{name: "the row generation instead of the lease generation", row: true, owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 5}, want: location.IgnoredStale},
@@ -295,12 +299,7 @@ func TestOwnerRowOutcomeMatrix(t *testing.T) {
 // the row generation; no liveness; the result carries that generation.
 func TestOwnerRowRemove(t *testing.T) {
 	for _, ot := range lsOwnerRowTables() {
-		for _, c := range []struct {
-			name  string
-			row   bool
-			owner location.OwnerToken
-			want  location.WriteResult
-		}{
+		for _, c := range []lsRemoveCase[location.WriteResult]{
 			{name: "absent row", owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 5}, want: lsStale()},
 			{name: "other owner", row: true, owner: location.OwnerToken{OwnerID: "b", LeaseGeneration: 5}, want: lsStale()},
 			{name: "an older row generation", row: true, owner: location.OwnerToken{OwnerID: "a", LeaseGeneration: 4}, want: lsStale()},
