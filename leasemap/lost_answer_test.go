@@ -2,7 +2,6 @@ package leasemap
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,56 +10,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/zlink-systems/zlink-etcd/internal/kvfake"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
-
-// afterLossKV applies the first write transaction (or, with unsent, loses
-// it on its way), runs after, and then loses the response: the owner's key
-// changes hands before the caller can look. With refused set, every read
-// from then on fails with it (a resolution that cannot ride it out).
-type afterLossKV struct {
-	clientv3.KV
-	unsent  bool
-	refused error
-	mu      sync.Mutex
-	after   func()
-	lost    bool
-}
-
-// refusing returns the error reads fail with now (nil: none).
-func (k *afterLossKV) refusing() error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.lost {
-		return k.refused
-	}
-	return nil
-}
-
-func (k *afterLossKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	if err := k.refusing(); err != nil {
-		return nil, err
-	}
-	return k.KV.Get(ctx, key, opts...)
-}
-
-func (k *afterLossKV) Txn(ctx context.Context) clientv3.Txn {
-	return txn.DeferredTxn(func(ops txn.TxnOps) (*clientv3.TxnResponse, error) {
-		if err := k.refusing(); err != nil {
-			return nil, err
-		}
-		k.mu.Lock()
-		lose := !ops.OnlyReads() && !k.lost
-		k.lost = k.lost || lose
-		after := k.after
-		k.mu.Unlock()
-		if !lose {
-			return ops.Send(ctx, k.KV)
-		}
-		return loseAnswer(ctx, ops, k.KV, k.unsent, after)
-	})
-}
 
 // A claim whose response was lost applied, but before it could look, its
 // lease was released and another claim took the owner id: the key it finds
@@ -73,11 +26,11 @@ func TestClaimLostThenClaimedAgain(t *testing.T) {
 	for _, compact := range []bool{false, true} {
 		t.Run(map[bool]string{false: "found in the history", true: "history compacted"}[compact], func(t *testing.T) {
 			f := newFixture(t)
-			kv := &afterLossKV{KV: f.client.KV}
+			kv := &kvfake.LostAnswers{KV: f.client.KV}
 			m := f.newMap(kv, f.client.Lease, Options{Clock: f.clock.Now})
 			other := f.newMap(f.client.KV, f.client.Lease, Options{Clock: f.clock.Now})
 			var lostGeneration int64
-			kv.after = func() {
+			loseNext(kv, false, func() {
 				got := f.ownerKV(t, "a")
 				require.Len(t, got.Kvs, 1, "the lost claim applied")
 				lostGeneration = got.Kvs[0].CreateRevision
@@ -91,7 +44,7 @@ func TestClaimLostThenClaimedAgain(t *testing.T) {
 					_, err := f.client.Compact(context.Background(), res.Token.LeaseGeneration)
 					require.NoError(t, err)
 				}
-			}
+			})
 			res, err := m.Claim(t.Context(), "a", time.Minute)
 			if compact {
 				require.ErrorIs(t, err, txn.ErrOutcomeUnknown, "got %+v", res)
@@ -106,56 +59,7 @@ func TestClaimLostThenClaimedAgain(t *testing.T) {
 	}
 }
 
-// unsettledKV loses the answer of the next write once armed (applying it,
-// or not with unsent) and refuses every read while refusing is set, so
-// that the resolution fails and the outcome stays unknown.
-type unsettledKV struct {
-	clientv3.KV
-	mu       sync.Mutex
-	armed    bool
-	unsent   bool
-	refusing bool
-}
-
 var errRefused = status.Error(codes.PermissionDenied, "etcdserver: permission denied (test: reads refused)")
-
-func (k *unsettledKV) set(armed, unsent, refusing bool) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.armed, k.unsent, k.refusing = armed, unsent, refusing
-}
-
-func (k *unsettledKV) refused() bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.refusing
-}
-
-func (k *unsettledKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	if k.refused() {
-		return nil, errRefused
-	}
-	return k.KV.Get(ctx, key, opts...)
-}
-
-func (k *unsettledKV) Txn(ctx context.Context) clientv3.Txn {
-	return txn.DeferredTxn(func(ops txn.TxnOps) (*clientv3.TxnResponse, error) {
-		k.mu.Lock()
-		lose := !ops.OnlyReads() && k.armed
-		refused, unsent := ops.OnlyReads() && k.refusing, k.unsent
-		if lose {
-			k.armed = false
-		}
-		k.mu.Unlock()
-		switch {
-		case refused:
-			return nil, errRefused
-		case !lose:
-			return ops.Send(ctx, k.KV)
-		}
-		return loseAnswer(ctx, ops, k.KV, unsent, nil)
-	})
-}
 
 // A claim whose answer was lost and whose resolution failed leaves a lease
 // nobody can name (issue 12): every later claim of the owner id conflicted
@@ -185,10 +89,11 @@ func TestSettleAClaimWhoseOutcomeIsUnknown(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			kv := &unsettledKV{KV: f.client.KV}
+			kv := newRefusingKV(f.client.KV, errRefused)
 			rec := txn.NewRecorder(kv)
 			m := f.newMap(rec, rec.Lease(f.client.Lease), Options{Clock: f.clock.Now})
-			kv.set(true, tc.unsent, true)
+			loseNext(kv.LostAnswers, tc.unsent, nil)
+			kv.reads.Set(true, 0)
 			_, err := m.Claim(t.Context(), "a", ttl30s)
 			require.ErrorIs(t, err, txn.ErrOutcomeUnknown)
 			got := f.ownerKV(t, "a")
@@ -208,7 +113,7 @@ func TestSettleAClaimWhoseOutcomeIsUnknown(t *testing.T) {
 				require.ErrorContains(t, err, "settle a claim whose outcome is unknown")
 				require.False(t, held)
 			}
-			kv.set(false, false, false)
+			kv.reads.Set(false, 0)
 			var other location.OwnerToken
 			if tc.taken {
 				o := f.newMap(f.client.KV, f.client.Lease, Options{Clock: f.clock.Now})
@@ -299,11 +204,11 @@ func TestReleaseLostResponse(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			a := f.claim(t, "a")
-			kv := &afterLossKV{KV: f.client.KV, unsent: tc.unsent}
+			kv := &kvfake.LostAnswers{KV: f.client.KV}
 			m := f.newMap(kv, f.client.Lease, Options{Clock: f.clock.Now})
 			other := f.newMap(f.client.KV, f.client.Lease, Options{Clock: f.clock.Now})
 			var otherKind location.ResultKind
-			kv.after = func() { otherKind = tc.meanwhile(f, other, a) }
+			loseNext(kv, tc.unsent, func() { otherKind = tc.meanwhile(f, other, a) })
 			kind, err := m.Release(t.Context(), a)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, kind)
@@ -355,7 +260,8 @@ func TestResolutionErrorIsReported(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			kv := &afterLossKV{KV: f.client.KV, refused: refused}
+			kv := newRefusingKV(f.client.KV, refused)
+			loseNext(kv.LostAnswers, false, func() { kv.reads.Set(true, 0) })
 			m := f.newMap(kv, f.client.Lease, Options{Clock: f.clock.Now})
 			err := tc.call(t, f, m)
 			require.ErrorIs(t, err, txn.ErrOutcomeUnknown)

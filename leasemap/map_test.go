@@ -397,7 +397,7 @@ func TestLostResponses(t *testing.T) {
 	t.Run("claim lost while another holds the lease", func(t *testing.T) {
 		f := newFixture(t)
 		f.claim(t, "a")
-		f.flaky.failNext(1, 0)
+		f.flaky.LoseNext(1, 0, nil)
 		res, err := f.m.Claim(t.Context(), "a", ttl30s)
 		require.NoError(t, err)
 		require.Equal(t, location.KindConflict, res.Kind)

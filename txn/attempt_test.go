@@ -62,7 +62,7 @@ func TestOnAttempt(t *testing.T) {
 	}, {
 		name: "lost answer, applied",
 		run: func(t *testing.T, f *fixture, ctx context.Context) {
-			f.flaky.failNext(1, 0, nil)
+			f.flaky.LoseNext(1, 0, nil)
 			_, _, err := Run(ctx, f.e, "op", []string{f.key("k")}, setData(t, f.key("k"), "one", nil))
 			require.NoError(t, err)
 		},
@@ -71,7 +71,7 @@ func TestOnAttempt(t *testing.T) {
 		name: "lost answer, not applied, then a commit",
 		run: func(t *testing.T, f *fixture, ctx context.Context) {
 			f.put(t, f.key("k"), string(encodeDoc(t, "zero", "x")))
-			f.flaky.failNext(0, 1, nil)
+			f.flaky.LoseNext(0, 1, nil)
 			_, _, err := Run(ctx, f.e, "op", []string{f.key("k")}, setData(t, f.key("k"), "one", nil))
 			require.NoError(t, err)
 		},
@@ -83,7 +83,7 @@ func TestOnAttempt(t *testing.T) {
 		name: "lost answer, unresolved",
 		run: func(t *testing.T, f *fixture, ctx context.Context) {
 			k := f.key("k")
-			f.flaky.failNext(1, 0, func() {
+			f.flaky.LoseNext(1, 0, func() {
 				rev := f.put(t, k, string(encodeDoc(t, "later", "z")))
 				_, err := f.client.Compact(context.Background(), rev)
 				require.NoError(t, err)

@@ -320,7 +320,7 @@ func TestRunAmbiguous(t *testing.T) {
 		f := newFixture(t, Options{})
 		k := f.key("k")
 		var runs atomic.Int32
-		f.flaky.failNext(1, 0, nil)
+		f.flaky.LoseNext(1, 0, nil)
 		_, out, err := Run(t.Context(), f.e, "set", []string{k}, setData(t, k, "one", &runs))
 		require.NoError(t, err)
 		require.True(t, out.Written)
@@ -335,7 +335,7 @@ func TestRunAmbiguous(t *testing.T) {
 		k := f.key("k")
 		f.put(t, k, string(encodeDoc(t, "zero", "x")))
 		var runs atomic.Int32
-		f.flaky.failNext(0, 1, nil)
+		f.flaky.LoseNext(0, 1, nil)
 		_, out, err := Run(t.Context(), f.e, "set", []string{k}, setData(t, k, "one", &runs))
 		require.NoError(t, err)
 		require.True(t, out.Written)
@@ -348,7 +348,7 @@ func TestRunAmbiguous(t *testing.T) {
 		f := newFixture(t, Options{})
 		k := f.key("k")
 		var runs atomic.Int32
-		f.flaky.failNext(1, 0, func() { f.put(t, k, string(encodeDoc(t, "later", "z"))) })
+		f.flaky.LoseNext(1, 0, func() { f.put(t, k, string(encodeDoc(t, "later", "z"))) })
 		_, out, err := Run(t.Context(), f.e, "set", []string{k}, setData(t, k, "one", &runs))
 		require.NoError(t, err)
 		require.True(t, out.Written)
@@ -360,7 +360,7 @@ func TestRunAmbiguous(t *testing.T) {
 		f := newFixture(t, Options{})
 		k := f.key("k")
 		var runs atomic.Int32
-		f.flaky.failNext(0, 1, func() { f.put(t, k, string(encodeDoc(t, "other", "z"))) })
+		f.flaky.LoseNext(0, 1, func() { f.put(t, k, string(encodeDoc(t, "other", "z"))) })
 		res, out, err := Run(t.Context(), f.e, "set", []string{k}, setData(t, k, "one", &runs))
 		require.NoError(t, err)
 		require.True(t, out.Written)
@@ -379,7 +379,7 @@ func TestRunAmbiguous(t *testing.T) {
 			}
 			return true, Commit{Writes: []Write{Delete(k)}}, nil
 		}
-		f.flaky.failNext(1, 0, nil)
+		f.flaky.LoseNext(1, 0, nil)
 		deleted, out, err := Run(t.Context(), f.e, "del", []string{k}, del)
 		require.NoError(t, err)
 		require.True(t, deleted, "the delete happened: the marker carries the nonce")
@@ -389,7 +389,7 @@ func TestRunAmbiguous(t *testing.T) {
 	t.Run("unknown when the history is gone", func(t *testing.T) {
 		f := newFixture(t, Options{})
 		k := f.key("k")
-		f.flaky.failNext(1, 0, func() {
+		f.flaky.LoseNext(1, 0, func() {
 			rev := f.put(t, k, string(encodeDoc(t, "later", "z")))
 			_, err := f.client.Compact(context.Background(), rev)
 			require.NoError(t, err)

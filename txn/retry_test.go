@@ -200,7 +200,7 @@ func TestResolutionRidesOutAnElection(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := etcdtest.Connect(t)
 			faults := &kvfake.ReadFaults{KV: c.KV}
-			flaky := &flakyKV{KV: faults}
+			flaky := &kvfake.LostAnswers{KV: faults}
 			e := New(flaky, c.Watcher, Options{}) // default backoff: about a second for 5 retries
 			k := etcdtest.UniquePrefix(t) + "k"
 			var runs atomic.Int32
@@ -208,9 +208,9 @@ func TestResolutionRidesOutAnElection(t *testing.T) {
 			// reads fail with "leader changed".
 			lost := func() { faults.Set(false, 5) }
 			if tc.applied {
-				flaky.failNext(1, 0, lost)
+				flaky.LoseNext(1, 0, lost)
 			} else {
-				flaky.failNext(0, 1, lost)
+				flaky.LoseNext(0, 1, lost)
 			}
 			_, out, err := Run(t.Context(), e, "set", []string{k}, setData(t, k, "one", &runs))
 			require.NoError(t, err)
@@ -233,10 +233,10 @@ func TestResolutionEndsWithTheContext(t *testing.T) {
 	t.Run("an election that never ends: unknown when the context ends", func(t *testing.T) {
 		c := etcdtest.Connect(t)
 		faults := &kvfake.ReadFaults{KV: c.KV}
-		flaky := &flakyKV{KV: faults}
+		flaky := &kvfake.LostAnswers{KV: faults}
 		e := New(flaky, c.Watcher, Options{Retry: fastRetry(nil), ResolveTimeout: time.Millisecond})
 		k := etcdtest.UniquePrefix(t) + "k"
-		flaky.failNext(1, 0, func() { faults.Set(true, 0) })
+		flaky.LoseNext(1, 0, func() { faults.Set(true, 0) })
 		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 		defer cancel()
 		_, _, err := Run(ctx, e, "set", []string{k}, setData(t, k, "one", nil))
@@ -376,7 +376,7 @@ func TestResolutionAfterTheCallerEnded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := etcdtest.Connect(t)
 			faults := &kvfake.ReadFaults{KV: c.KV}
-			flaky := &flakyKV{KV: faults}
+			flaky := &kvfake.LostAnswers{KV: faults}
 			e := New(flaky, c.Watcher, Options{Retry: fastRetry(nil), ResolveTimeout: time.Hour, CacheSize: -1})
 			k := etcdtest.UniquePrefix(t) + "k"
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -388,7 +388,7 @@ func TestResolutionAfterTheCallerEnded(t *testing.T) {
 			// The commit applies and its answer is lost once the caller's
 			// context ended; the resolution's first reads fail (an
 			// election), then etcd answers again.
-			flaky.failNext(1, 0, func() {
+			flaky.LoseNext(1, 0, func() {
 				tc.end(ctx, cancel)
 				faults.Set(false, 3)
 			})

@@ -86,57 +86,12 @@ func (f *ReadFaults) Get(ctx context.Context, key string, opts ...clientv3.OpOpt
 // Txn returns a transaction of the wrapped KV that, on Commit, fails as a
 // read does when neither branch writes.
 func (f *ReadFaults) Txn(ctx context.Context) clientv3.Txn {
-	return &readFaultTxn{Txn: f.KV.Txn(ctx), faults: f}
-}
-
-// readFaultTxn is ReadFaults' transaction: it notes whether a branch
-// writes and decides at Commit.
-type readFaultTxn struct {
-	clientv3.Txn
-	faults *ReadFaults
-	writes bool
-}
-
-func (t *readFaultTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
-	t.Txn = t.Txn.If(cs...)
-	return t
-}
-
-func (t *readFaultTxn) Then(ops ...clientv3.Op) clientv3.Txn {
-	t.writes = t.writes || !OnlyReads(ops)
-	t.Txn = t.Txn.Then(ops...)
-	return t
-}
-
-func (t *readFaultTxn) Else(ops ...clientv3.Op) clientv3.Txn {
-	t.writes = t.writes || !OnlyReads(ops)
-	t.Txn = t.Txn.Else(ops...)
-	return t
-}
-
-func (t *readFaultTxn) Commit() (*clientv3.TxnResponse, error) {
-	if t.writes {
-		t.faults.writes.Add(1)
-	} else if err := t.faults.fail(); err != nil {
-		return nil, err
-	}
-	return t.Txn.Commit()
-}
-
-// OnlyReads reports whether every op only reads: a Get, or a nested Txn
-// whose branches only read.
-func OnlyReads(ops []clientv3.Op) bool {
-	for _, op := range ops {
-		switch {
-		case op.IsGet():
-		case op.IsTxn():
-			_, then, other := op.Txn()
-			if !OnlyReads(then) || !OnlyReads(other) {
-				return false
-			}
-		default:
-			return false
+	return newHookedTxn(f.KV.Txn(ctx), func(writes bool, send func() (*clientv3.TxnResponse, error)) (*clientv3.TxnResponse, error) {
+		if writes {
+			f.writes.Add(1)
+		} else if err := f.fail(); err != nil {
+			return nil, err
 		}
-	}
-	return true
+		return send()
+	})
 }
