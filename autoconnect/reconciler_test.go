@@ -24,7 +24,7 @@ func TestEvents(t *testing.T) {
 		require.Equal(t, []DesiredSetChange{{
 			AutoConnectType: location.AutoConnectRouteMesh, MeshName: testMesh,
 			ConnectedEndpoints: []string{"tcp://b", "tcp://c"},
-		}}, h.sink.take())
+		}}, h.sink.Take())
 		h.src.set(router("oc", "node-c", "tcp://c", gen(2)), d)
 		h.tick()
 		require.Equal(t, []DesiredSetChange{{
@@ -32,7 +32,7 @@ func TestEvents(t *testing.T) {
 			MeshName:              testMesh,
 			ConnectedEndpoints:    []string{"tcp://c", "tcp://d"},
 			DisconnectedEndpoints: []string{"tcp://b", "tcp://c"},
-		}}, h.sink.take())
+		}}, h.sink.Take())
 
 		t.Run("fanout", func(t *testing.T) {
 			l := local(location.AutoConnectFanout, location.PeerRoleSub, "", "tcp://sub")
@@ -41,7 +41,7 @@ func TestEvents(t *testing.T) {
 			h.tick()
 			require.Equal(t, []DesiredSetChange{{
 				AutoConnectType: location.AutoConnectFanout, MeshName: testMesh, ConnectedEndpoints: []string{"tcp://pub"},
-			}}, h.sink.take())
+			}}, h.sink.Take())
 		})
 	})
 
@@ -49,17 +49,17 @@ func TestEvents(t *testing.T) {
 		h := newHarness(t, harnessConfig{})
 		h.src.set(b)
 		h.tick()
-		require.Len(t, h.sink.take(), 1)
+		require.Len(t, h.sink.Take(), 1)
 		h.tick()
-		require.Empty(t, h.sink.take(), "no change")
+		require.Empty(t, h.sink.Take(), "no change")
 		h.src.fail(errStoreDown)
 		h.tick()
-		require.Empty(t, h.sink.take(), "failure tick")
+		require.Empty(t, h.sink.Take(), "failure tick")
 		h.exec.lost("tcp://b")
 		h.tick() // failure tick with a (refused) retry: still nothing
-		require.Empty(t, h.sink.take())
+		require.Empty(t, h.sink.Take())
 		require.NoError(t, h.r.Shutdown(context.Background()))
-		require.Empty(t, h.sink.take(), "shutdown")
+		require.Empty(t, h.sink.Take(), "shutdown")
 	})
 
 	t.Run("AC-E3_knows_peer_tri_state", func(t *testing.T) {
@@ -336,7 +336,7 @@ func TestShutdown(t *testing.T) {
 		h.tick()
 		require.True(t, h.r.LocalPublicationReady())
 		require.Equal(t, []string{"tcp://b", "tcp://c"}, h.activeEndpoints())
-		h.sink.take()
+		h.sink.Take()
 		h.rec.reset()
 		return h
 	}
@@ -349,7 +349,7 @@ func TestShutdown(t *testing.T) {
 		require.False(t, h.r.LocalPublicationReady())
 		require.Empty(t, h.r.ActiveTargets())
 		require.Empty(t, h.pendingKeys())
-		require.Empty(t, h.sink.take())
+		require.Empty(t, h.sink.Take())
 
 		t.Run("without_closed_targets", func(t *testing.T) {
 			h := published(t)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/internal/recorded"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -21,15 +22,16 @@ type livenessStore struct {
 	*fakeLeaseStore
 	withoutExpiry bool
 
-	mu      sync.Mutex
-	batches [][]string
-	fail    error
+	batches recorded.Log[[]string]
+
+	mu   sync.Mutex
+	fail error
 }
 
 // ReadOwnerLiveness implements location.OwnerLivenessReader.
 func (s *livenessStore) ReadOwnerLiveness(ctx context.Context, ownerIDs []string) ([]location.OwnerLiveness, error) {
+	s.batches.Add(slices.Clone(ownerIDs))
 	s.mu.Lock()
-	s.batches = append(s.batches, slices.Clone(ownerIDs))
 	fail := s.fail
 	s.mu.Unlock()
 	if fail != nil {
@@ -51,15 +53,6 @@ func (s *livenessStore) ReadOwnerLiveness(ctx context.Context, ownerIDs []string
 	return out, nil
 }
 
-// takeBatches returns and clears the recorded batches.
-func (s *livenessStore) takeBatches() [][]string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.batches
-	s.batches = nil
-	return b
-}
-
 // With a store that reads many owners at once, a tick's owners are read in
 // one call: the version check reads every followed owner that needs a
 // read, a listing the ones the version check has not read.
@@ -75,7 +68,7 @@ func TestTrackerReadsOwnersAtOnce(t *testing.T) {
 
 	_, err := lt.LiveOwnerSetVersion(ctx)
 	require.NoError(t, err)
-	batches := store.takeBatches()
+	batches := store.batches.Take()
 	require.Len(t, batches, 1)
 	require.ElementsMatch(t, []string{"a", "b", "c", "d"}, batches[0])
 
@@ -83,16 +76,16 @@ func TestTrackerReadsOwnersAtOnce(t *testing.T) {
 	// owners read again; a change notification makes every answer stale.
 	_, err = lt.LiveOwnerSetVersion(ctx)
 	require.NoError(t, err)
-	require.Equal(t, [][]string{{"d"}}, store.takeBatches())
+	require.Equal(t, [][]string{{"d"}}, store.batches.Take())
 	lt.InvalidateLiveness()
 	tick := withTickReads(ctx)
 	_, err = lt.LiveOwnerSetVersion(tick)
 	require.NoError(t, err)
-	require.Len(t, store.takeBatches()[0], 4)
+	require.Len(t, store.batches.Take()[0], 4)
 	live, err := lt.listOwners(tick, "scope", []string{"a", "d", "e"})
 	require.NoError(t, err)
 	require.Equal(t, map[string]bool{"a": true, "d": false, "e": false}, live)
-	require.Equal(t, [][]string{{"e"}}, store.takeBatches(), "the tick's answers are reused; e is new")
+	require.Equal(t, [][]string{{"e"}}, store.batches.Take(), "the tick's answers are reused; e is new")
 	require.Equal(t, 2, store.count("a"), "a was read twice, in batches")
 }
 

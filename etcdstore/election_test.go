@@ -2,13 +2,11 @@ package etcdstore
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/internal/kvfake"
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -23,41 +21,19 @@ import (
 // caller's context allows.
 
 // newElectionFixture returns a fixture whose reads go through a
-// kvfake.ReadFaults (failing with err) and whose transactions through a
-// hookedKV (with no hook yet), its options adjusted by adjust first.
-func newElectionFixture(t *testing.T, err error, adjust ...func(*Options)) (*fixture, *kvfake.ReadFaults, *hookedKV) {
+// kvfake.ReadFaults (failing with err) and whose writes through a
+// kvfake.LostAnswers (a lost answer gets etcd's timeout), its options
+// adjusted by adjust first.
+func newElectionFixture(t *testing.T, err error, adjust ...func(*Options)) (*fixture, *kvfake.ReadFaults, *kvfake.LostAnswers) {
 	t.Helper()
 	election := &kvfake.ReadFaults{Err: err}
-	hooked := &hookedKV{}
+	lossy := &kvfake.LostAnswers{Err: rpctypes.ErrGRPCTimeout}
 	f := newFixture(t, append(adjust, func(o *Options) {
 		election.KV = o.KV
-		hooked.KV = election
-		o.KV = hooked
+		lossy.KV = election
+		o.KV = lossy
 	})...)
-	return f, election, hooked
-}
-
-// loseNextWrite makes the next write transaction lose its answer (after
-// being applied when applied is set) and then runs after (which starts an
-// election).
-func loseNextWrite(hooked *hookedKV, applied bool, after func()) {
-	var once sync.Once
-	hooked.commit = func(then []clientv3.Op, send func() (*clientv3.TxnResponse, error)) (*clientv3.TxnResponse, error) {
-		lose := false
-		if writes(then) {
-			once.Do(func() { lose = true })
-		}
-		if !lose {
-			return send()
-		}
-		if applied {
-			if _, err := send(); err != nil {
-				return nil, err
-			}
-		}
-		after()
-		return nil, rpctypes.ErrGRPCTimeout
-	}
+	return f, election, lossy
 }
 
 func TestWriteResolutionRidesOutAnElection(t *testing.T) {
@@ -69,9 +45,9 @@ func TestWriteResolutionRidesOutAnElection(t *testing.T) {
 		{name: "the lost write was not applied", applied: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, election, hooked := newElectionFixture(t, rpctypes.ErrGRPCLeaderChanged)
+			f, election, lossy := newElectionFixture(t, rpctypes.ErrGRPCLeaderChanged)
 			a := f.claim(t, "a")
-			loseNextWrite(hooked, tc.applied, func() { election.Set(false, 4) })
+			lossy.LoseOne(tc.applied, func() { election.Set(false, 4) })
 			storedIn(t)(f.s.UpdateSpot(t.Context(), spot("s1", a), location.IntentNewClaim))
 			require.Equal(t, int64(4), election.Failed(), "the resolution met the election")
 			got, err := f.s.ResolveSpot(t.Context(), location.SpotKey{MeshName: "play", SpotID: "s1"})
@@ -152,9 +128,9 @@ func TestElectionThatNeverEnds(t *testing.T) {
 		require.Equal(t, int64(1), st.GaveUp)
 	})
 	t.Run("resolution", func(t *testing.T) {
-		f, election, hooked := newElectionFixture(t, rpctypes.ErrGRPCLeaderChanged, fast, func(o *Options) { o.ResolveTimeout = time.Millisecond })
+		f, election, lossy := newElectionFixture(t, rpctypes.ErrGRPCLeaderChanged, fast, func(o *Options) { o.ResolveTimeout = time.Millisecond })
 		a := f.claim(t, "a")
-		loseNextWrite(hooked, true, func() { election.Set(true, 0) })
+		lossy.LoseOne(true, func() { election.Set(true, 0) })
 		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 		defer cancel()
 		_, err := f.s.UpdateSpot(ctx, spot("s1", a), location.IntentNewClaim)

@@ -38,13 +38,3 @@ func (h *hookedKV) Txn(ctx context.Context) clientv3.Txn {
 		return h.commit(ops.Then, send)
 	})
 }
-
-// writes reports whether ops put or delete anything.
-func writes(ops []clientv3.Op) bool {
-	for _, op := range ops {
-		if op.IsPut() || op.IsDelete() {
-			return true
-		}
-	}
-	return false
-}

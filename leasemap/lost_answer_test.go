@@ -30,7 +30,7 @@ func TestClaimLostThenClaimedAgain(t *testing.T) {
 			m := f.newMap(kv, f.client.Lease, Options{Clock: f.clock.Now})
 			other := f.newMap(f.client.KV, f.client.Lease, Options{Clock: f.clock.Now})
 			var lostGeneration int64
-			loseNext(kv, false, func() {
+			kv.LoseOne(true, func() {
 				got := f.ownerKV(t, "a")
 				require.Len(t, got.Kvs, 1, "the lost claim applied")
 				lostGeneration = got.Kvs[0].CreateRevision
@@ -92,7 +92,7 @@ func TestSettleAClaimWhoseOutcomeIsUnknown(t *testing.T) {
 			kv := newRefusingKV(f.client.KV, errRefused)
 			rec := txn.NewRecorder(kv)
 			m := f.newMap(rec, rec.Lease(f.client.Lease), Options{Clock: f.clock.Now})
-			loseNext(kv.LostAnswers, tc.unsent, nil)
+			kv.LoseOne(!tc.unsent, nil)
 			kv.reads.Set(true, 0)
 			_, err := m.Claim(t.Context(), "a", ttl30s)
 			require.ErrorIs(t, err, txn.ErrOutcomeUnknown)
@@ -208,7 +208,7 @@ func TestReleaseLostResponse(t *testing.T) {
 			m := f.newMap(kv, f.client.Lease, Options{Clock: f.clock.Now})
 			other := f.newMap(f.client.KV, f.client.Lease, Options{Clock: f.clock.Now})
 			var otherKind location.ResultKind
-			loseNext(kv, tc.unsent, func() { otherKind = tc.meanwhile(f, other, a) })
+			kv.LoseOne(!tc.unsent, func() { otherKind = tc.meanwhile(f, other, a) })
 			kind, err := m.Release(t.Context(), a)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, kind)
@@ -261,7 +261,7 @@ func TestResolutionErrorIsReported(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			kv := newRefusingKV(f.client.KV, refused)
-			loseNext(kv.LostAnswers, false, func() { kv.reads.Set(true, 0) })
+			kv.LoseOne(true, func() { kv.reads.Set(true, 0) })
 			m := f.newMap(kv, f.client.Lease, Options{Clock: f.clock.Now})
 			err := tc.call(t, f, m)
 			require.ErrorIs(t, err, txn.ErrOutcomeUnknown)

@@ -66,20 +66,9 @@ func (f *fixture) leaseTTL(t *testing.T, lease int64) *clientv3.LeaseTimeToLiveR
 	return ttl
 }
 
-// loseNext makes kv lose the answer of its next write: after it applied,
-// or with unsent before it was sent; meanwhile (when set) runs before the
-// answer is lost.
-func loseNext(kv *kvfake.LostAnswers, unsent bool, meanwhile func()) {
-	if unsent {
-		kv.LoseNext(0, 1, meanwhile)
-	} else {
-		kv.LoseNext(1, 0, meanwhile)
-	}
-}
-
 // loseNextResponse makes the fixture's next write lose its answer, after
 // it was applied (applied) or without sending it.
-func (f *fixture) loseNextResponse(applied bool) { loseNext(f.flaky, !applied, nil) }
+func (f *fixture) loseNextResponse(applied bool) { f.flaky.LoseOne(applied, nil) }
 
 // refusingKV loses the answers of chosen writes (its LostAnswers) and,
 // while reads.Set says so, refuses every read with the error it was made

@@ -2,31 +2,19 @@ package txn
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/internal/recorded"
 )
 
 // attemptLog records what Options.OnAttempt sees, errors dropped.
-type attemptLog struct {
-	mu  sync.Mutex
-	got []Attempt
-}
+type attemptLog struct{ recorded.Log[Attempt] }
 
 func (l *attemptLog) record(ctx context.Context, a Attempt) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	a.Err = nil
-	l.got = append(l.got, a)
-}
-
-func (l *attemptLog) take() []Attempt {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	got := l.got
-	l.got = nil
-	return got
+	l.Add(a)
 }
 
 // OnAttempt sees every transaction an operation sends and how it ended.
@@ -118,7 +106,7 @@ func TestOnAttempt(t *testing.T) {
 				log.record(ctx, a)
 			}})
 			tt.run(t, f, context.WithValue(t.Context(), ctxKey{}, true))
-			require.Equal(t, tt.want, log.take())
+			require.Equal(t, tt.want, log.Take())
 			require.Subset(t, []string{"setup"}, foreign, "every report of op carries op's context")
 		})
 	}

@@ -56,6 +56,17 @@ func (l *LostAnswers) LoseNext(applied, unsent int, meanwhile func()) {
 	l.applied, l.unsent, l.meanwhile = applied, unsent, meanwhile
 }
 
+// LoseOne loses the answer of the next write transaction: after it
+// applied when applied is set, else without sending it; meanwhile (when
+// set) runs before the lost answer is returned.
+func (l *LostAnswers) LoseOne(applied bool, meanwhile func()) {
+	if applied {
+		l.LoseNext(1, 0, meanwhile)
+	} else {
+		l.LoseNext(0, 1, meanwhile)
+	}
+}
+
 // take returns whether to lose the next write's answer, and how.
 func (l *LostAnswers) take() (lose, unsent bool, meanwhile func()) {
 	l.mu.Lock()
