@@ -8,11 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/kvfake"
 	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/txn"
@@ -86,10 +85,7 @@ func (k *resolvingKV) Txn(ctx context.Context) clientv3.Txn {
 		case !lose:
 			return ops.Send(ctx, k.KV)
 		}
-		if _, err := ops.Send(ctx, k.KV); err != nil {
-			return nil, err
-		}
-		return nil, status.Error(codes.Unavailable, "etcdserver: request timed out (test: the answer was lost)")
+		return kvfake.LoseAnswer(func() (*clientv3.TxnResponse, error) { return ops.Send(ctx, k.KV) }, false, nil, nil)
 	})
 }
 

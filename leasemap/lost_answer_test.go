@@ -59,8 +59,6 @@ func TestClaimLostThenClaimedAgain(t *testing.T) {
 	}
 }
 
-var errRefused = status.Error(codes.PermissionDenied, "etcdserver: permission denied (test: reads refused)")
-
 // A claim whose answer was lost and whose resolution failed leaves a lease
 // nobody can name (issue 12): every later claim of the owner id conflicted
 // with it until it expired, and the caller never learnt that it was its
@@ -89,7 +87,7 @@ func TestSettleAClaimWhoseOutcomeIsUnknown(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			kv := newRefusingKV(f.client.KV, errRefused)
+			kv := newRefusingKV(f.client.KV, kvfake.ErrRefused)
 			rec := txn.NewRecorder(kv)
 			m := f.newMap(rec, rec.Lease(f.client.Lease), Options{Clock: f.clock.Now})
 			kv.LoseOne(!tc.unsent, nil)

@@ -14,6 +14,10 @@ import (
 // transaction applied.
 var ErrAnswerLost = status.Error(codes.Unavailable, "etcdserver: request timed out (test: the answer was lost)")
 
+// ErrRefused is what a read refused by a fake gets: an error that is not
+// transient, so that a resolution cannot ride it out.
+var ErrRefused = status.Error(codes.PermissionDenied, "etcdserver: permission denied (test: reads refused)")
+
 // LoseAnswer answers a transaction as if its answer was lost: send commits
 // it first unless unsent, then meanwhile runs (when set), and the caller
 // gets err (ErrAnswerLost when nil).
