@@ -89,8 +89,8 @@ func (l *LostAnswers) take() (lose, unsent bool, meanwhile func()) {
 // Txn returns a transaction of the wrapped KV whose answer, if it writes
 // and LoseNext chose it, is lost.
 func (l *LostAnswers) Txn(ctx context.Context) clientv3.Txn {
-	return newHookedTxn(l.KV.Txn(ctx), func(writes bool, send func() (*clientv3.TxnResponse, error)) (*clientv3.TxnResponse, error) {
-		if !writes {
+	return newHookedTxn(l.KV.Txn(ctx), func(ops Ops, send func() (*clientv3.TxnResponse, error)) (*clientv3.TxnResponse, error) {
+		if !ops.Writes() {
 			return send()
 		}
 		lose, unsent, meanwhile := l.take()

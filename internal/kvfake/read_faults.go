@@ -86,8 +86,8 @@ func (f *ReadFaults) Get(ctx context.Context, key string, opts ...clientv3.OpOpt
 // Txn returns a transaction of the wrapped KV that, on Commit, fails as a
 // read does when neither branch writes.
 func (f *ReadFaults) Txn(ctx context.Context) clientv3.Txn {
-	return newHookedTxn(f.KV.Txn(ctx), func(writes bool, send func() (*clientv3.TxnResponse, error)) (*clientv3.TxnResponse, error) {
-		if writes {
+	return newHookedTxn(f.KV.Txn(ctx), func(ops Ops, send func() (*clientv3.TxnResponse, error)) (*clientv3.TxnResponse, error) {
+		if ops.Writes() {
 			f.writes.Add(1)
 		} else if err := f.fail(); err != nil {
 			return nil, err

@@ -1,22 +1,49 @@
 package kvfake
 
 import (
+	"context"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// commitFunc decides whether, when and how to send a transaction (send
-// commits it as built); writes tells whether a branch of it writes.
-type commitFunc func(writes bool, send func() (*clientv3.TxnResponse, error)) (*clientv3.TxnResponse, error)
+// Ops are the operations of a transaction being committed, as a hook sees
+// them.
+type Ops struct{ Then, Else []clientv3.Op }
 
-// hookedTxn is a transaction of a wrapped KV that notes whether a branch
-// writes and, on Commit, lets commit decide.
-type hookedTxn struct {
-	clientv3.Txn
-	writes bool
-	commit commitFunc
+// Writes reports whether a branch writes (an operation that is neither a
+// Get nor a Txn of reads).
+func (o Ops) Writes() bool { return !OnlyReads(o.Then) || !OnlyReads(o.Else) }
+
+// CommitHook decides whether, when and how to send a transaction with ops
+// (send commits it as built).
+type CommitHook func(ops Ops, send func() (*clientv3.TxnResponse, error)) (*clientv3.TxnResponse, error)
+
+// Hooked passes every transaction through Commit. A nil Commit sends every
+// transaction. Set Commit before the KV is in use.
+type Hooked struct {
+	clientv3.KV
+	Commit CommitHook
 }
 
-func newHookedTxn(txn clientv3.Txn, commit commitFunc) *hookedTxn {
+// Txn returns a transaction of the wrapped KV that Commit sends.
+func (h *Hooked) Txn(ctx context.Context) clientv3.Txn {
+	return newHookedTxn(h.KV.Txn(ctx), func(ops Ops, send func() (*clientv3.TxnResponse, error)) (*clientv3.TxnResponse, error) {
+		if h.Commit == nil {
+			return send()
+		}
+		return h.Commit(ops, send)
+	})
+}
+
+// hookedTxn is a transaction of a wrapped KV that notes its operations and,
+// on Commit, lets commit decide.
+type hookedTxn struct {
+	clientv3.Txn
+	ops    Ops
+	commit CommitHook
+}
+
+func newHookedTxn(txn clientv3.Txn, commit CommitHook) *hookedTxn {
 	return &hookedTxn{Txn: txn, commit: commit}
 }
 
@@ -26,18 +53,18 @@ func (t *hookedTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
 }
 
 func (t *hookedTxn) Then(ops ...clientv3.Op) clientv3.Txn {
-	t.writes = t.writes || !OnlyReads(ops)
+	t.ops.Then = append(t.ops.Then, ops...)
 	t.Txn = t.Txn.Then(ops...)
 	return t
 }
 
 func (t *hookedTxn) Else(ops ...clientv3.Op) clientv3.Txn {
-	t.writes = t.writes || !OnlyReads(ops)
+	t.ops.Else = append(t.ops.Else, ops...)
 	t.Txn = t.Txn.Else(ops...)
 	return t
 }
 
-func (t *hookedTxn) Commit() (*clientv3.TxnResponse, error) { return t.commit(t.writes, t.Txn.Commit) }
+func (t *hookedTxn) Commit() (*clientv3.TxnResponse, error) { return t.commit(t.ops, t.Txn.Commit) }
 
 // OnlyReads reports whether every op only reads: a Get, or a nested Txn
 // whose branches only read.
