@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zlink-systems/zlink-etcd/clock"
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/memstore"
@@ -33,7 +34,7 @@ type memFix struct {
 func newMemFix(t *testing.T) *memFix {
 	f := &memFix{
 		t: t, ctx: context.Background(),
-		wall: clock.NewManual(time.Date(2026, 7, 3, 0, 0, 0, 0, time.UTC)),
+		wall: clock.NewManual(fixture.T0()),
 		mono: newFakeClock(), tok: map[string]location.OwnerToken{},
 	}
 	f.store = memstore.New(memstore.Options{Clock: f.wall.Now})

@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/clock"
+	catalogue "github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/internal/kvfake"
 	"github.com/zlink-systems/zlink-etcd/keys"
@@ -19,7 +20,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m)) }
 
 // t0 is the catalogue's start time.
-func t0() time.Time { return time.Date(2026, 7, 3, 0, 0, 0, 0, time.UTC) }
+func t0() time.Time { return catalogue.T0() }
 
 // fixture is one map over a fresh prefix of the shared member.
 type fixture struct {
