@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/internal/testpki"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
@@ -23,9 +24,7 @@ func TestDial(t *testing.T) {
 	require.NotEmpty(t, eps[0], "the shared member runs")
 	s, err := Dial(t.Context(), Config{Endpoints: eps, Options: Options{Root: etcdtest.UniquePrefix(t)}})
 	require.NoError(t, err)
-	res, err := s.ClaimOwnerLease(t.Context(), "a", time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, location.KindClaimed, res.Kind)
+	storetest.Claim(t, t.Context(), s, "a", time.Minute)
 	require.NoError(t, s.Close())
 
 	_, err = Dial(t.Context(), Config{})
@@ -103,9 +102,7 @@ func TestDialTLS(t *testing.T) {
 	s, err := Dial(t.Context(), Config{Endpoints: m.Endpoints(),
 		TLS: &TLSFiles{CertFile: clientCert, KeyFile: clientKey, CAFile: caFile}})
 	require.NoError(t, err)
-	res, err := s.ClaimOwnerLease(t.Context(), "a", time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, location.KindClaimed, res.Kind)
+	storetest.Claim(t, t.Context(), s, "a", time.Minute)
 	require.NoError(t, s.Close())
 
 	// Without a client certificate the member refuses the connection.
