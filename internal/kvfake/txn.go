@@ -12,7 +12,7 @@ type Ops struct{ Then, Else []clientv3.Op }
 
 // Writes reports whether a branch writes (an operation that is neither a
 // Get nor a Txn of reads).
-func (o Ops) Writes() bool { return !OnlyReads(o.Then) || !OnlyReads(o.Else) }
+func (o Ops) Writes() bool { return !onlyReads(o.Then) || !onlyReads(o.Else) }
 
 // CommitHook decides whether, when and how to send a transaction with ops
 // (send commits it as built).
@@ -66,15 +66,15 @@ func (t *hookedTxn) Else(ops ...clientv3.Op) clientv3.Txn {
 
 func (t *hookedTxn) Commit() (*clientv3.TxnResponse, error) { return t.commit(t.ops, t.Txn.Commit) }
 
-// OnlyReads reports whether every op only reads: a Get, or a nested Txn
+// onlyReads reports whether every op only reads: a Get, or a nested Txn
 // whose branches only read.
-func OnlyReads(ops []clientv3.Op) bool {
+func onlyReads(ops []clientv3.Op) bool {
 	for _, op := range ops {
 		switch {
 		case op.IsGet():
 		case op.IsTxn():
 			_, then, other := op.Txn()
-			if !OnlyReads(then) || !OnlyReads(other) {
+			if !onlyReads(then) || !onlyReads(other) {
 				return false
 			}
 		default:
