@@ -19,7 +19,8 @@ func (o Ops) Writes() bool { return !onlyReads(o.Then) || !onlyReads(o.Else) }
 type CommitHook func(ops Ops, send func() (*clientv3.TxnResponse, error)) (*clientv3.TxnResponse, error)
 
 // Hooked passes every transaction through Commit. A nil Commit sends every
-// transaction. Set Commit before the KV is in use.
+// transaction. Commit is read at each commit: change it only while no
+// transaction is being sent.
 type Hooked struct {
 	clientv3.KV
 	Commit CommitHook
