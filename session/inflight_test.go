@@ -11,12 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/zlink-systems/zlink-etcd/clock"
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/kvfake"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/session"
 	"github.com/zlink-systems/zlink-etcd/txn"
@@ -225,8 +224,6 @@ type lossyKV struct {
 	lostRev int64 // the revision at which the lost write applied
 }
 
-var errRefused = status.Error(codes.PermissionDenied, "etcdserver: permission denied (test: reads refused)")
-
 // refused reports whether a read of key is refused now.
 func (k *lossyKV) refused(key string) bool {
 	k.mu.Lock()
@@ -288,13 +285,13 @@ func (k *lossyKV) Txn(ctx context.Context) clientv3.Txn {
 		k.mu.Lock()
 		k.lostRev = resp.Header.Revision
 		k.mu.Unlock()
-		return nil, status.Error(codes.Unavailable, "etcdserver: request timed out (test: the answer was lost)")
+		return nil, kvfake.ErrAnswerLost
 	})
 }
 
 func (k *lossyKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
 	if k.refused(key) {
-		return nil, errRefused
+		return nil, kvfake.ErrRefused
 	}
 	if key == k.key && k.held() {
 		k.stuck.block()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/session"
 )
@@ -191,9 +192,7 @@ func TestLostLeaseEndsTheSession(t *testing.T) {
 		{name: "taken over", lose: func(t *testing.T, w *memWorld, tok location.OwnerToken) {
 			_, err := w.mem.ReleaseOwnerLease(t.Context(), tok)
 			require.NoError(t, err)
-			res, err := w.mem.ClaimOwnerLease(t.Context(), "a", time.Minute)
-			require.NoError(t, err)
-			require.Equal(t, location.KindClaimed, res.Kind)
+			storetest.Claim(t, t.Context(), w.mem, "a", time.Minute)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
