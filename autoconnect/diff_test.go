@@ -24,7 +24,7 @@ func TestDiff(t *testing.T) {
 		require.Equal(t, []DesiredSetChange{{
 			AutoConnectType: location.AutoConnectRouteMesh, MeshName: testMesh,
 			ConnectedEndpoints: []string{"tcp://b"},
-		}}, h.sink.take())
+		}}, h.sink.Take())
 	})
 
 	t.Run("AC-D2_connect_refused", func(t *testing.T) {
@@ -33,7 +33,7 @@ func TestDiff(t *testing.T) {
 		h.src.set(b)
 		h.tick()
 		require.Empty(t, h.r.ActiveTargets())
-		require.Empty(t, h.sink.take())
+		require.Empty(t, h.sink.Take())
 		h.tick()
 		require.Equal(t, []string{"connect:tcp://b:ob", "connect:tcp://b:ob"}, h.rec.only("connect"))
 		require.Equal(t, []string{"tcp://b"}, h.activeEndpoints())
@@ -44,7 +44,7 @@ func TestDiff(t *testing.T) {
 		h.settle(b, c)
 		h.tick()
 		require.Empty(t, h.rec.only("connect", "disconnect"))
-		require.Empty(t, h.sink.take())
+		require.Empty(t, h.sink.Take())
 	})
 
 	t.Run("AC-D4_authoritative_empty_listing", func(t *testing.T) {
@@ -54,7 +54,7 @@ func TestDiff(t *testing.T) {
 		h.tick()
 		require.Equal(t, []string{"stale:0", "disconnect:tcp://b:ob"}, h.rec.transport())
 		require.Empty(t, h.r.ActiveTargets())
-		require.Equal(t, [][]string{{"tcp://b"}}, disconnectedOf(h.sink.take()))
+		require.Equal(t, [][]string{{"tcp://b"}}, disconnectedOf(h.sink.Take()))
 	})
 
 	t.Run("AC-D5_peer_restart_new_generation", func(t *testing.T) {
@@ -65,7 +65,7 @@ func TestDiff(t *testing.T) {
 		h.tick()
 		require.Equal(t, []string{"connect:tcp://b:ob", "stale:1", "disconnect:tcp://b:ob"}, h.rec.transport())
 		require.Equal(t, []Target{targetOfRow(b2)}, h.r.ActiveTargets())
-		events := h.sink.take()
+		events := h.sink.Take()
 		require.Equal(t, [][]string{{"tcp://b"}}, connectedOf(events))
 		require.Equal(t, [][]string{{"tcp://b"}}, disconnectedOf(events))
 	})
@@ -79,7 +79,7 @@ func TestDiff(t *testing.T) {
 		require.Equal(t, []DesiredSetChange{{
 			AutoConnectType: location.AutoConnectRouteMesh, MeshName: testMesh,
 			ConnectedEndpoints: []string{"tcp://b"}, DisconnectedEndpoints: []string{"tcp://b"},
-		}}, h.sink.take())
+		}}, h.sink.Take())
 		require.Empty(t, h.pendingKeys())
 	})
 
@@ -92,7 +92,7 @@ func TestDiff(t *testing.T) {
 		require.Equal(t, []string{"disconnect:tcp://b:ob", "stale:1"}, h.rec.transport())
 		require.Equal(t, []string{TargetKey(b)}, h.pendingKeys())
 		require.Empty(t, h.r.ActiveTargets())
-		require.Equal(t, [][]string{{"tcp://b"}}, disconnectedOf(h.sink.take()))
+		require.Equal(t, [][]string{{"tcp://b"}}, disconnectedOf(h.sink.Take()))
 
 		h.rec.reset()
 		h.tick() // still not closed
@@ -147,7 +147,7 @@ func TestDiff(t *testing.T) {
 		h.exec.setClosed(targetOfRow(b), true)
 		h.tick()
 		require.Equal(t, []string{"connect:tcp://b:ob", "stale:1"}, h.rec.transport())
-		require.Equal(t, [][]string{{"tcp://b"}}, connectedOf(h.sink.take()))
+		require.Equal(t, [][]string{{"tcp://b"}}, connectedOf(h.sink.Take()))
 		require.Equal(t, []string{"tcp://b"}, h.activeEndpoints())
 	})
 
@@ -208,7 +208,7 @@ func TestDiff(t *testing.T) {
 		h.src.set()
 		h.tick()
 		require.Empty(t, h.rec.only("disconnect"))
-		require.Equal(t, [][]string{{"tcp://b"}}, disconnectedOf(h.sink.take()))
+		require.Equal(t, [][]string{{"tcp://b"}}, disconnectedOf(h.sink.Take()))
 	})
 
 	t.Run("AC-D15_expect_peers_and_replace_not_required_inputs", func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/internal/recorded"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -37,24 +38,13 @@ const errStoreDown = testError("store down")
 // ---------------------------------------------------------------- recorder
 
 // recorder is an ordered call log shared by the fakes of one test.
-type recorder struct {
-	mu    sync.Mutex
-	calls []string
-}
+type recorder struct{ calls recorded.Log[string] }
 
 // add appends one call.
-func (r *recorder) add(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.calls = append(r.calls, fmt.Sprintf(format, args...))
-}
+func (r *recorder) add(format string, args ...any) { r.calls.Add(fmt.Sprintf(format, args...)) }
 
 // all returns every call so far.
-func (r *recorder) all() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.calls)
-}
+func (r *recorder) all() []string { return r.calls.All() }
 
 // only returns the calls whose name (text before the first ':') is one of
 // names.
@@ -74,11 +64,7 @@ func (r *recorder) only(names ...string) []string {
 func (r *recorder) transport() []string { return r.only("connect", "disconnect", "stale") }
 
 // reset forgets every call.
-func (r *recorder) reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.calls = nil
-}
+func (r *recorder) reset() { r.calls.Take() }
 
 // ---------------------------------------------------------------- clock
 
@@ -530,26 +516,10 @@ func (p *fakePublisher) RemovePeer(_ context.Context, k location.PeerKey, owner 
 // ---------------------------------------------------------------- sink
 
 // fakeSink records events.
-type fakeSink struct {
-	mu     sync.Mutex
-	events []DesiredSetChange
-}
+type fakeSink struct{ recorded.Log[DesiredSetChange] }
 
 // DesiredSetChanged implements EventSink.
-func (s *fakeSink) DesiredSetChanged(c DesiredSetChange) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.events = append(s.events, c)
-}
-
-// take returns and forgets the recorded events.
-func (s *fakeSink) take() []DesiredSetChange {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.events
-	s.events = nil
-	return e
-}
+func (s *fakeSink) DesiredSetChanged(c DesiredSetChange) { s.Add(c) }
 
 // ---------------------------------------------------------------- rows
 
@@ -716,7 +686,7 @@ func (h *harness) settle(rows ...location.PeerLocation) {
 	h.t.Helper()
 	h.src.set(rows...)
 	h.tick()
-	h.sink.take()
+	h.sink.Take()
 	h.rec.reset()
 }
 

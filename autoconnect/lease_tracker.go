@@ -107,16 +107,12 @@ func NewLeaseTracker(opts LeaseTrackerOptions) (*LeaseTracker, error) {
 	if err != nil {
 		return nil, err
 	}
-	clock := opts.Clock
-	if clock == nil {
-		clock = SystemClock()
-	}
 	liveness, _ := opts.Store.(location.OwnerLivenessReader)
 	return &LeaseTracker{
 		store:           opts.Store,
 		liveness:        liveness,
 		pollingInterval: t.pollingInterval,
-		clock:           clock,
+		clock:           cmp.Or(opts.Clock, SystemClock()),
 		snapshots:       map[string]leaseSnapshot{},
 		flights:         map[string]*leaseFlight{},
 		scopes:          map[string]map[string]struct{}{},

@@ -1,6 +1,7 @@
 package autoconnect
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -173,19 +174,13 @@ func NewLoop(opts LoopOptions) (*Loop, error) {
 		liveOwners: opts.LiveOwners,
 		timing:     t,
 		retryDelay: opts.WatchRetryDelay,
-		clock:      opts.Clock,
-		log:        opts.Logger,
+		clock:      cmp.Or(opts.Clock, SystemClock()),
+		log:        cmp.Or(opts.Logger, slog.Default()),
 		onTick:     opts.OnTick,
 		kick:       make(chan struct{}, 1),
 	}
 	if l.retryDelay == 0 {
 		l.retryDelay = t.pollingInterval
-	}
-	if l.clock == nil {
-		l.clock = SystemClock()
-	}
-	if l.log == nil {
-		l.log = slog.Default()
 	}
 	if !opts.DisableWatch {
 		l.watcher, l.tables = opts.Watcher, opts.WatchTables

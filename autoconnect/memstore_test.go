@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zlink-systems/zlink-etcd/clock"
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/memstore"
@@ -33,7 +34,7 @@ type memFix struct {
 func newMemFix(t *testing.T) *memFix {
 	f := &memFix{
 		t: t, ctx: context.Background(),
-		wall: clock.NewManual(time.Date(2026, 7, 3, 0, 0, 0, 0, time.UTC)),
+		wall: clock.NewManual(fixture.T0()),
 		mono: newFakeClock(), tok: map[string]location.OwnerToken{},
 	}
 	f.store = memstore.New(memstore.Options{Clock: f.wall.Now})
@@ -262,4 +263,168 @@ func TestWithMemstore(t *testing.T) {
 		}
 		require.Equal(t, time.Duration(0), f.mono.Now(), "no polling interval passed")
 	})
+}
+
+// TestLeaseLossAndRejoin walks the hooks a node type uses around its owner
+// lease (see the package doc, "Shutdown and lease loss"): when the lease is
+// lost, PrepareTransportShutdown stops acting on it at once (every peer
+// disconnected, no store write); a new Reconciler and Loop then run under
+// the next lease and lifecycle generation and take the node's peer row
+// over; a graceful leave is Stop, RemoveAllByOwner, ReleaseOwnerLease.
+func TestLeaseLossAndRejoin(t *testing.T) {
+	f := newMemFix(t)
+	f.claim("oa")
+	f.claim("ob")
+	f.meshNode("oa", "node-a", "tcp://a:1", 1, location.StateServing, location.IntentNewClaim)
+	f.meshNode("ob", "node-b", "tcp://b:1", 1, location.StateServing, location.IntentNewClaim)
+	pub := &lossyPublisher{Store: f.store}
+	rec := &recorder{}
+	exec := newFakeExec(rec)
+	start := func() (*Reconciler, *Loop) {
+		t.Helper()
+		src, err := NewMeshNodeSource(f.store, f.lt, Options{})
+		require.NoError(t, err)
+		lr := router("oa", "node-a", "tcp://a:1")
+		r, err := NewReconciler(ReconcilerOptions{
+			Local: local(location.AutoConnectRouteMesh, location.PeerRoleRouter, "node-a", "tcp://a:1"), LocalRow: &lr,
+			Publisher: pub, Source: src, Executor: wrapFull(exec), Clock: f.mono, Logger: discardLogger(),
+		})
+		require.NoError(t, err)
+		l, err := NewLoop(LoopOptions{
+			Reconciler: r, MeshName: testMesh, Stamps: f.store, LiveOwners: f.lt, DisableWatch: true,
+			Clock: f.mono, Logger: discardLogger(),
+		})
+		require.NoError(t, err)
+		require.NoError(t, l.Start(f.ctx))
+		return r, l
+	}
+
+	r1, l1 := start()
+	require.True(t, r1.LocalPublicationReady())
+	require.Equal(t, []string{"connect:tcp://b:1:ob"}, rec.only("connect", "disconnect"))
+
+	// The lease is lost (revoked by an operator, or expired in an outage).
+	_, err := f.store.ReleaseOwnerLease(f.ctx, f.tok["oa"])
+	require.NoError(t, err)
+	writes, _ := pub.log()
+	l1.PrepareTransportShutdown()
+	require.Equal(t, []string{"connect:tcp://b:1:ob", "disconnect:tcp://b:1:ob"}, rec.only("connect", "disconnect"))
+	after, _ := pub.log()
+	require.Equal(t, writes, after, "no store write with the dead lease")
+	require.Equal(t, []string{"oa"}, ownersOfRows(f.peerRows()), "the row stays: the next incarnation takes it over")
+	require.ErrorIs(t, l1.Start(f.ctx), ErrLoopStopped)
+
+	// Rejoin under the next lease and lifecycle generation.
+	f.claim("oa")
+	f.meshNode("oa", "node-a", "tcp://a:1", 2, location.StateServing, location.IntentNewClaim)
+	r2, l2 := start()
+	require.True(t, r2.LocalPublicationReady(), "the row of the lost lease is adopted")
+	writes, _ = pub.log()
+	require.Equal(t, []string{"NewClaim:stored", "NewClaim:rejectedConflict", "Renew:stored"}, writes)
+	require.Equal(t, []string{"connect:tcp://b:1:ob", "disconnect:tcp://b:1:ob", "connect:tcp://b:1:ob"}, rec.only("connect", "disconnect"))
+
+	// Graceful leave, in this order (releasing first would make the bulk
+	// removal a no-op).
+	require.NoError(t, l2.Stop(f.ctx))
+	removed, err := f.store.RemoveAllByOwner(f.ctx, f.tok["oa"])
+	require.NoError(t, err)
+	require.Equal(t, int64(1), removed, "the descriptor (Stop removed the peer row)")
+	kind, err := f.store.ReleaseOwnerLease(f.ctx, f.tok["oa"])
+	require.NoError(t, err)
+	require.Equal(t, location.KindReleased, kind)
+	require.Empty(t, f.peerRows())
+}
+
+// LoopOptions.OnTick reports every tick: when it started, how long it ran,
+// whether it was skipped (nothing moved) and the store-failure state; the
+// reconciler's DesiredTargets is the last listing's desired set.
+func TestTickReportsAndDesiredTargets(t *testing.T) {
+	f := newMemFix(t)
+	f.claim("oa")
+	f.claim("ob")
+	f.meshNode("ob", "node-b", "tcp://b:1", 1, location.StateServing, location.IntentNewClaim)
+	src, err := NewMeshNodeSource(f.store, f.lt, Options{})
+	require.NoError(t, err)
+	r, err := NewReconciler(ReconcilerOptions{
+		Local:  local(location.AutoConnectRouteMesh, location.PeerRoleRouter, "node-a", "tcp://a:1"),
+		Source: src, Executor: wrapPlain(newFakeExec(&recorder{})), Clock: f.mono, Logger: discardLogger(),
+	})
+	require.NoError(t, err)
+	require.Empty(t, r.DesiredTargets(), "before the first listing")
+	var reports []TickReport
+	l, err := NewLoop(LoopOptions{
+		Reconciler: r, MeshName: testMesh, Stamps: f.store, LiveOwners: f.lt, DisableWatch: true,
+		Clock: f.mono, Logger: discardLogger(), OnTick: func(tr TickReport) { reports = append(reports, tr) },
+	})
+	require.NoError(t, err)
+
+	f.mono.Advance(5 * time.Second)
+	require.NoError(t, l.Tick(f.ctx))
+	require.NoError(t, l.Tick(f.ctx))
+	require.Equal(t, []TickReport{
+		{Started: 5 * time.Second},
+		{Started: 5 * time.Second, Skipped: true},
+	}, reports)
+	desired := r.DesiredTargets()
+	require.Len(t, desired, 1)
+	require.Equal(t, "tcp://b:1", desired[0].Endpoint)
+	require.Equal(t, desired, r.ActiveTargets())
+
+	f.claim("oc")
+	f.meshNode("oc", "node-c", "tcp://c:1", 1, location.StateServing, location.IntentNewClaim) // the stamp moves
+	r.source = failingLister{}
+	require.NoError(t, l.Tick(f.ctx))
+	require.Equal(t, TickReport{Started: 5 * time.Second, StoreFailed: true}, reports[2])
+	require.Equal(t, desired, r.DesiredTargets(), "a store failure keeps the last desired set")
+}
+
+// failingLister is a PeerSource whose listings fail.
+type failingLister struct{}
+
+// ListLivePeers implements PeerSource.
+func (failingLister) ListLivePeers(_ context.Context, _ location.PeerFilter) ([]location.PeerLocation, error) {
+	return nil, testError("listing failed")
+}
+
+// cancellingSource cancels the tick's context during the listing, as a loop
+// stopping mid-tick does, and answers with the context's error.
+type cancellingSource struct {
+	inner  PeerSource
+	cancel context.CancelFunc
+}
+
+func (s *cancellingSource) ListLivePeers(ctx context.Context, f location.PeerFilter) ([]location.PeerLocation, error) {
+	if s.cancel == nil {
+		return s.inner.ListLivePeers(ctx, f)
+	}
+	s.cancel()
+	return nil, ctx.Err()
+}
+
+// A tick abandoned because its own context ended is not a store failure:
+// the local row stays believed published, so shutdown still removes it.
+func TestAbandonedTickKeepsPublication(t *testing.T) {
+	f := newMemFix(t)
+	f.claim("oa")
+	rows, err := NewPeerRowSource(f.store, f.lt)
+	require.NoError(t, err)
+	src := &cancellingSource{inner: rows}
+	lr := router("oa", "node-a", "tcp://a:1")
+	r, err := NewReconciler(ReconcilerOptions{
+		Local: local(location.AutoConnectRouteMesh, location.PeerRoleRouter, "node-a", "tcp://a:1"), LocalRow: &lr,
+		Publisher: f.store, Source: src, Executor: wrapFull(newFakeExec(&recorder{})), Clock: f.mono, Logger: discardLogger(),
+	})
+	require.NoError(t, err)
+	require.NoError(t, r.Tick(f.ctx))
+	require.True(t, r.LocalPublicationReady())
+
+	tickCtx, cancel := context.WithCancel(f.ctx)
+	src.cancel = cancel
+	err = r.Tick(tickCtx)
+	require.ErrorIs(t, err, context.Canceled)
+	require.False(t, r.StoreFailed(), "an abandoned tick says nothing about the store")
+	require.True(t, r.LocalPublicationReady())
+
+	require.NoError(t, r.Shutdown(f.ctx))
+	require.Empty(t, f.peerRows(), "shutdown removed the local row")
 }

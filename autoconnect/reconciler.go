@@ -1,6 +1,7 @@
 package autoconnect
 
 import (
+	"cmp"
 	"log/slog"
 	"maps"
 	"slices"
@@ -125,8 +126,8 @@ func NewReconciler(opts ReconcilerOptions) (*Reconciler, error) {
 		publishOnly: opts.PublishOnly,
 		events:      opts.Events,
 		timing:      t,
-		clock:       opts.Clock,
-		log:         opts.Logger,
+		clock:       cmp.Or(opts.Clock, SystemClock()),
+		log:         cmp.Or(opts.Logger, slog.Default()),
 		active:      newTargetMap(),
 		pending:     newTargetMap(),
 		failed:      map[string]struct{}{},
@@ -137,12 +138,6 @@ func NewReconciler(opts ReconcilerOptions) (*Reconciler, error) {
 		row := clonePeer(*opts.LocalRow)
 		row.Endpoint = keys.NormalizeEndpoint(row.Endpoint)
 		r.localRow = &row
-	}
-	if r.clock == nil {
-		r.clock = SystemClock()
-	}
-	if r.log == nil {
-		r.log = slog.Default()
 	}
 	r.prober, _ = opts.Executor.(DisconnectProber)
 	r.sweeper, _ = opts.Executor.(StalePeerSweeper)

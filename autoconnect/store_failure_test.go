@@ -33,14 +33,14 @@ func TestStoreFailure(t *testing.T) {
 		h.src.set(*localRowA(), b)
 		h.tick()
 		require.True(t, h.r.LocalPublicationReady())
-		h.sink.take()
+		h.sink.Take()
 		h.rec.reset()
 		h.src.fail(errStoreDown)
 		h.tick()
 		require.True(t, h.r.StoreFailed())
 		require.Empty(t, h.rec.only("disconnect", "stale"))
 		require.Equal(t, []Target{targetOf(b)}, h.r.ActiveTargets())
-		require.Empty(t, h.sink.take())
+		require.Empty(t, h.sink.Take())
 		require.False(t, h.r.LocalPublicationReady())
 	})
 
@@ -119,18 +119,18 @@ func TestStoreFailure(t *testing.T) {
 
 	t.Run("AC-F7_retry_success_is_silent", func(t *testing.T) {
 		h := withRefusedB(t, Options{})
-		h.sink.take()
+		h.sink.Take()
 		h.exec.queueConnect(true)
 		h.tick()
 		require.Equal(t, []string{"tcp://b"}, h.activeEndpoints())
-		require.Empty(t, h.sink.take())
+		require.Empty(t, h.sink.Take())
 	})
 
 	t.Run("AC-F8_recovery_deferral_suppresses_removals", func(t *testing.T) {
 		h := newHarness(t, harnessConfig{opts: Options{OwnerLeaseTTL: ms(1000)}})
 		h.src.set(b, c)
 		h.tick()
-		h.sink.take()
+		h.sink.Take()
 		h.src.fail(errStoreDown)
 		h.tick() // t=0
 		h.rec.reset()
@@ -141,7 +141,7 @@ func TestStoreFailure(t *testing.T) {
 		require.Equal(t, []string{"tcp://b", "tcp://c", "tcp://d"}, h.activeEndpoints())
 		require.Equal(t, []DesiredSetChange{{
 			AutoConnectType: location.AutoConnectRouteMesh, MeshName: testMesh, ConnectedEndpoints: []string{"tcp://d"},
-		}}, h.sink.take())
+		}}, h.sink.Take())
 		h.rec.reset()
 		h.clock.SetMs(1100)
 		h.tick()

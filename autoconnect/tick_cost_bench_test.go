@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zlink-systems/zlink-etcd/clock"
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/memstore"
 )
@@ -93,7 +94,7 @@ type tickCostMesh struct {
 // tracker knows every owner. With batched, the tracker reads the owners of
 // a tick in one ReadOwnerLiveness call, otherwise one ReadOwnerLease each.
 func newTickCostMesh(b testing.TB, n int, batched bool) *tickCostMesh {
-	wall := clock.NewManual(time.Date(2026, 7, 3, 0, 0, 0, 0, time.UTC))
+	wall := clock.NewManual(fixture.T0())
 	m := &tickCostMesh{
 		b: b, ctx: context.Background(), mono: newFakeClock(), tokens: map[string]location.OwnerToken{},
 		store: &countingStore{Store: memstore.New(memstore.Options{Clock: wall.Now})},

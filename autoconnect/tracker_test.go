@@ -2,7 +2,10 @@ package autoconnect
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/internal/recorded"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -459,4 +463,469 @@ func ownersOfRows(rows []location.PeerLocation) []string {
 		out = append(out, r.OwnerID)
 	}
 	return out
+}
+
+// Internals of the tracker's per-tick reads: the tick's answers, and the
+// bound on concurrent reads.
+
+func TestTickReads(t *testing.T) {
+	ctx := context.Background()
+
+	t.Run("within_a_tick", func(t *testing.T) {
+		store, _, lt := newFakeTracker(t, 0)
+		store.set("x", found(15_000))
+		tctx := withTickReads(ctx)
+		for range 3 {
+			requireLive(t, tctx, lt, "x", true)
+			requireLive(t, tctx, lt, "dead", false)
+		}
+		require.Equal(t, []int{1, 1}, readCounts(store, "x", "dead"), "one read per owner in the tick, missing ones too")
+		lt.InvalidateLiveness()
+		_, err := lt.IsOwnerLive(tctx, "dead")
+		require.NoError(t, err)
+		require.Equal(t, 2, store.count("dead"), "a change notification makes the tick's answers stale")
+		_, err = lt.IsOwnerLive(ctx, "dead")
+		require.NoError(t, err)
+		require.Equal(t, 3, store.count("dead"), "outside a tick, missing owners are read on every check")
+	})
+
+}
+
+func TestConcurrentLeaseReads(t *testing.T) {
+	ctx := context.Background()
+	store, _, lt := newFakeTracker(t, 1000)
+	owners := make([]string, 20)
+	for i := range owners {
+		owners[i] = fmt.Sprintf("o%02d", i)
+		store.set(owners[i], found(15_000))
+	}
+	store.gate, store.entered = make(chan struct{}), make(chan string, len(owners))
+	lt.RetainOwners("test", owners)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := lt.LiveOwnerSetVersion(ctx)
+		done <- err
+	}()
+	for range maxConcurrentLeaseReads {
+		<-store.entered
+	}
+	select {
+	case o := <-store.entered:
+		t.Fatalf("read of %s started beyond the bound", o)
+	default:
+	}
+	close(store.gate)
+	require.NoError(t, <-done)
+	require.Equal(t, slices.Repeat([]int{1}, len(owners)), readCounts(store, owners...))
+
+	t.Run("first_error_returned", func(t *testing.T) {
+		store, _, lt := newFakeTracker(t, 1000)
+		store.set("b", leaseAnswer{err: errStoreDown})
+		lt.RetainOwners("test", []string{"a", "b", "c"})
+		_, err := lt.LiveOwnerSetVersion(ctx)
+		require.ErrorIs(t, err, errStoreDown)
+	})
+}
+
+// livenessStore is a fakeLeaseStore that also reads many owners at once
+// (location.OwnerLivenessReader), from the same programmed answers, with
+// their expiries or (withoutExpiry, as etcdstore) without; it records each
+// batch.
+type livenessStore struct {
+	*fakeLeaseStore
+	withoutExpiry bool
+
+	batches recorded.Log[[]string]
+
+	mu   sync.Mutex
+	fail error
+}
+
+// ReadOwnerLiveness implements location.OwnerLivenessReader.
+func (s *livenessStore) ReadOwnerLiveness(ctx context.Context, ownerIDs []string) ([]location.OwnerLiveness, error) {
+	s.batches.Add(slices.Clone(ownerIDs))
+	s.mu.Lock()
+	fail := s.fail
+	s.mu.Unlock()
+	if fail != nil {
+		return nil, fail
+	}
+	out := make([]location.OwnerLiveness, len(ownerIDs))
+	for i, o := range ownerIDs {
+		r, err := s.ReadOwnerLease(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		if r.Kind == location.KindFound {
+			out[i] = location.OwnerLiveness{Live: true, Token: r.Token}
+			if !s.withoutExpiry {
+				out[i].LeaseExpiresAt, out[i].StoreNow = r.LeaseExpiresAt, r.StoreNow
+			}
+		}
+	}
+	return out, nil
+}
+
+// With a store that reads many owners at once, a tick's owners are read in
+// one call: the version check reads every followed owner that needs a
+// read, a listing the ones the version check has not read.
+func TestTrackerReadsOwnersAtOnce(t *testing.T) {
+	ctx := context.Background()
+	store := &livenessStore{fakeLeaseStore: newFakeLeaseStore()}
+	for _, o := range []string{"a", "b", "c"} {
+		store.set(o, found(15_000))
+	}
+	clock := newFakeClock()
+	lt := newTracker(t, store, clock, 1000)
+	lt.RetainOwners("scope", []string{"a", "b", "c", "d"})
+
+	_, err := lt.LiveOwnerSetVersion(ctx)
+	require.NoError(t, err)
+	batches := store.batches.Take()
+	require.Len(t, batches, 1)
+	require.ElementsMatch(t, []string{"a", "b", "c", "d"}, batches[0])
+
+	// Within the polling interval, live answers are reused and missing
+	// owners read again; a change notification makes every answer stale.
+	_, err = lt.LiveOwnerSetVersion(ctx)
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"d"}}, store.batches.Take())
+	lt.InvalidateLiveness()
+	tick := withTickReads(ctx)
+	_, err = lt.LiveOwnerSetVersion(tick)
+	require.NoError(t, err)
+	require.Len(t, store.batches.Take()[0], 4)
+	live, err := lt.listOwners(tick, "scope", []string{"a", "d", "e"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"a": true, "d": false, "e": false}, live)
+	require.Equal(t, [][]string{{"e"}}, store.batches.Take(), "the tick's answers are reused; e is new")
+	require.Equal(t, 2, store.count("a"), "a was read twice, in batches")
+}
+
+// An answer without an expiry (etcd: the lease is live now) counts as live
+// for one polling interval from its read; one with an expiry ages as a
+// ReadOwnerLease answer does.
+func TestTrackerTrustsLivenessWithoutExpiryForOneInterval(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name          string
+		withoutExpiry bool
+		pollingMs     int64
+		ttlMs         int64
+		liveAt        []int64 // ms after the read, each checked with a fresh tick
+		deadAt        []int64
+	}{
+		{"without_expiry", true, 1000, 500, []int64{0, 999}, []int64{1000}},
+		{"with_expiry", false, 1000, 500, []int64{0, 499}, []int64{500}},
+		{"without_expiry_no_polling", true, 0, 500, []int64{0, 999}, []int64{1000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &livenessStore{fakeLeaseStore: newFakeLeaseStore(), withoutExpiry: tc.withoutExpiry}
+			store.set("a", found(tc.ttlMs))
+			clock := newFakeClock()
+			lt := newTracker(t, store, clock, tc.pollingMs)
+			snaps, err := lt.readAll(ctx, []string{"a"})
+			require.NoError(t, err)
+			snap := snaps[0]
+			for _, at := range tc.liveAt {
+				clock.Set(time.Duration(at) * time.Millisecond)
+				require.Positive(t, lt.remaining(snap), "live %d ms after the read", at)
+			}
+			for _, at := range tc.deadAt {
+				clock.Set(time.Duration(at) * time.Millisecond)
+				require.LessOrEqual(t, lt.remaining(snap), time.Duration(0), "not trusted %d ms after the read", at)
+			}
+		})
+	}
+}
+
+// A single check of an owner that a batch is reading joins that read; a
+// failed batch fails every owner it read, and caches nothing.
+func TestTrackerBatchFlights(t *testing.T) {
+	ctx := context.Background()
+	store := &livenessStore{fakeLeaseStore: newFakeLeaseStore()}
+	store.set("a", found(15_000))
+	store.gate, store.entered = make(chan struct{}), make(chan string, 4)
+	lt := newTracker(t, store, newFakeClock(), 1000)
+	joined := make(chan string, 1)
+	lt.joinedFlight = func(o string) { joined <- o }
+	done := make(chan error, 1)
+	go func() {
+		_, err := lt.readAll(ctx, []string{"a"})
+		done <- err
+	}()
+	require.Equal(t, "a", <-store.entered)
+	single := make(chan bool, 1)
+	go func() {
+		live, err := lt.IsOwnerLive(ctx, "a")
+		require.NoError(t, err)
+		single <- live
+	}()
+	require.Equal(t, "a", <-joined)
+	close(store.gate)
+	require.NoError(t, <-done)
+	require.True(t, <-single)
+	require.Equal(t, 1, store.count("a"), "one read for both")
+
+	store.gate, store.entered = nil, nil
+	lt.InvalidateLiveness()
+	store.mu.Lock()
+	store.fail = errors.New("etcd is away")
+	store.mu.Unlock()
+	_, err := lt.readAll(ctx, []string{"a", "b"})
+	require.ErrorContains(t, err, "etcd is away")
+	require.Empty(t, cachedOwnersAfter(lt, 1), "nothing cached after a failed batch")
+}
+
+// cachedOwnersAfter returns the owners whose cached answer is of epoch at
+// least epoch.
+func cachedOwnersAfter(lt *LeaseTracker, epoch int64) []string {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	var out []string
+	for o, s := range lt.snapshots {
+		if s.epoch >= epoch {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// The lease tracker forgets owners no listing references any more, and a
+// tick reads each owner lease at most once (issue 13).
+
+// mutablePeerLister is a PeerLister whose rows the test replaces.
+type mutablePeerLister struct {
+	mu   sync.Mutex
+	rows []location.PeerLocation
+}
+
+// set replaces the listed rows.
+func (l *mutablePeerLister) set(rows ...location.PeerLocation) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rows = rows
+}
+
+// ListPeers implements PeerLister.
+func (l *mutablePeerLister) ListPeers(context.Context, location.PeerFilter) ([]location.PeerLocation, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.rows), nil
+}
+
+// cachedOwners returns the owners the tracker holds an answer for, sorted.
+func cachedOwners(lt *LeaseTracker) []string {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	return append([]string{}, slices.Sorted(maps.Keys(lt.snapshots))...)
+}
+
+// readCounts returns the reads of each owner.
+func readCounts(s *fakeLeaseStore, owners ...string) []int {
+	out := make([]int, len(owners))
+	for i, o := range owners {
+		out[i] = s.count(o)
+	}
+	return out
+}
+
+func TestTrackerForgetsOwners(t *testing.T) {
+	ctx := context.Background()
+	list := func(t *testing.T, src PeerSource) []string {
+		t.Helper()
+		rows, err := src.ListLivePeers(ctx, routeMeshFilter())
+		require.NoError(t, err)
+		return ownersOfRows(rows)
+	}
+	version := func(t *testing.T, lt *LeaseTracker) int64 {
+		t.Helper()
+		v, err := lt.LiveOwnerSetVersion(ctx)
+		require.NoError(t, err)
+		return v
+	}
+
+	t.Run("unlisted_owner_forgotten", func(t *testing.T) {
+		store, clock, lt := newFakeTracker(t, 1000)
+		for _, o := range []string{"a", "b", "c"} {
+			store.set(o, found(15_000))
+		}
+		lister := &mutablePeerLister{}
+		src, err := NewPeerRowSource(lister, lt)
+		require.NoError(t, err)
+		lister.set(router("a", "node-a", "tcp://a"), router("b", "node-b", "tcp://b"), router("c", "node-c", "tcp://c"))
+		require.Equal(t, []string{"a", "b", "c"}, list(t, src))
+		require.Equal(t, int64(1), version(t, lt))
+
+		lister.set(router("a", "node-a", "tcp://a"), router("b", "node-b", "tcp://b")) // c left
+		require.Equal(t, []string{"a", "b"}, list(t, src))
+		require.Equal(t, []string{"a", "b"}, cachedOwners(lt), "c is forgotten")
+		clock.AdvanceMs(1000)
+		require.Equal(t, int64(2), version(t, lt), "c is no longer followed")
+		require.Equal(t, []int{2, 2, 1}, readCounts(store, "a", "b", "c"), "c is not read again")
+		clock.AdvanceMs(1000)
+		require.Equal(t, int64(2), version(t, lt))
+		require.Equal(t, []int{3, 3, 1}, readCounts(store, "a", "b", "c"))
+	})
+
+	t.Run("bounded_by_the_listing", func(t *testing.T) {
+		store, _, lt := newFakeTracker(t, 1000)
+		lister := &mutablePeerLister{}
+		src, err := NewPeerRowSource(lister, lt)
+		require.NoError(t, err)
+		for i := range 200 { // a rolling restart: every owner replaced, ten at a time
+			var rows []location.PeerLocation
+			for j := i; j < i+10; j++ {
+				o := fmt.Sprintf("o%03d", j)
+				store.set(o, found(15_000))
+				rows = append(rows, router(o, "node-"+o, "tcp://"+o))
+			}
+			lister.set(rows...)
+			require.Len(t, list(t, src), 10)
+			version(t, lt)
+			require.Len(t, cachedOwners(lt), 10)
+		}
+	})
+
+	t.Run("dead_listed_owner_followed", func(t *testing.T) {
+		// A row whose owner's lease ended stays listed until it is removed;
+		// the tracker keeps reading its owner, so that a new lease of the
+		// same owner id makes the row live again.
+		store, _, lt := newFakeTracker(t, 1000)
+		store.set("a", found(15_000))
+		lister := &mutablePeerLister{}
+		lister.set(router("a", "node-a", "tcp://a"), router("d", "node-d", "tcp://d"))
+		src, err := NewPeerRowSource(lister, lt)
+		require.NoError(t, err)
+		require.Equal(t, []string{"a"}, list(t, src))
+		v := version(t, lt)
+		require.Equal(t, v, version(t, lt))
+		store.set("d", found(15_000))
+		require.Equal(t, v+1, version(t, lt), "d claimed a lease")
+		require.Equal(t, []string{"a", "d"}, list(t, src))
+	})
+
+	t.Run("owner_seen_once_then_dead_moves_the_version", func(t *testing.T) {
+		// A loop reads the version before its listing: c joins and is
+		// listed live after one version read, and dies before the next.
+		// The live owners both reads see are {a}; the version must move
+		// all the same, or the loop would skip the tick that drops c.
+		store, clock, lt := newFakeTracker(t, 1000)
+		store.set("a", found(15_000))
+		store.set("c", found(15_000))
+		lister := &mutablePeerLister{}
+		lister.set(router("a", "node-a", "tcp://a"))
+		src, err := NewPeerRowSource(lister, lt)
+		require.NoError(t, err)
+		list(t, src)
+		v := version(t, lt)
+		lister.set(router("a", "node-a", "tcp://a"), router("c", "node-c", "tcp://c"))
+		require.Equal(t, []string{"a", "c"}, list(t, src))
+		store.set("c", missing())
+		clock.AdvanceMs(1000)
+		require.Greater(t, version(t, lt), v)
+	})
+
+	t.Run("scopes_are_independent", func(t *testing.T) {
+		// One tracker behind a peer-row source and a mesh-node source: an
+		// owner stays while either listing references it.
+		store, _, lt := newFakeTracker(t, 1000)
+		for _, o := range []string{"a", "b", "x"} {
+			store.set(o, found(15_000))
+		}
+		lister := &mutablePeerLister{}
+		lister.set(router("x", "node-x", "tcp://x"), router("a", "node-a", "tcp://a"))
+		peers, err := NewPeerRowSource(lister, lt)
+		require.NoError(t, err)
+		nodes := &fakeMeshNodes{nodes: []location.MeshNodeDescriptor{descriptor("x", "node-x", "tcp://x"), descriptor("b", "node-b", "tcp://b")}}
+		meshNodes, err := NewMeshNodeSource(nodes, lt, Options{})
+		require.NoError(t, err)
+		list(t, peers)
+		list(t, meshNodes)
+		require.Equal(t, []string{"a", "b", "x"}, cachedOwners(lt))
+		lister.set(router("a", "node-a", "tcp://a"))
+		list(t, peers)
+		require.Equal(t, []string{"a", "b", "x"}, cachedOwners(lt), "x is still a mesh node")
+		nodes.nodes = nodes.nodes[1:]
+		list(t, meshNodes)
+		require.Equal(t, []string{"a", "b"}, cachedOwners(lt))
+		nodes.nodes = nil
+		list(t, meshNodes)
+		require.Equal(t, []string{"a"}, cachedOwners(lt), "an empty listing references nobody")
+	})
+
+	t.Run("direct_checks_until_the_next_listing", func(t *testing.T) {
+		store, _, lt := newFakeTracker(t, 1000)
+		store.set("a", found(15_000))
+		store.set("z", found(15_000))
+		requireLive(t, ctx, lt, "z", true)
+		lister := &mutablePeerLister{}
+		lister.set(router("a", "node-a", "tcp://a"))
+		src, err := NewPeerRowSource(lister, lt)
+		require.NoError(t, err)
+		list(t, src)
+		require.Equal(t, []string{"a"}, cachedOwners(lt))
+		requireLive(t, ctx, lt, "z", true, "a forgotten owner is read again when asked")
+		require.Equal(t, 2, store.count("z"))
+	})
+}
+
+func TestTickReadsEachOwnerOnce(t *testing.T) {
+	ctx := context.Background()
+
+	t.Run("listing_checks_each_owner_once", func(t *testing.T) {
+		store, _, lt := newFakeTracker(t, 1000)
+		store.set("a", found(15_000))
+		src, err := NewPeerRowSource(fakePeerLister{rows: []location.PeerLocation{
+			router("a", "node-a1", "tcp://a1"), router("d", "node-d1", "tcp://d1"),
+			router("a", "node-a2", "tcp://a2"), router("d", "node-d2", "tcp://d2"),
+		}}, lt)
+		require.NoError(t, err)
+		rows, err := src.ListLivePeers(ctx, routeMeshFilter())
+		require.NoError(t, err)
+		require.Equal(t, []string{"a", "a"}, ownersOfRows(rows))
+		require.Equal(t, []int{1, 1}, readCounts(store, "a", "d"))
+	})
+
+	// 5 live peers and 2 dead ones still listed; each loop tick reads
+	// every followed owner once, whatever path it takes: one lease read
+	// each, or all of them in one ReadOwnerLiveness call. Counts are
+	// store calls, owners read, rows listed.
+	for _, tc := range []struct {
+		name                         string
+		batched                      bool
+		steady, changed, join, after []int64
+	}{
+		{"loop_tick_per_owner", false, []int64{6, 5, 0}, []int64{7, 5, 5}, []int64{8, 6, 5}, []int64{6, 5, 0}},
+		{"loop_tick_batched", true, []int64{2, 5, 0}, []int64{3, 5, 5}, []int64{4, 6, 5}, []int64{2, 5, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newTickCostMesh(t, 5, tc.batched)
+			for range 2 {
+				m.release(m.live[0])
+				m.live = m.live[1:]
+			}
+			m.tick() // the version moves: a reconciliation
+			m.store.reset()
+			m.tick()
+			require.Equal(t, tc.steady, m.store.counts(), "steady: stamp + every owner read, no listing")
+
+			m.publish(m.live[0], 2)
+			m.store.reset()
+			m.tick()
+			require.Equal(t, tc.changed, m.store.counts(), "changed: stamp, every owner read, one listing")
+
+			for range 20 {
+				m.join()
+				m.leave()
+				m.store.reset()
+				m.tick()
+				require.Equal(t, tc.join, m.store.counts(), "a join: the joiner is read once more, in the listing")
+			}
+			m.store.reset()
+			m.tick()
+			require.Equal(t, tc.after, m.store.counts(), "owners that left are not read; the joiner's answer was recorded by the listing")
+		})
+	}
 }

@@ -356,20 +356,26 @@ func auth176(c *Case) {
 	require.Zero(c, u.Spots.Reserved)
 }
 
+// requireCommitAfterRelease releases owner's lease, then requires
+// commitAggregate(AG1, 1) to answer want.
+func (e *authEnv) requireCommitAfterRelease(owner location.OwnerToken, want location.ResultKind, what string) {
+	e.c.Helper()
+	e.release(owner)
+	e.requireAggKind(e.commitAgg, authAggFence("AG1", 1), want, what)
+}
+
 // auth177 AUTH-177 Target no longer live.
 func auth177(c *Case) {
 	e := newAuthEnv(c)
 	e.auth156Setup()
-	e.release(e.B)
-	e.requireAggKind(e.commitAgg, authAggFence("AG1", 1), location.KindStale, "commit onto a released target")
+	e.requireCommitAfterRelease(e.B, location.KindStale, "commit onto a released target")
 }
 
 // auth178 AUTH-178 Preserve participant's owner gone.
 func auth178(c *Case) {
 	e := newAuthEnv(c)
 	e.auth171Setup()
-	e.release(e.A)
-	e.requireAggKind(e.commitAgg, authAggFence("AG1", 1), location.KindStale, "commit with a dead preserve participant")
+	e.requireCommitAfterRelease(e.A, location.KindStale, "commit with a dead preserve participant")
 }
 
 // auth179 AUTH-179 [hook] Exhaustion boundary: two participants need two
@@ -437,8 +443,7 @@ func auth181(c *Case) {
 func auth182(c *Case) {
 	e := newAuthEnv(c)
 	e.auth156Setup()
-	e.release(e.A)
-	e.requireAggKind(e.commitAgg, authAggFence("AG1", 1), location.KindCommitted, "commit with a dead source owner")
+	e.requireCommitAfterRelease(e.A, location.KindCommitted, "commit with a dead source owner")
 }
 
 // auth183 AUTH-183 Abort a prepared aggregate.

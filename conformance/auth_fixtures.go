@@ -500,6 +500,15 @@ func (e *authEnv) exactNumber(got, want int64, what string) {
 	}
 }
 
+// exactGenerations requires s's objectGeneration and
+// authorityOwnerGeneration to be n exactly (when counters are dense); what
+// prefixes the two field names in the messages.
+func (e *authEnv) exactGenerations(s *location.AuthoritySnapshot, n int64, what string) {
+	e.c.Helper()
+	e.exactNumber(s.ObjectGeneration, n, what+"objectGeneration")
+	e.exactNumber(s.AuthorityOwnerGeneration, n, what+"authorityOwnerGeneration")
+}
+
 // authRequireInvalid requires an invalid-argument error.
 func authRequireInvalid(c *Case, err error, what string) {
 	c.Helper()

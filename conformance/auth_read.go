@@ -54,8 +54,7 @@ func auth012(c *Case) {
 	R := e.RS("r1", e.TA())
 	e.expectCreatingSpot(R, "r1")
 	e.exactVersion(R.Creating.StoreVersion, "1", "creating.version")
-	e.exactNumber(R.Creating.ObjectGeneration, 1, "creating.objectGeneration")
-	e.exactNumber(R.Creating.AuthorityOwnerGeneration, 1, "creating.authorityOwnerGeneration")
+	e.exactGenerations(R.Creating, 1, "creating.")
 	e.requireRow(fixture.KS("r1"), R.Creating)
 }
 

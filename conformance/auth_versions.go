@@ -22,8 +22,7 @@ func auth017(c *Case) {
 	require.GreaterOrEqual(c, S.AuthorityOwnerGeneration, int64(1))
 	e.exactVersion(R.Creating.StoreVersion, "1", "reserve")
 	e.exactVersion(S.StoreVersion, "2", "commit")
-	e.exactNumber(S.ObjectGeneration, 1, "objectGeneration")
-	e.exactNumber(S.AuthorityOwnerGeneration, 1, "authorityOwnerGeneration")
+	e.exactGenerations(S, 1, "")
 }
 
 // auth018 AUTH-018 Every write, a new version.
@@ -55,8 +54,7 @@ func auth019(c *Case) {
 	require.NotContains(c, []location.StoreVersion{R1.Creating.StoreVersion, S1.StoreVersion, del.DeletedVersion}, S2.StoreVersion)
 	e.exactVersion(del.DeletedVersion, "3", "delete")
 	e.exactVersion(S2.StoreVersion, "5", "re-created row")
-	e.exactNumber(S2.ObjectGeneration, 2, "re-created objectGeneration")
-	e.exactNumber(S2.AuthorityOwnerGeneration, 2, "re-created authorityOwnerGeneration")
+	e.exactGenerations(S2, 2, "re-created ")
 }
 
 // auth020 AUTH-020 Versions compare as exact strings.

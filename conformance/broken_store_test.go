@@ -31,11 +31,9 @@ func brokenHarness(name string, wrap func(s *memstore.Store, clk *clock.Manual) 
 	return conformance.Harness{
 		Name: name,
 		NewFixture: func(conformance.TB) conformance.Fixture {
-			clk := clock.NewManual(conformance.T0())
-			s := memstore.New(memstore.Options{Clock: clk.Now})
-			st, expire := wrap(s, clk)
-			return conformance.Fixture{Store: st, Clock: clk, ExpireOwnerLease: expire,
-				SetOwnerLeaseCounter: s.SetOwnerLeaseCounter, SetAuthorityCounters: s.SetAuthorityCounters}
+			f, s, clk := memFixture(conformance.T0())
+			f.Store, f.ExpireOwnerLease = wrap(s, clk)
+			return f
 		},
 		Capabilities: conformance.Capabilities{ExactNumbers: true, InMemorySemantics: true,
 			OwnerLeaseCounterHook: true, AuthorityCounterHook: true, MeshNodeChangeStamp: true},
@@ -332,28 +330,37 @@ func failedScenarios(t *testing.T, h conformance.Harness, keep func(conformance.
 
 type wrapFunc = func(*memstore.Store, *clock.Manual) (location.Store, func(context.Context, string) error)
 
+// bugCase is one bug of a broken store and exactly the scenarios that fail
+// with it.
+type bugCase[B any] struct {
+	name   string
+	bugs   B
+	caught []string
+}
+
+// requireCaught runs the suite (the scenarios keep keeps; nil keeps all),
+// one case at a time in parallel, on the store wrap makes of the case's
+// bugs and requires exactly the case's scenarios to fail.
+func requireCaught[B any](t *testing.T, cases []bugCase[B], wrap func(B) wrapFunc, keep func(conformance.Scenario) bool) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.caught, failedScenarios(t, brokenHarness(tc.name, wrap(tc.bugs)), keep))
+		})
+	}
+}
+
 // A stale ReadOwnerLease passes the catalogue and fails only the LSX
 // scenarios, each bug its own: the whole suite runs for each.
 func TestSuiteCatchesStaleLeaseReads(t *testing.T) {
-	tests := []struct {
-		name string
-		bugs leaseCacheBugs
-		// caught are exactly the scenarios that fail.
-		caught []string
-	}{
+	requireCaught(t, []bugCase[leaseCacheBugs]{
 		{"no bug", leaseCacheBugs{}, nil},
 		{"the expiry hook does not reach the cache", leaseCacheBugs{expiryHook: true}, []string{"LSX-001"}},
 		{"a cached lease is served past its expiry", leaseCacheBugs{clock: true}, []string{"LSX-002"}},
 		{"a release does not reach the cache", leaseCacheBugs{release: true}, []string{"LSX-003", "LSX-005"}},
 		{"a renewal does not reach the cache", leaseCacheBugs{renew: true}, []string{"LSX-004"}},
 		{"a claim does not reach the cache", leaseCacheBugs{claim: true}, []string{"LSX-005"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			require.Equal(t, tc.caught, failedScenarios(t, brokenHarness(tc.name, newLeaseReadCache(tc.bugs)), nil))
-		})
-	}
+	}, newLeaseReadCache, nil)
 }
 
 // A broken change watcher fails only the CW scenarios, each bug its own. The
@@ -369,11 +376,7 @@ func TestSuiteCatchesBrokenWatchers(t *testing.T) {
 		require.Empty(t, failedScenarios(t, h, func(sc conformance.Scenario) bool { return !suiteOnly(sc) }))
 		require.Zero(t, calls.Load(), "a catalogue scenario called WatchChanges")
 	})
-	tests := []struct {
-		name   string
-		bugs   watchBugs
-		caught []string
-	}{
+	tests := []bugCase[watchBugs]{
 		{"no bug", watchBugs{}, nil},
 		{"every table means none", watchBugs{noneIsNothing: true}, []string{"CW-008"}},
 		{"a release is not sent", watchBugs{release: true}, []string{"CW-009"}},
@@ -384,18 +387,9 @@ func TestSuiteCatchesBrokenWatchers(t *testing.T) {
 	}
 	// CW-001 … CW-007 follow rules.LocationTables().
 	for i, table := range rules.LocationTables() {
-		tests = append(tests, struct {
-			name   string
-			bugs   watchBugs
-			caught []string
-		}{fmt.Sprintf("%s is not sent", table), watchBugs{missTable: table}, []string{fmt.Sprintf("CW-%03d", i+1), "CW-008"}})
+		tests = append(tests, bugCase[watchBugs]{fmt.Sprintf("%s is not sent", table), watchBugs{missTable: table}, []string{fmt.Sprintf("CW-%03d", i+1), "CW-008"}})
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			require.Equal(t, tc.caught, failedScenarios(t, brokenHarness(tc.name, newNotifyingStore(tc.bugs)), suiteOnly))
-		})
-	}
+	requireCaught(t, tests, newNotifyingStore, suiteOnly)
 }
 
 // countingWatcher counts WatchChanges calls.

@@ -287,6 +287,14 @@ func (c *Case) expectStamp(s stampScope, exact int64) {
 	require.Positivef(c, got, "%s: want > 0 (reference %d)", s, exact)
 }
 
+// expectStampNow checks a stamp read now: it moved by delta since before
+// (expectStampDelta) and stands at exact (expectStamp).
+func (c *Case) expectStampNow(before stampSet, s stampScope, delta, exact int64) {
+	c.Helper()
+	c.expectStampDelta(before, c.readStamps(s), s, delta)
+	c.expectStamp(s, exact)
+}
+
 // universe lists what a "no effect" snapshot reads: the meshes and channels
 // whose descriptor lists and stamps it reads, the owners whose leases it
 // reads and the transfer slots it resolves.

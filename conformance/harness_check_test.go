@@ -7,19 +7,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zlink-systems/zlink-etcd/clock"
 	"github.com/zlink-systems/zlink-etcd/conformance"
-	"github.com/zlink-systems/zlink-etcd/memstore"
 )
 
 // A harness with a missing field fails each scenario (and the random run)
 // with an error naming the field, instead of panicking.
 func TestIncompleteHarness(t *testing.T) {
 	full := func() conformance.Fixture {
-		clk := clock.NewManual(conformance.T0())
-		s := memstore.New(memstore.Options{Clock: clk.Now})
-		return conformance.Fixture{Store: s, Clock: clk, ExpireOwnerLease: s.ExpireOwnerLease,
-			SetOwnerLeaseCounter: s.SetOwnerLeaseCounter, SetAuthorityCounters: s.SetAuthorityCounters}
+		f, _, _ := memFixture(conformance.T0())
+		return f
 	}
 	tests := []struct {
 		name  string

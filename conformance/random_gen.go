@@ -85,12 +85,12 @@ func (g *generator) table() []opGen {
 		{areaLeases, 2, genExpire}, {areaLeases, 4, genClockStep}, {areaLeases, 1, genRemoveAllByOwner}, {areaLeases, 3, genChangeStamp},
 		// Descriptors.
 		{areaMeshNodes, 4, genUpdateMeshNode}, {areaMeshNodes, 2, genRemoveMeshNode}, {areaMeshNodes, 2, genListMeshNodes},
-		{areaChannels, 3, genUpdateClientServer}, {areaChannels, 1, genRemoveClientServer}, {areaChannels, 1, genListClientServers},
-		{areaChannels, 3, genUpdateFanoutPublisher}, {areaChannels, 1, genRemoveFanoutPublisher}, {areaChannels, 1, genListFanoutPublishers},
+		{areaChannels, 3, clientServerTable().genUpdate}, {areaChannels, 1, clientServerTable().genRemove}, {areaChannels, 1, clientServerTable().genList},
+		{areaChannels, 3, fanoutTable().genUpdate}, {areaChannels, 1, fanoutTable().genRemove}, {areaChannels, 1, fanoutTable().genList},
 		// Rows.
 		{areaPeers, 3, genUpdatePeer}, {areaPeers, 1, genRemovePeer}, {areaPeers, 1, genListPeers},
-		{areaSpots, 4, genUpdateSpot}, {areaSpots, 1, genRemoveSpot}, {areaSpots, 1, genResolveSpot}, {areaSpots, 1, genListSpots},
-		{areaActors, 3, genUpdateActor}, {areaActors, 1, genRemoveActor}, {areaActors, 1, genResolveActor}, {areaActors, 1, genListActors},
+		{areaSpots, 4, spotTable().genUpdate}, {areaSpots, 1, spotTable().genRemove}, {areaSpots, 1, spotTable().genResolve}, {areaSpots, 1, genListSpots},
+		{areaActors, 3, actorTable().genUpdate}, {areaActors, 1, actorTable().genRemove}, {areaActors, 1, actorTable().genResolve}, {areaActors, 1, genListActors},
 		{areaRoutes, 3, genUpdateRoute}, {areaRoutes, 1, genRemoveRoute}, {areaRoutes, 1, genResolveRoute}, {areaRoutes, 1, genListRoutes},
 		// Actor transfers.
 		{areaTransfers, 2, genPrepareTransfer}, {areaTransfers, 1, genCommitTransfer}, {areaTransfers, 1, genActivateTransfer},
@@ -174,18 +174,8 @@ func (g *generator) ownerIndex() int {
 
 // leaseRefOf draws a lease reference to owner's claims.
 func (g *generator) leaseRefOf(owner int) leaseRef {
-	switch w := g.n(100); {
-	case w < 78 || g.validOnly:
-		return leaseRef{owner: owner, pick: pickLatest}
-	case w < 88:
-		return leaseRef{owner: owner, pick: pickOlder}
-	case w < 92:
-		return leaseRef{owner: owner, pick: pickHuge}
-	case w < 96:
-		return leaseRef{owner: owner, pick: pickZero}
-	default:
-		return leaseRef{owner: owner, pick: pickNegative}
-	}
+	pick := drawWeighted(g, g.validOnly, []weighted[int]{{pickLatest, 78}, {pickOlder, 10}, {pickHuge, 4}, {pickZero, 4}, {pickNegative, 4}})
+	return leaseRef{owner: owner, pick: pick}
 }
 
 // tokenRef draws an owner token, mostly an owner's own latest one.
@@ -203,54 +193,22 @@ func (g *generator) intent() location.WriteIntent {
 	if g.bad() {
 		return []location.WriteIntent{0, 4, -1}[g.n(3)]
 	}
-	switch w := g.n(100); {
-	case w < 45:
-		return location.IntentNewClaim
-	case w < 82:
-		return location.IntentRenew
-	default:
-		return location.IntentTakeover
-	}
+	return drawWeighted(g, false, []weighted[location.WriteIntent]{{location.IntentNewClaim, 45}, {location.IntentRenew, 37}, {location.IntentTakeover, 18}})
 }
 
 // rowGenRef draws a row-generation reference.
 func (g *generator) rowGenRef() rowGenRef {
-	switch w := g.n(100); {
-	case w < 70:
-		return rowGenRef{pickLatest}
-	case w < 82:
-		return rowGenRef{pickOlder}
-	case w < 94:
-		return rowGenRef{pickZero}
-	default:
-		return rowGenRef{pickHuge}
-	}
+	return rowGenRef{drawWeighted(g, false, []weighted[int]{{pickLatest, 70}, {pickOlder, 12}, {pickZero, 12}, {pickHuge, 6}})}
 }
 
 // versionRef draws a store-version reference.
 func (g *generator) versionRef() versionRef {
-	switch w := g.n(100); {
-	case w < 80 || g.validOnly:
-		return versionRef{pickLatest}
-	case w < 90:
-		return versionRef{pickOlder}
-	case w < 95:
-		return versionRef{pickZero}
-	default:
-		return versionRef{pickHuge}
-	}
+	return versionRef{drawWeighted(g, g.validOnly, []weighted[int]{{pickLatest, 80}, {pickOlder, 10}, {pickZero, 5}, {pickHuge, 5}})}
 }
 
 // reservationRef draws a reservation reference.
 func (g *generator) reservationRef() reservationRef {
-	switch w := g.n(100); {
-	case w < 82 || g.validOnly:
-		return reservationRef{pickLatest}
-	case w < 92:
-		return reservationRef{pickOlder}
-	default:
-		return reservationRef{pickHuge}
-	}
+	return reservationRef{drawWeighted(g, g.validOnly, []weighted[int]{{pickLatest, 82}, {pickOlder, 10}, {pickHuge, 8}})}
 }
 
 // targetRef draws a target reference, mostly unperturbed.
@@ -260,6 +218,29 @@ func (g *generator) targetRef() targetRef {
 		t.perturb = 1 + g.n(3)
 	}
 	return t
+}
+
+// weighted is a choice and its weight in percent.
+type weighted[T any] struct {
+	value   T
+	percent int
+}
+
+// drawWeighted draws one of choices by weight (their percents add up to
+// 100). When first is set (valid-only sequences) the first choice is taken;
+// the draw is made either way, so that later draws do not depend on it.
+func drawWeighted[T any](g *generator, first bool, choices []weighted[T]) T {
+	w := g.n(100)
+	if first {
+		return choices[0].value
+	}
+	for _, c := range choices[:len(choices)-1] {
+		if w < c.percent {
+			return c.value
+		}
+		w -= c.percent
+	}
+	return choices[len(choices)-1].value
 }
 
 // pick returns one of the values.

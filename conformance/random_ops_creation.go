@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"slices"
@@ -205,6 +206,26 @@ func (sd side) creation(key location.AuthorityKey, rsvID *string, version *locat
 	*target = sd.target(*target)
 }
 
+// runCreation notes req as the operation's input and calls call on both
+// sides, each with a copy of req that translate has put in its own names
+// (sd.creation: the reservation id, expected version and target).
+func runCreation[Req, Res any](x *runState, req Req, call func(location.Store, context.Context, Req) (Res, error), translate func(sd side, c *Req)) (m, s Res, ok bool) {
+	x.inputs(req)
+	return both(x, func(sd side) (Res, error) {
+		c := req
+		translate(sd, &c)
+		return call(sd.store, x.ctx, c)
+	})
+}
+
+// learnReady learns the ready snapshot of key a Commit or CompleteCreation
+// returned, when both sides agreed so far.
+func (x *runState) learnReady(key location.AuthorityKey, ready *location.AuthoritySnapshot) {
+	if x.ok() && ready != nil {
+		x.know.learnSnapshot(key, ready)
+	}
+}
+
 // commitSpec is a symbolic Commit request.
 type commitSpec struct {
 	creationStep
@@ -243,20 +264,15 @@ func commitOp(spec commitSpec) randomOp {
 		if spec.corrupt == 1 {
 			req.ReadyPayload = x.bigPayload()
 		}
-		x.inputs(req)
-		m, s, ok := both(x, func(sd side) (location.CommitResult, error) {
-			c := req
+		m, s, ok := runCreation(x, req, location.Store.Commit, func(sd side, c *location.CommitRequest) {
 			sd.creation(step.key, &c.ReservationID, &c.ExpectedStoreVersion, &c.Target)
-			return sd.store.Commit(x.ctx, c)
 		})
 		if !ok {
 			return
 		}
 		x.kind(".Kind", m.Kind, s.Kind)
 		x.snapshot(".Ready", step.key, m.Ready, s.Ready)
-		if x.ok() && m.Ready != nil {
-			x.know.learnSnapshot(step.key, m.Ready)
-		}
+		x.learnReady(step.key, m.Ready)
 	}}
 }
 
@@ -348,11 +364,8 @@ func completeOp(spec completeSpec) randomOp {
 		case 2:
 			req.Completion.Kind = "bogus"
 		}
-		x.inputs(req)
-		m, s, ok := both(x, func(sd side) (location.CompleteCreationResult, error) {
-			c := req
+		m, s, ok := runCreation(x, req, location.Store.CompleteCreation, func(sd side, c *location.CompleteCreationRequest) {
 			sd.creation(step.key, &c.ReservationID, &c.ExpectedStoreVersion, &c.Target)
-			return sd.store.CompleteCreation(x.ctx, c)
 		})
 		if !ok {
 			return
@@ -360,9 +373,7 @@ func completeOp(spec completeSpec) randomOp {
 		x.kind(".Kind", m.Kind, s.Kind)
 		x.snapshot(".Ready", step.key, m.Ready, s.Ready)
 		x.terminal(".Terminal", m.Terminal, s.Terminal)
-		if x.ok() && m.Ready != nil {
-			x.know.learnSnapshot(step.key, m.Ready)
-		}
+		x.learnReady(step.key, m.Ready)
 	}}
 }
 
@@ -420,11 +431,8 @@ func abortCreationOp(spec abortSpec) randomOp {
 		if spec.corrupt == 1 {
 			req.Key.GlobalID = ""
 		}
-		x.inputs(req)
-		m, s, ok := both(x, func(sd side) (location.ResultKind, error) {
-			c := req
+		m, s, ok := runCreation(x, req, location.Store.AbortCreation, func(sd side, c *location.AbortRequest) {
 			sd.creation(step.key, &c.ReservationID, &c.ExpectedStoreVersion, &c.Target)
-			return sd.store.AbortCreation(x.ctx, c)
 		})
 		if ok {
 			x.kind("", m, s)

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -409,33 +410,66 @@ func (s fanoutSpec) build(k *knowledge) location.FanoutPublisherDescriptor {
 	return d
 }
 
+// channelTable is a channel-keyed descriptor table (client servers, fanout
+// publishers) as the random operations draw it; its update, remove and
+// list operations are written once (genUpdate, genRemove, genList).
+type channelTable[R, K any] struct {
+	rows rowTable[R, K]
+	// spec is the table's spec of a drawn channelSpec.
+	spec func(channelSpec) channelRowSpec[R, K]
+	// parts are a key's channel name and routing id.
+	parts  func(K) (string, location.RoutingID)
+	remove func(location.Store, context.Context, K, location.OwnerToken) (location.WriteStatus, error)
+	list   func(location.Store, context.Context, string, location.PageRequest) (location.Page[R], error)
+	// channels are the channel names a list names.
+	channels []string
+}
+
+// channelRowSpec is the spec of a channel-keyed descriptor.
+type channelRowSpec[R, K any] interface {
+	rowSpec[R]
+	key() K
+}
+
+// genUpdate is Update<table>(descriptor, intent).
+func (t channelTable[R, K]) genUpdate(g *generator) randomOp {
+	return t.rows.updateOp(t.spec(g.channelSpec()), g.intent())
+}
+
+// genRemove is Remove<table>(key, token).
+func (t channelTable[R, K]) genRemove(g *generator) randomOp {
+	spec, tok := g.channelSpec(), g.tokenRef()
+	key := t.spec(spec).key()
+	channel, rid := t.parts(key)
+	args := func() string { return fmt.Sprintf("%s/%s, %s", channel, rid, tok) }
+	return t.rows.removeOp(key, tok, g.chance(0.5), args, t.remove)
+}
+
+// genList is List<table>s(channel, page).
+func (t channelTable[R, K]) genList(g *generator) randomOp {
+	channel := pick(g, t.channels...)
+	return listOp(t.rows, fmt.Sprintf("%q", channel), func() string { return channel }, g.pageSpec(), t.list)
+}
+
 // clientServerNS is the generation namespace of a client-server descriptor.
 func clientServerNS(k location.ClientServerKey) string {
 	return NSRowGeneration("clientServers", k.ChannelName+"/"+string(k.ServerRID))
 }
 
 // clientServerTable is the client-server descriptor table.
-func clientServerTable() rowTable[location.ClientServerDescriptor, location.ClientServerKey] {
-	return rowTable[location.ClientServerDescriptor, location.ClientServerKey]{name: "ClientServer", key: (*location.ClientServerDescriptor).Key,
-		ns:    clientServerNS,
-		owner: func(d *location.ClientServerDescriptor) (*string, *int64) { return &d.OwnerID, &d.LeaseGeneration },
-		last:  func(k *knowledge) **location.ClientServerDescriptor { return &k.lastCS }, update: location.Store.UpdateClientServer}
-}
-
-func genUpdateClientServer(g *generator) randomOp {
-	return clientServerTable().updateOp(clientServerSpec{g.channelSpec()}, g.intent())
-}
-
-func genRemoveClientServer(g *generator) randomOp {
-	spec, t := g.channelSpec(), g.tokenRef()
-	key := clientServerSpec{spec}.key()
-	args := func() string { return fmt.Sprintf("%s/%s, %s", key.ChannelName, key.ServerRID, t) }
-	return clientServerTable().removeOp(key, t, g.chance(0.5), args, location.Store.RemoveClientServer)
-}
-
-func genListClientServers(g *generator) randomOp {
-	channel := pick(g, "c1", "c2", "m1")
-	return listOp(clientServerTable(), fmt.Sprintf("%q", channel), func() string { return channel }, g.pageSpec(), location.Store.ListClientServers)
+func clientServerTable() channelTable[location.ClientServerDescriptor, location.ClientServerKey] {
+	return channelTable[location.ClientServerDescriptor, location.ClientServerKey]{
+		rows: rowTable[location.ClientServerDescriptor, location.ClientServerKey]{name: "ClientServer", key: (*location.ClientServerDescriptor).Key,
+			ns:    clientServerNS,
+			owner: func(d *location.ClientServerDescriptor) (*string, *int64) { return &d.OwnerID, &d.LeaseGeneration },
+			last:  func(k *knowledge) **location.ClientServerDescriptor { return &k.lastCS }, update: location.Store.UpdateClientServer},
+		spec: func(s channelSpec) channelRowSpec[location.ClientServerDescriptor, location.ClientServerKey] {
+			return clientServerSpec{s}
+		},
+		parts:  func(k location.ClientServerKey) (string, location.RoutingID) { return k.ChannelName, k.ServerRID },
+		remove: location.Store.RemoveClientServer, list: location.Store.ListClientServers,
+		channels: []string{"c1", "c2", "m1"},
+	}
 }
 
 // fanoutNS is the generation namespace of a fanout publisher descriptor.
@@ -444,25 +478,17 @@ func fanoutNS(k location.FanoutPublisherKey) string {
 }
 
 // fanoutTable is the fanout publisher descriptor table.
-func fanoutTable() rowTable[location.FanoutPublisherDescriptor, location.FanoutPublisherKey] {
-	return rowTable[location.FanoutPublisherDescriptor, location.FanoutPublisherKey]{name: "FanoutPublisher", key: (*location.FanoutPublisherDescriptor).Key,
-		ns:    fanoutNS,
-		owner: func(d *location.FanoutPublisherDescriptor) (*string, *int64) { return &d.OwnerID, &d.LeaseGeneration },
-		last:  func(k *knowledge) **location.FanoutPublisherDescriptor { return &k.lastFP }, update: location.Store.UpdateFanoutPublisher}
-}
-
-func genUpdateFanoutPublisher(g *generator) randomOp {
-	return fanoutTable().updateOp(fanoutSpec{g.channelSpec()}, g.intent())
-}
-
-func genRemoveFanoutPublisher(g *generator) randomOp {
-	spec, t := g.channelSpec(), g.tokenRef()
-	key := fanoutSpec{spec}.key()
-	args := func() string { return fmt.Sprintf("%s/%s, %s", key.ChannelName, key.PublisherRID, t) }
-	return fanoutTable().removeOp(key, t, g.chance(0.5), args, location.Store.RemoveFanoutPublisher)
-}
-
-func genListFanoutPublishers(g *generator) randomOp {
-	channel := pick(g, "c1", "c2")
-	return listOp(fanoutTable(), fmt.Sprintf("%q", channel), func() string { return channel }, g.pageSpec(), location.Store.ListFanoutPublishers)
+func fanoutTable() channelTable[location.FanoutPublisherDescriptor, location.FanoutPublisherKey] {
+	return channelTable[location.FanoutPublisherDescriptor, location.FanoutPublisherKey]{
+		rows: rowTable[location.FanoutPublisherDescriptor, location.FanoutPublisherKey]{name: "FanoutPublisher", key: (*location.FanoutPublisherDescriptor).Key,
+			ns:    fanoutNS,
+			owner: func(d *location.FanoutPublisherDescriptor) (*string, *int64) { return &d.OwnerID, &d.LeaseGeneration },
+			last:  func(k *knowledge) **location.FanoutPublisherDescriptor { return &k.lastFP }, update: location.Store.UpdateFanoutPublisher},
+		spec: func(s channelSpec) channelRowSpec[location.FanoutPublisherDescriptor, location.FanoutPublisherKey] {
+			return fanoutSpec{s}
+		},
+		parts:  func(k location.FanoutPublisherKey) (string, location.RoutingID) { return k.ChannelName, k.PublisherRID },
+		remove: location.Store.RemoveFanoutPublisher, list: location.Store.ListFanoutPublishers,
+		channels: []string{"c1", "c2"},
+	}
 }

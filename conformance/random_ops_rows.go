@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -183,6 +184,42 @@ func listPeersOp(f peerFilterSpec) randomOp {
 	}}
 }
 
+// leasedTable is a row table whose rows carry their owner's lease token
+// and resolve by key (spots, actors): its update, remove and resolve
+// operations are written once (genUpdate, genRemove, genResolve).
+type leasedTable[R, K any, S leasedSpec[R, K]] struct {
+	rows rowTable[R, K]
+	// draw draws a spec.
+	draw    func(*generator) S
+	remove  func(location.Store, context.Context, K, location.OwnerToken) (location.WriteStatus, error)
+	resolve func(location.Store, context.Context, K) (*R, error)
+}
+
+// leasedSpec is the spec of a row of a leasedTable.
+type leasedSpec[R, K any] interface {
+	rowSpec[R]
+	key() K
+	owner() tokenRef
+}
+
+// genUpdate is Update<table>(row, intent).
+func (t leasedTable[R, K, S]) genUpdate(g *generator) randomOp {
+	return t.rows.updateOp(t.draw(g), g.intent())
+}
+
+// genRemove is Remove<table>(key, token).
+func (t leasedTable[R, K, S]) genRemove(g *generator) randomOp {
+	spec := t.draw(g)
+	args := func() string { return fmt.Sprintf("key of %s, %s", spec, spec.owner()) }
+	return t.rows.removeOp(spec.key(), spec.owner(), g.chance(0.5), args, t.remove)
+}
+
+// genResolve is Resolve<table>(key).
+func (t leasedTable[R, K, S]) genResolve(g *generator) randomOp {
+	spec := t.draw(g)
+	return t.rows.resolveOp(spec.key(), g.chance(0.5), func() string { return fmt.Sprintf("key of %s", spec) }, t.resolve)
+}
+
 // spotSpec is a symbolic spot row.
 type spotSpec struct {
 	mesh, id, typ, node, kind int
@@ -243,24 +280,17 @@ func (s spotSpec) build(k *knowledge) location.SpotLocation {
 	}
 }
 
+// owner is the spec's owner token.
+func (s spotSpec) owner() tokenRef { return s.token }
+
 // spotTable is the spot table.
-func spotTable() rowTable[location.SpotLocation, location.SpotKey] {
-	return rowTable[location.SpotLocation, location.SpotKey]{name: "Spot", key: (*location.SpotLocation).Key, ns: spotNS,
-		owner: func(r *location.SpotLocation) (*string, *int64) { return &r.OwnerID, &r.LeaseGeneration },
-		last:  func(k *knowledge) **location.SpotLocation { return &k.lastSpot }, update: location.Store.UpdateSpot}
-}
-
-func genUpdateSpot(g *generator) randomOp { return spotTable().updateOp(g.spotSpec(), g.intent()) }
-
-func genRemoveSpot(g *generator) randomOp {
-	spec := g.spotSpec()
-	args := func() string { return fmt.Sprintf("key of %s, %s", spec, spec.token) }
-	return spotTable().removeOp(spec.key(), spec.token, g.chance(0.5), args, location.Store.RemoveSpot)
-}
-
-func genResolveSpot(g *generator) randomOp {
-	spec := g.spotSpec()
-	return spotTable().resolveOp(spec.key(), g.chance(0.5), func() string { return fmt.Sprintf("key of %s", spec) }, location.Store.ResolveSpot)
+func spotTable() leasedTable[location.SpotLocation, location.SpotKey, spotSpec] {
+	return leasedTable[location.SpotLocation, location.SpotKey, spotSpec]{
+		rows: rowTable[location.SpotLocation, location.SpotKey]{name: "Spot", key: (*location.SpotLocation).Key, ns: spotNS,
+			owner: func(r *location.SpotLocation) (*string, *int64) { return &r.OwnerID, &r.LeaseGeneration },
+			last:  func(k *knowledge) **location.SpotLocation { return &k.lastSpot }, update: location.Store.UpdateSpot},
+		draw: (*generator).spotSpec, remove: location.Store.RemoveSpot, resolve: location.Store.ResolveSpot,
+	}
 }
 
 // spotFilterSpec is a symbolic spot filter; -1 leaves a field out.
@@ -278,7 +308,7 @@ func (f spotFilterSpec) build() location.SpotFilter {
 
 func genListSpots(g *generator) randomOp {
 	f := spotFilterSpec{mesh: g.optIndex(2, 0.5), typ: g.optIndex(2, 0.8), node: g.optIndex(2, 0.8), kind: g.optIndex(3, 0.8)}
-	return listOp(spotTable(), fmt.Sprintf("filter%+v", f), f.build, g.pageSpec(), location.Store.ListSpots)
+	return listOp(spotTable().rows, fmt.Sprintf("filter%+v", f), f.build, g.pageSpec(), location.Store.ListSpots)
 }
 
 // actorSpec is a symbolic actor row.
@@ -334,24 +364,17 @@ func (s actorSpec) build(k *knowledge) location.ActorLocation {
 	}
 }
 
+// owner is the spec's owner token.
+func (s actorSpec) owner() tokenRef { return s.token }
+
 // actorTable is the actor table.
-func actorTable() rowTable[location.ActorLocation, location.ActorKey] {
-	return rowTable[location.ActorLocation, location.ActorKey]{name: "Actor", key: (*location.ActorLocation).Key, ns: actorNS,
-		owner: func(r *location.ActorLocation) (*string, *int64) { return &r.OwnerID, &r.LeaseGeneration },
-		last:  func(k *knowledge) **location.ActorLocation { return &k.lastActor }, update: location.Store.UpdateActor}
-}
-
-func genUpdateActor(g *generator) randomOp { return actorTable().updateOp(g.actorSpec(), g.intent()) }
-
-func genRemoveActor(g *generator) randomOp {
-	spec := g.actorSpec()
-	args := func() string { return fmt.Sprintf("key of %s, %s", spec, spec.token) }
-	return actorTable().removeOp(spec.key(), spec.token, g.chance(0.5), args, location.Store.RemoveActor)
-}
-
-func genResolveActor(g *generator) randomOp {
-	spec := g.actorSpec()
-	return actorTable().resolveOp(spec.key(), g.chance(0.5), func() string { return fmt.Sprintf("key of %s", spec) }, location.Store.ResolveActor)
+func actorTable() leasedTable[location.ActorLocation, location.ActorKey, actorSpec] {
+	return leasedTable[location.ActorLocation, location.ActorKey, actorSpec]{
+		rows: rowTable[location.ActorLocation, location.ActorKey]{name: "Actor", key: (*location.ActorLocation).Key, ns: actorNS,
+			owner: func(r *location.ActorLocation) (*string, *int64) { return &r.OwnerID, &r.LeaseGeneration },
+			last:  func(k *knowledge) **location.ActorLocation { return &k.lastActor }, update: location.Store.UpdateActor},
+		draw: (*generator).actorSpec, remove: location.Store.RemoveActor, resolve: location.Store.ResolveActor,
+	}
 }
 
 // actorFilterSpec is a symbolic actor filter; -1 leaves a field out.
@@ -369,7 +392,7 @@ func (f actorFilterSpec) build() location.ActorFilter {
 
 func genListActors(g *generator) randomOp {
 	f := actorFilterSpec{typ: g.optIndex(2, 0.7), node: g.optIndex(2, 0.8), spot: g.optIndex(2, 0.8), kind: g.optIndex(3, 0.8)}
-	return listOp(actorTable(), fmt.Sprintf("filter%+v", f), f.build, g.pageSpec(), location.Store.ListActors)
+	return listOp(actorTable().rows, fmt.Sprintf("filter%+v", f), f.build, g.pageSpec(), location.Store.ListActors)
 }
 
 // routeSpec is a symbolic route row.

@@ -99,6 +99,10 @@ const (
 	pickNegative        // -1
 )
 
+// pickText renders a pick: texts are in pick order (latest, older, zero,
+// huge, negative); a pick past the last text renders as the last.
+func pickText(pick int, texts ...string) string { return texts[min(pick, len(texts)-1)] }
+
 // leaseRef is a symbolic owner-lease generation: the latest or an older
 // generation of an owner's claims, or a special value.
 type leaseRef struct {
@@ -109,18 +113,7 @@ type leaseRef struct {
 // String renders the reference.
 func (l leaseRef) String() string {
 	name := randomOwners()[l.owner]
-	switch l.pick {
-	case pickLatest:
-		return "gen(" + name + ")"
-	case pickOlder:
-		return "prev(" + name + ")"
-	case pickZero:
-		return "0"
-	case pickHuge:
-		return "huge"
-	default:
-		return "-1"
-	}
+	return pickText(l.pick, "gen("+name+")", "prev("+name+")", "0", "huge", "-1")
 }
 
 // resolve returns the model's generation; a generation that was never
@@ -171,16 +164,7 @@ type rowGenRef struct{ pick int }
 
 // String renders the reference.
 func (r rowGenRef) String() string {
-	switch r.pick {
-	case pickLatest:
-		return "rowgen"
-	case pickOlder:
-		return "first-rowgen"
-	case pickZero:
-		return "0"
-	default:
-		return "huge"
-	}
+	return pickText(r.pick, "rowgen", "first-rowgen", "0", "huge")
 }
 
 // resolve returns the model's generation for namespace ns.
@@ -209,16 +193,7 @@ type versionRef struct{ pick int }
 
 // String renders the reference.
 func (v versionRef) String() string {
-	switch v.pick {
-	case pickLatest:
-		return "ver"
-	case pickOlder:
-		return "prev-ver"
-	case pickZero:
-		return `""`
-	default:
-		return "bogus-ver"
-	}
+	return pickText(v.pick, "ver", "prev-ver", `""`, "bogus-ver")
 }
 
 // resolve returns the model's version of key.
@@ -250,14 +225,7 @@ type reservationRef struct{ pick int }
 
 // String renders the reference.
 func (r reservationRef) String() string {
-	switch r.pick {
-	case pickLatest:
-		return "rsv"
-	case pickOlder:
-		return "prev-rsv"
-	default:
-		return "bogus-rsv"
-	}
+	return pickText(r.pick, "rsv", "prev-rsv", "bogus-rsv")
 }
 
 // resolve returns the model's reservation of key: its id and target (the

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zlink-systems/zlink-etcd/clock"
 	"github.com/zlink-systems/zlink-etcd/conformance"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/memstore"
@@ -20,13 +19,11 @@ func memHarness(name string, caps conformance.Capabilities, wrap func(*memstore.
 	return conformance.Harness{
 		Name: name,
 		NewFixture: func(conformance.TB) conformance.Fixture {
-			clk := clock.NewManual(conformance.T0())
-			s := memstore.New(memstore.Options{Clock: clk.Now})
-			var st location.Store = s
+			f, s, _ := memFixture(conformance.T0())
 			if wrap != nil {
-				st = wrap(s)
+				f.Store = wrap(s)
 			}
-			return conformance.Fixture{Store: st, Clock: clk, ExpireOwnerLease: s.ExpireOwnerLease}
+			return f
 		},
 		Capabilities: caps,
 	}

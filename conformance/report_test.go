@@ -11,9 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zlink-systems/zlink-etcd/clock"
 	"github.com/zlink-systems/zlink-etcd/conformance"
-	"github.com/zlink-systems/zlink-etcd/memstore"
 )
 
 // fakeHarness is a harness for scenarios that only use the TB and the
@@ -23,9 +21,8 @@ func fakeHarness(caps conformance.Capabilities, fixtureCleanups *atomic.Int32) c
 		Name: "fake",
 		NewFixture: func(t conformance.TB) conformance.Fixture {
 			t.Cleanup(func() { fixtureCleanups.Add(1) })
-			clk := clock.NewManual(time.Time{})
-			s := memstore.New(memstore.Options{Clock: clk.Now})
-			return conformance.Fixture{Store: s, Clock: clk, ExpireOwnerLease: s.ExpireOwnerLease}
+			f, _, _ := memFixture(time.Time{})
+			return f
 		},
 		Capabilities: caps,
 	}

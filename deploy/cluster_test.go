@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zlink-systems/zlink-etcd/examples/meshnode/statedoc"
 )
 
 // TestClusterUnderFaults is `make cluster-test`: the rendered base in
@@ -228,56 +230,19 @@ func (c *cluster) start() {
 	})
 	at := c.waitConverged(c.nodes, c.began, "start")
 	st := c.state(c.nodes[0])
-	var err error
-	if c.ttl, err = time.ParseDuration(st.Timing.LeaseTTL); err == nil {
-		c.margin, err = time.ParseDuration(st.Timing.FencingMargin)
+	if !st.ok || st.Timing.LeaseTTL <= 0 {
+		c.fatalf("the nodes' timing: no lease TTL in %s's /debug/state", c.nodes[0].name)
 	}
-	if err != nil {
-		c.fatalf("the nodes' timing: %v", err)
-	}
+	c.ttl, c.margin = time.Duration(st.Timing.LeaseTTL), time.Duration(st.Timing.FencingMargin)
 	c.logf("mesh: %d nodes converged %v after the start (lease TTL %v, fencing margin %v: trusted %v after each renewal)",
 		len(c.nodes), at.Sub(c.began).Round(time.Millisecond), c.ttl, c.margin, c.ttl-c.margin)
 	c.checkStore(c.nodes, "start")
 }
 
-// fenceRec is a node's record of an incarnation it fenced, with its own
-// timestamps.
-type fenceRec struct {
-	Incarnation      int64     `json:"incarnation"`
-	LastRenewal      time.Time `json:"lastRenewal"`
-	TrustedUntil     time.Time `json:"trustedUntil"`
-	LeaseLostAt      time.Time `json:"leaseLostAt"`
-	InboundDroppedAt time.Time `json:"inboundDroppedAt"`
-	FencedAt         time.Time `json:"fencedAt"`
-	Cause            string    `json:"cause"`
-}
-
-// nodeState is what this test reads of a node's /debug/state.
+// nodeState is a node's /debug/state (the document meshnode writes) and
+// what this test adds to it.
 type nodeState struct {
-	Time        time.Time `json:"time"`
-	NodeID      string    `json:"nodeId"`
-	Phase       string    `json:"phase"`
-	Stopping    bool      `json:"stopping"`
-	Trusted     bool      `json:"trusted"`
-	StoreFailed bool      `json:"storeFailed"`
-	Timing      struct {
-		LeaseTTL      string `json:"leaseTtl"`
-		FencingMargin string `json:"fencingMargin"`
-	} `json:"timing"`
-	Incarnation *struct {
-		Number              int64     `json:"number"`
-		LeaseGeneration     int64     `json:"leaseGeneration"`
-		LifecycleGeneration int64     `json:"lifecycleGeneration"`
-		LastRenewal         time.Time `json:"lastRenewal"`
-		TrustedUntil        time.Time `json:"trustedUntil"`
-	} `json:"incarnation"`
-	Peers []string `json:"peers"`
-	Links []struct {
-		Peer          string `json:"peer"`
-		PeerLifecycle int64  `json:"peerLifecycle"`
-		Direction     string `json:"direction"`
-	} `json:"links"`
-	Fences []fenceRec `json:"fences"`
+	statedoc.State
 	// ok: the state was read; ready: /readyz answered 200.
 	ok, ready bool
 	readyz    string
@@ -637,7 +602,7 @@ func (c *cluster) observeFences(checks []*fenceCheck, within time.Duration) (lat
 
 // fenceOf is the node's fence record of incarnation inc, once it reported
 // it fenced.
-func fenceOf(st nodeState, inc int64) *fenceRec {
+func fenceOf(st nodeState, inc int64) *statedoc.Fence {
 	for i := range st.Fences {
 		if st.Fences[i].Incarnation == inc && !st.Fences[i].FencedAt.IsZero() {
 			return &st.Fences[i]

@@ -2,15 +2,13 @@ package etcdstore
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/zlink-systems/zlink-etcd/internal/kvfake"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
@@ -22,90 +20,20 @@ import (
 // changed"). Reads and resolutions now ride out the election while the
 // caller's context allows.
 
-// electionKV plays a cluster that is electing a leader, under the store's
-// KV: while down, or for the next failReads reads, every read (a Get, or a
-// Txn that only reads) fails with err; writes pass.
-type electionKV struct {
-	clientv3.KV
-	mu        sync.Mutex
-	down      bool
-	failReads int
-	err       error
-	failed    atomic.Int64
-}
-
-func (e *electionKV) set(down bool, failReads int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.down, e.failReads = down, failReads
-}
-
-func (e *electionKV) fail() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !e.down && e.failReads == 0 {
-		return nil
-	}
-	if e.failReads > 0 {
-		e.failReads--
-	}
-	e.failed.Add(1)
-	return e.err
-}
-
-func (e *electionKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	if err := e.fail(); err != nil {
-		return nil, err
-	}
-	return e.KV.Get(ctx, key, opts...)
-}
-
-func (e *electionKV) Txn(ctx context.Context) clientv3.Txn {
-	return txn.DeferredTxn(func(ops txn.TxnOps) (*clientv3.TxnResponse, error) {
-		if ops.OnlyReads() {
-			if err := e.fail(); err != nil {
-				return nil, err
-			}
-		}
-		return ops.Send(ctx, e.KV)
-	})
-}
-
-// newElectionFixture returns a fixture whose reads go through an
-// electionKV (failing with err) and whose transactions through a hookedKV.
-func newElectionFixture(t *testing.T, err error) (*fixture, *electionKV, *hookedKV) {
+// newElectionFixture returns a fixture whose reads go through a
+// kvfake.ReadFaults (failing with err) and whose writes through a
+// kvfake.LostAnswers (a lost answer gets etcd's timeout), its options
+// adjusted by adjust first.
+func newElectionFixture(t *testing.T, err error, adjust ...func(*Options)) (*fixture, *kvfake.ReadFaults, *kvfake.LostAnswers) {
 	t.Helper()
-	election := &electionKV{err: err}
-	hooked := &hookedKV{}
-	f := newFixture(t, func(o *Options) {
+	election := &kvfake.ReadFaults{Err: err}
+	lossy := &kvfake.LostAnswers{Err: rpctypes.ErrGRPCTimeout}
+	f := newFixture(t, append(adjust, func(o *Options) {
 		election.KV = o.KV
-		hooked.KV = election
-		o.KV = hooked
-	})
-	return f, election, hooked
-}
-
-// loseNextWrite makes the next write transaction lose its answer (after
-// being applied when applied is set) and then runs after (which starts an
-// election).
-func loseNextWrite(hooked *hookedKV, applied bool, after func()) {
-	var once sync.Once
-	hooked.commit = func(then []clientv3.Op, send func() (*clientv3.TxnResponse, error)) (*clientv3.TxnResponse, error) {
-		lose := false
-		if writes(then) {
-			once.Do(func() { lose = true })
-		}
-		if !lose {
-			return send()
-		}
-		if applied {
-			if _, err := send(); err != nil {
-				return nil, err
-			}
-		}
-		after()
-		return nil, rpctypes.ErrGRPCTimeout
-	}
+		lossy.KV = election
+		o.KV = lossy
+	})...)
+	return f, election, lossy
 }
 
 func TestWriteResolutionRidesOutAnElection(t *testing.T) {
@@ -117,11 +45,11 @@ func TestWriteResolutionRidesOutAnElection(t *testing.T) {
 		{name: "the lost write was not applied", applied: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, election, hooked := newElectionFixture(t, rpctypes.ErrGRPCLeaderChanged)
+			f, election, lossy := newElectionFixture(t, rpctypes.ErrGRPCLeaderChanged)
 			a := f.claim(t, "a")
-			loseNextWrite(hooked, tc.applied, func() { election.set(false, 4) })
+			lossy.LoseOne(tc.applied, func() { election.Set(false, 4) })
 			storedIn(t)(f.s.UpdateSpot(t.Context(), spot("s1", a), location.IntentNewClaim))
-			require.Equal(t, int64(4), election.failed.Load(), "the resolution met the election")
+			require.Equal(t, int64(4), election.Failed(), "the resolution met the election")
 			got, err := f.s.ResolveSpot(t.Context(), location.SpotKey{MeshName: "play", SpotID: "s1"})
 			require.NoError(t, err)
 			require.NotNil(t, got)
@@ -171,9 +99,9 @@ func TestReadsRideOutAnElection(t *testing.T) {
 			a := f.claim(t, "a")
 			storedIn(t)(f.s.UpdateSpot(t.Context(), spot("s1", a), location.IntentNewClaim))
 
-			election.set(false, 3)
+			election.Set(false, 3)
 			require.NoError(t, tc.read(t.Context(), f.s), "succeeds once the election is over")
-			require.Equal(t, int64(3), election.failed.Load())
+			require.Equal(t, int64(3), election.Failed())
 		})
 	}
 }
@@ -185,9 +113,8 @@ func TestElectionThatNeverEnds(t *testing.T) {
 		o.Retry = txn.RetryOptions{InitialBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond}
 	}
 	t.Run("read", func(t *testing.T) {
-		election := &electionKV{err: rpctypes.ErrGRPCNoLeader}
-		f := newFixture(t, fast, func(o *Options) { election.KV = o.KV; o.KV = election })
-		election.set(true, 0)
+		f, election, _ := newElectionFixture(t, rpctypes.ErrGRPCNoLeader, fast)
+		election.Set(true, 0)
 		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 		defer cancel()
 		_, err := f.s.ReadOwnerLease(ctx, "a")
@@ -201,16 +128,9 @@ func TestElectionThatNeverEnds(t *testing.T) {
 		require.Equal(t, int64(1), st.GaveUp)
 	})
 	t.Run("resolution", func(t *testing.T) {
-		election := &electionKV{err: rpctypes.ErrGRPCLeaderChanged}
-		hooked := &hookedKV{}
-		f := newFixture(t, fast, func(o *Options) {
-			o.ResolveTimeout = time.Millisecond
-			election.KV = o.KV
-			hooked.KV = election
-			o.KV = hooked
-		})
+		f, election, lossy := newElectionFixture(t, rpctypes.ErrGRPCLeaderChanged, fast, func(o *Options) { o.ResolveTimeout = time.Millisecond })
 		a := f.claim(t, "a")
-		loseNextWrite(hooked, true, func() { election.set(true, 0) })
+		lossy.LoseOne(true, func() { election.Set(true, 0) })
 		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 		defer cancel()
 		_, err := f.s.UpdateSpot(ctx, spot("s1", a), location.IntentNewClaim)

@@ -2,14 +2,11 @@ package etcdstore
 
 import (
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
+	"github.com/zlink-systems/zlink-etcd/internal/kvfake"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
 )
@@ -31,32 +28,6 @@ func TestTooLarge(t *testing.T) {
 	require.Empty(t, f.keysUnder(t, "stamp/"))
 }
 
-// loseResponses makes kv lose the responses of the next write transactions:
-// the first applied ones after they were applied, then the lost ones before
-// they were sent.
-func loseResponses(kv *hookedKV, applied, lost int) {
-	var mu sync.Mutex
-	kv.commit = func(then []clientv3.Op, send func() (*clientv3.TxnResponse, error)) (*clientv3.TxnResponse, error) {
-		mu.Lock()
-		apply, lose := writes(then) && applied > 0, writes(then) && applied == 0 && lost > 0
-		if apply {
-			applied--
-		} else if lose {
-			lost--
-		}
-		mu.Unlock()
-		if !apply && !lose {
-			return send()
-		}
-		if apply {
-			if _, err := send(); err != nil {
-				return nil, err
-			}
-		}
-		return nil, status.Error(codes.Unavailable, "etcdserver: request timed out, possibly due to connection lost")
-	}
-}
-
 // A write whose response is lost is resolved by re-reading for its nonce
 // (E-9): applied → the original answer, exactly once; not applied → decided
 // again.
@@ -67,9 +38,10 @@ func TestLostResponses(t *testing.T) {
 	}{{"applied", 1, 0}, {"not applied", 0, 1}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			f, lossy := newHookedFixture(t)
+			lossy := &kvfake.LostAnswers{}
+			f := newFixture(t, func(o *Options) { lossy.KV = o.KV; o.KV = lossy })
 			a := f.claim(t, "a")
-			loseResponses(lossy, tc.applied, tc.lost)
+			lossy.LoseNext(tc.applied, tc.lost, nil)
 			g := storedIn(t)(f.s.UpdateSpot(ctx, spot("s1", a), location.IntentNewClaim))
 			resp, err := f.s.client.Get(ctx, f.s.layout.TableKey("spots", rules.SpotKey(location.SpotKey{MeshName: "play", SpotID: "s1"})))
 			require.NoError(t, err)

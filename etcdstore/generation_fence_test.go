@@ -7,17 +7,30 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/zlink-systems/zlink-etcd/internal/kvfake"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
 )
 
+// newHookedFixture returns a fixture whose store sends its transactions
+// through a kvfake.Hooked (with no hook yet).
+func newHookedFixture(t *testing.T) (*fixture, *kvfake.Hooked) {
+	t.Helper()
+	hooked := &kvfake.Hooked{}
+	f := newFixture(t, func(o *Options) {
+		hooked.KV = o.KV
+		o.KV = hooked
+	})
+	return f, hooked
+}
+
 // interleave makes kv run before, once, just ahead of sending the first
 // transaction that puts key: another client's writes land between the
 // reads of a decision and its commit. It answers whether before has run.
-func interleave(kv *hookedKV, key string, before func()) (ran func() bool) {
+func interleave(kv *kvfake.Hooked, key string, before func()) (ran func() bool) {
 	var done atomic.Bool
-	kv.commit = func(then []clientv3.Op, send func() (*clientv3.TxnResponse, error)) (*clientv3.TxnResponse, error) {
-		for _, op := range then {
+	kv.Commit = func(ops kvfake.Ops, send func() (*clientv3.TxnResponse, error)) (*clientv3.TxnResponse, error) {
+		for _, op := range ops.Then {
 			if op.IsPut() && string(op.KeyBytes()) == key && done.CompareAndSwap(false, true) {
 				before()
 			}

@@ -8,16 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
 // claim claims an owner lease of one minute and returns its token.
 func (f *fixture) claim(t *testing.T, ownerID string) location.OwnerToken {
 	t.Helper()
-	res, err := f.s.ClaimOwnerLease(t.Context(), ownerID, time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, location.KindClaimed, res.Kind)
-	return res.Token
+	return storetest.Claim(t, t.Context(), f.s, ownerID, time.Minute)
 }
 
 // meshNode is a serving server descriptor of (mesh, rid) owned by tok with

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zlink-systems/zlink-etcd/clock"
+	catalogue "github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/txn"
@@ -13,8 +14,8 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m)) }
 
-// t0 is the catalogue's start time, 2026-07-03T00:00:00Z.
-func t0() time.Time { return time.Date(2026, 7, 3, 0, 0, 0, 0, time.UTC) }
+// t0 is the catalogue's start time (2026-07-03T00:00:00Z).
+func t0() time.Time { return catalogue.T0() }
 
 // The store implements the whole contract and the optional capabilities.
 var (

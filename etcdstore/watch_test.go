@@ -312,3 +312,45 @@ func TestWatchChangesResumesAfterABreak(t *testing.T) {
 
 	bw.requireSettled(t, f, ch, cancel, peer("n3", "a"))
 }
+
+// receive waits for a notification (or the channel's close when closed is
+// set).
+func receive(t *testing.T, ch <-chan struct{}, closed bool) {
+	t.Helper()
+	select {
+	case _, ok := <-ch:
+		require.Equal(t, !closed, ok)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notification")
+	}
+}
+
+func TestWatchChanges(t *testing.T) {
+	f := newFixture(t)
+	a := f.claim(t, "a")
+	ctx, cancel := context.WithCancel(t.Context())
+	spots, err := f.s.WatchChanges(ctx, location.TableSpots)
+	require.NoError(t, err)
+	all, err := f.s.WatchChanges(ctx)
+	require.NoError(t, err)
+
+	storedIn(t)(f.s.UpdateSpot(t.Context(), spot("s1", a), location.IntentNewClaim))
+	receive(t, spots, false)
+	receive(t, all, false)
+	storedIn(t)(f.s.UpdatePeer(t.Context(), peer("n1", "a"), location.IntentNewClaim))
+	receive(t, all, false)
+
+	cancel()
+	for {
+		if _, ok := <-spots; !ok {
+			break
+		}
+	}
+	for {
+		if _, ok := <-all; !ok {
+			break
+		}
+	}
+	_, err = f.s.WatchChanges(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+}

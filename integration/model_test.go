@@ -212,6 +212,17 @@ func dumpState(st *memstore.Store, r *conformance.Renamer) (string, uint64) {
 	return s, h.Sum64()
 }
 
+// dumpList writes n elements between start and end, each written by elem
+// and followed by a comma.
+func dumpList(b *strings.Builder, start, end byte, n int, elem func(i int)) {
+	b.WriteByte(start)
+	for i := range n {
+		elem(i)
+		b.WriteByte(',')
+	}
+	b.WriteByte(end)
+}
+
 // dumpValue writes v deeply: maps in key order, pointers followed.
 func dumpValue(b *strings.Builder, v reflect.Value) {
 	switch v.Kind() {
@@ -241,12 +252,7 @@ func dumpValue(b *strings.Builder, v reflect.Value) {
 			b.WriteString("nil")
 			return
 		}
-		b.WriteByte('[')
-		for i := range v.Len() {
-			dumpValue(b, v.Index(i))
-			b.WriteByte(',')
-		}
-		b.WriteByte(']')
+		dumpList(b, '[', ']', v.Len(), func(i int) { dumpValue(b, v.Index(i)) })
 	case reflect.Map:
 		if v.IsNil() {
 			b.WriteString("nil")
@@ -262,14 +268,11 @@ func dumpValue(b *strings.Builder, v reflect.Value) {
 			entries = append(entries, kv{kb.String(), vb.String()})
 		}
 		sort.Slice(entries, func(i, j int) bool { return entries[i].k < entries[j].k })
-		b.WriteByte('{')
-		for _, e := range entries {
-			b.WriteString(e.k)
+		dumpList(b, '{', '}', len(entries), func(i int) {
+			b.WriteString(entries[i].k)
 			b.WriteByte(':')
-			b.WriteString(e.v)
-			b.WriteByte(',')
-		}
-		b.WriteByte('}')
+			b.WriteString(entries[i].v)
+		})
 	case reflect.Struct:
 		if v.Type() == reflect.TypeFor[time.Time]() {
 			// wall and ext hold the instant; the location is always UTC.
@@ -278,12 +281,7 @@ func dumpValue(b *strings.Builder, v reflect.Value) {
 			dumpValue(b, v.Field(1))
 			return
 		}
-		b.WriteByte('{')
-		for i := range v.NumField() {
-			dumpValue(b, v.Field(i))
-			b.WriteByte(',')
-		}
-		b.WriteByte('}')
+		dumpList(b, '{', '}', v.NumField(), func(i int) { dumpValue(b, v.Field(i)) })
 	case reflect.Func, reflect.Chan, reflect.UnsafePointer, reflect.Complex64, reflect.Complex128:
 		b.WriteString(v.Kind().String())
 	}

@@ -118,14 +118,14 @@ type generator struct {
 // pickOf picks one of xs.
 func pickOf[T any](g *generator, xs []T) T { return xs[g.rnd.IntN(len(xs))] }
 
-// ownerToken returns a known token of a random owner, or a claim call when
-// none is known.
-func (g *generator) ownerToken(owner string) (location.OwnerToken, *call) {
+// withToken is the call then makes with a known token of owner, or a claim
+// call when none is known.
+func (g *generator) withToken(owner string, then func(tok location.OwnerToken) call) call {
 	t, ok := g.know.token(owner)
 	if !ok {
-		return t, &call{kind: opClaim, owner: owner, ttl: leaseTTL}
+		return call{kind: opClaim, owner: owner, ttl: leaseTTL}
 	}
-	return t, nil
+	return then(t)
 }
 
 // meshNode is node i's descriptor written with tok.
@@ -183,62 +183,50 @@ func (g *generator) next() call {
 	case r < 8:
 		return call{kind: opClaim, owner: owner, ttl: leaseTTL}
 	case r < 12:
-		tok, claim := g.ownerToken(owner)
-		if claim != nil {
-			return *claim
-		}
-		return call{kind: opRenew, token: tok, ttl: leaseTTL}
+		return g.withToken(owner, func(tok location.OwnerToken) call {
+			return call{kind: opRenew, token: tok, ttl: leaseTTL}
+		})
 	case r < 14:
-		tok, claim := g.ownerToken(owner)
-		if claim != nil {
-			return *claim
-		}
-		return call{kind: opRelease, token: tok}
+		return g.withToken(owner, func(tok location.OwnerToken) call {
+			return call{kind: opRelease, token: tok}
+		})
 	case r < 18:
 		return call{kind: opReadLease, owner: owner}
 	case r < 20:
 		return call{kind: opExpire, owner: owner}
 	case r < 30:
-		tok, claim := g.ownerToken(owner)
-		if claim != nil {
-			return *claim
-		}
-		state := location.StateServing
-		if g.rnd.IntN(8) == 0 {
-			state = location.StateDraining
-		}
-		return call{kind: opUpdateMeshNode, desc: meshNode(oi, tok, int64(1+g.rnd.IntN(3)), state), intent: g.intent()}
+		return g.withToken(owner, func(tok location.OwnerToken) call {
+			state := location.StateServing
+			if g.rnd.IntN(8) == 0 {
+				state = location.StateDraining
+			}
+			return call{kind: opUpdateMeshNode, desc: meshNode(oi, tok, int64(1+g.rnd.IntN(3)), state), intent: g.intent()}
+		})
 	case r < 34:
 		return call{kind: opListMeshNodes, mesh: workloadMesh}
 	case r < 46:
-		tok, claim := g.ownerToken(owner)
-		if claim != nil {
-			return *claim
-		}
-		return call{kind: opUpdateSpot, spot: spotRow(pickOf(g, workloadSpots()), tok, workloadNodes()[oi]), intent: g.intent()}
+		return g.withToken(owner, func(tok location.OwnerToken) call {
+			return call{kind: opUpdateSpot, spot: spotRow(pickOf(g, workloadSpots()), tok, workloadNodes()[oi]), intent: g.intent()}
+		})
 	case r < 50:
-		tok, claim := g.ownerToken(owner)
-		if claim != nil {
-			return *claim
-		}
-		return call{kind: opRemoveSpot, spotKey: location.SpotKey{MeshName: spotMesh, SpotID: pickOf(g, workloadSpots())}, token: tok}
+		return g.withToken(owner, func(tok location.OwnerToken) call {
+			return call{kind: opRemoveSpot, spotKey: location.SpotKey{MeshName: spotMesh, SpotID: pickOf(g, workloadSpots())}, token: tok}
+		})
 	case r < 55:
 		return call{kind: opResolveSpot, spotKey: location.SpotKey{MeshName: spotMesh, SpotID: pickOf(g, workloadSpots())}}
 	case r < 58:
 		return call{kind: opListSpots, mesh: spotMesh}
 	case r < 68:
-		tok, claim := g.ownerToken(owner)
-		if claim != nil {
-			return *claim
-		}
-		return call{kind: opReserve, reserve: location.ReserveRequest{
-			Key: objectKey(pickOf(g, workloadObjects())),
-			Intent: location.CreationIntent{StableType: "room", RequestContentReference: "req",
-				RequestSHA256: make([]byte, 32), RequestEncodedSize: 1},
-			Target:          location.CreationTarget{MeshName: workloadMesh, NodeRID: workloadNodes()[oi], NodeLifecycleGeneration: 1, Owner: tok},
-			CreatingPayload: []byte("creating"),
-			Capacity:        location.CapacityVector{Spots: 1, SpotType: &location.SpotTypeDelta{ObjectKind: location.ObjectUserSpot, StableType: "room", Count: 1}},
-		}}
+		return g.withToken(owner, func(tok location.OwnerToken) call {
+			return call{kind: opReserve, reserve: location.ReserveRequest{
+				Key: objectKey(pickOf(g, workloadObjects())),
+				Intent: location.CreationIntent{StableType: "room", RequestContentReference: "req",
+					RequestSHA256: make([]byte, 32), RequestEncodedSize: 1},
+				Target:          location.CreationTarget{MeshName: workloadMesh, NodeRID: workloadNodes()[oi], NodeLifecycleGeneration: 1, Owner: tok},
+				CreatingPayload: []byte("creating"),
+				Capacity:        location.CapacityVector{Spots: 1, SpotType: &location.SpotTypeDelta{ObjectKind: location.ObjectUserSpot, StableType: "room", Count: 1}},
+			}}
+		})
 	case r < 86:
 		return g.authorityCall()
 	case r < 93:
@@ -293,13 +281,11 @@ func (g *generator) authorityCall() call {
 // and removes its own row, so that both clients keep racing for the row.
 func (g *generator) nextSpotRace(client int) call {
 	owner := workloadOwners()[client%2]
-	tok, claim := g.ownerToken(owner)
-	if claim != nil {
-		return *claim
-	}
-	g.turn++
-	if g.turn%2 == 0 {
-		return call{kind: opRemoveSpot, spotKey: location.SpotKey{MeshName: spotMesh, SpotID: "s1"}, token: tok}
-	}
-	return call{kind: opUpdateSpot, spot: spotRow("s1", tok, workloadNodes()[0]), intent: location.IntentNewClaim}
+	return g.withToken(owner, func(tok location.OwnerToken) call {
+		g.turn++
+		if g.turn%2 == 0 {
+			return call{kind: opRemoveSpot, spotKey: location.SpotKey{MeshName: spotMesh, SpotID: "s1"}, token: tok}
+		}
+		return call{kind: opUpdateSpot, spot: spotRow("s1", tok, workloadNodes()[0]), intent: location.IntentNewClaim}
+	})
 }

@@ -24,3 +24,15 @@ func TestCodecError(t *testing.T) {
 	require.Equal(t, "keys: malformed input", ErrMalformed.Error())
 	require.NotErrorIs(t, errors.New("keys: malformed input"), ErrMalformed)
 }
+
+// requireCodecError checks that err is a *CodecError wrapping ErrMalformed
+// with the given problem and code.
+func requireCodecError(t *testing.T, err error, problem Problem, code string) {
+	t.Helper()
+	require.ErrorIs(t, err, ErrMalformed)
+	var ce *CodecError
+	require.True(t, errors.As(err, &ce), "error %v is not a *CodecError", err)
+	require.Equal(t, problem, ce.Problem)
+	require.Equal(t, code, ce.Code)
+	require.NotEmpty(t, ce.Message)
+}

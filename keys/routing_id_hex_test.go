@@ -77,38 +77,42 @@ func TestIsTextRoutingID(t *testing.T) {
 // TestDecodeStoredRoutingID checks the stored (text, optional hex) decode
 // rule of 07-codecs §3.4.
 func TestDecodeStoredRoutingID(t *testing.T) {
-	tests := []struct {
-		name    string
-		text    string
-		hex     string
-		hasHex  bool
-		want    StoredRoutingID
-		wantErr bool
+	accepted := []struct {
+		name   string
+		text   string
+		hex    string
+		hasHex bool
+		want   StoredRoutingID
 	}{
-		{"no hex: the text", "node-a", "", false, StoredRoutingID{Raw: "node-a", Text: "node-a"}, false},
-		{"no hex: text with a control stays text", "a\x00", "", false, StoredRoutingID{Raw: "a\x00", Text: "a\x00"}, false},
-		{"hex of text", "shown", "6e6f64652d61", true, StoredRoutingID{Raw: "node-a", Text: "node-a"}, false},
-		{"upper-case hex of text", "", "6E6F", true, StoredRoutingID{Raw: "no", Text: "no"}, false},
-		{"hex of Hangul", "x", "eb85b8eb939c", true, StoredRoutingID{Raw: "노드", Text: "노드"}, false},
-		{"hex of bytes that are not UTF-8", "shown", "00ff", true, StoredRoutingID{Raw: "\x00\xff", Text: "shown", Opaque: true}, false},
-		{"hex of a C0 control", "t", "6100", true, StoredRoutingID{Raw: "a\x00", Text: "t", Opaque: true}, false},
-		{"hex of DEL", "t", "7f", true, StoredRoutingID{Raw: "\x7f", Text: "t", Opaque: true}, false},
-		{"hex of a C1 control", "t", "c280", true, StoredRoutingID{Raw: "\u0080", Text: "t", Opaque: true}, false},
-		{"hex of a surrogate", "t", "eda080", true, StoredRoutingID{Raw: "\xed\xa0\x80", Text: "t", Opaque: true}, false},
-		{"empty hex", "t", "", true, StoredRoutingID{}, true},
-		{"odd hex", "t", "abc", true, StoredRoutingID{}, true},
-		{"non-hex", "t", "zz", true, StoredRoutingID{}, true},
+		{"no hex: the text", "node-a", "", false, StoredRoutingID{Raw: "node-a", Text: "node-a"}},
+		{"no hex: text with a control stays text", "a\x00", "", false, StoredRoutingID{Raw: "a\x00", Text: "a\x00"}},
+		{"hex of text", "shown", "6e6f64652d61", true, StoredRoutingID{Raw: "node-a", Text: "node-a"}},
+		{"upper-case hex of text", "", "6E6F", true, StoredRoutingID{Raw: "no", Text: "no"}},
+		{"hex of Hangul", "x", "eb85b8eb939c", true, StoredRoutingID{Raw: "노드", Text: "노드"}},
+		{"hex of bytes that are not UTF-8", "shown", "00ff", true, StoredRoutingID{Raw: "\x00\xff", Text: "shown", Opaque: true}},
+		{"hex of a C0 control", "t", "6100", true, StoredRoutingID{Raw: "a\x00", Text: "t", Opaque: true}},
+		{"hex of DEL", "t", "7f", true, StoredRoutingID{Raw: "\x7f", Text: "t", Opaque: true}},
+		{"hex of a C1 control", "t", "c280", true, StoredRoutingID{Raw: "\u0080", Text: "t", Opaque: true}},
+		{"hex of a surrogate", "t", "eda080", true, StoredRoutingID{Raw: "\xed\xa0\x80", Text: "t", Opaque: true}},
 	}
-	for _, tc := range tests {
+	for _, tc := range accepted {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := DecodeStoredRoutingID(tc.text, tc.hex, tc.hasHex)
-			if tc.wantErr {
-				requireCodecError(t, err, ProblemShape, CodeRoutingIDHex)
-				require.Equal(t, StoredRoutingID{}, got)
-				return
-			}
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
+		})
+	}
+
+	rejected := []struct{ name, text, hex string }{
+		{"empty hex", "t", ""},
+		{"odd hex", "t", "abc"},
+		{"non-hex", "t", "zz"},
+	}
+	for _, tc := range rejected {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := DecodeStoredRoutingID(tc.text, tc.hex, true)
+			requireCodecError(t, err, ProblemShape, CodeRoutingIDHex)
+			require.Equal(t, StoredRoutingID{}, got)
 		})
 	}
 }

@@ -2,7 +2,6 @@ package keys
 
 import (
 	"encoding/hex"
-	"errors"
 	"strings"
 	"testing"
 
@@ -92,11 +91,7 @@ func TestDecodeSegments(t *testing.T) {
 		t.Run("rejects/"+tc.name, func(t *testing.T) {
 			got, err := DecodeSegments(tc.in)
 			require.Nil(t, got)
-			require.ErrorIs(t, err, ErrMalformed)
-			var ce *CodecError
-			require.True(t, errors.As(err, &ce))
-			require.Equal(t, ProblemShape, ce.Problem)
-			require.Equal(t, tc.code, ce.Code)
+			requireCodecError(t, err, ProblemShape, tc.code)
 		})
 	}
 

@@ -381,64 +381,63 @@ func TestRelease(t *testing.T) {
 
 // Lost responses are resolved by re-reading for the write nonce (E-9).
 func TestLostResponses(t *testing.T) {
+	// Each operation arms the loss of its write's answer with lose, runs,
+	// and checks its answer.
+	claim := func(t *testing.T, f *fixture, lose func()) {
+		lose()
+		res, err := f.m.Claim(t.Context(), "a", ttl30s)
+		require.NoError(t, err)
+		require.Equal(t, location.KindClaimed, res.Kind)
+		require.Equal(t, f.ownerKV(t, "a").Kvs[0].CreateRevision, res.Token.LeaseGeneration)
+	}
+	renew := func(ttl time.Duration) func(t *testing.T, f *fixture, lose func()) {
+		return func(t *testing.T, f *fixture, lose func()) {
+			a := f.claim(t, "a")
+			f.clock.Advance(time.Second)
+			lose()
+			res, err := f.m.Renew(t.Context(), a, ttl)
+			require.NoError(t, err)
+			require.Equal(t, location.KindRenewed, res.Kind)
+			got := f.read(t, "a")
+			require.Equal(t, a, got.Token)
+			require.Equal(t, t0().Add(time.Second+ttl), got.LeaseExpiresAt)
+		}
+	}
+	release := func(t *testing.T, f *fixture, lose func()) {
+		a := f.claim(t, "a")
+		lose()
+		kind, err := f.m.Release(t.Context(), a)
+		require.NoError(t, err)
+		require.Equal(t, location.KindReleased, kind)
+		require.Empty(t, f.ownerKV(t, "a").Kvs)
+	}
 	for _, tc := range []struct {
 		name    string
 		applied bool
-	}{{"claim applied", true}, {"claim not applied", false}} {
+		op      func(t *testing.T, f *fixture, lose func())
+	}{
+		{"claim applied", true, claim},
+		{"claim not applied", false, claim},
+		{"renew applied", true, renew(ttl30s)},
+		{"renew not applied", false, renew(ttl30s)},
+		{"move applied", true, renew(time.Minute)},
+		{"move not applied", false, renew(time.Minute)},
+		{"release applied", true, release},
+		{"release not applied", false, release},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			f.loseNextResponse(tc.applied)
-			res, err := f.m.Claim(t.Context(), "a", ttl30s)
-			require.NoError(t, err)
-			require.Equal(t, location.KindClaimed, res.Kind)
-			require.Equal(t, f.ownerKV(t, "a").Kvs[0].CreateRevision, res.Token.LeaseGeneration)
+			tc.op(t, f, func() { f.loseNextResponse(tc.applied) })
 		})
 	}
 	t.Run("claim lost while another holds the lease", func(t *testing.T) {
 		f := newFixture(t)
 		f.claim(t, "a")
-		f.flaky.failNext(1, 0)
+		f.loseNextResponse(true)
 		res, err := f.m.Claim(t.Context(), "a", ttl30s)
 		require.NoError(t, err)
 		require.Equal(t, location.KindConflict, res.Kind)
 	})
-	for _, tc := range []struct {
-		name    string
-		applied bool
-		ttl     time.Duration
-	}{
-		{"renew applied", true, ttl30s},
-		{"renew not applied", false, ttl30s},
-		{"move applied", true, time.Minute},
-		{"move not applied", false, time.Minute},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t)
-			a := f.claim(t, "a")
-			f.clock.Advance(time.Second)
-			f.loseNextResponse(tc.applied)
-			res, err := f.m.Renew(t.Context(), a, tc.ttl)
-			require.NoError(t, err)
-			require.Equal(t, location.KindRenewed, res.Kind)
-			got := f.read(t, "a")
-			require.Equal(t, a, got.Token)
-			require.Equal(t, t0().Add(time.Second+tc.ttl), got.LeaseExpiresAt)
-		})
-	}
-	for _, tc := range []struct {
-		name    string
-		applied bool
-	}{{"release applied", true}, {"release not applied", false}} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t)
-			a := f.claim(t, "a")
-			f.loseNextResponse(tc.applied)
-			kind, err := f.m.Release(t.Context(), a)
-			require.NoError(t, err)
-			require.Equal(t, location.KindReleased, kind)
-			require.Empty(t, f.ownerKV(t, "a").Kvs)
-		})
-	}
 	t.Run("definite errors are not retried", func(t *testing.T) {
 		f := newFixture(t)
 		ctx, cancel := contextCanceled(t)

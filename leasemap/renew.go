@@ -223,3 +223,256 @@ func (r *renewal) move(ctx context.Context, info leaseInfo) (leaseInfo, bool, er
 	r.m.revoke(ctx, info.leaseID)
 	return leaseInfo{generation: info.generation, leaseID: grant.ID, seconds: r.secs}, true, nil
 }
+
+// Keep renews the token's lease with ttl, as Renew does, and marks its
+// owner key as kept alive (Record.KeepAlive); when renewed, it returns a
+// Kept through which later renewals cost one KeepAliveOnce: no Raft write,
+// and no watch event for anyone. Read then derives the expiry from the etcd
+// lease's remaining TTL, since the key no longer records it.
+//
+// The Kept watches the owner key (from the marking write on), so that it
+// learns at once when the lease ends between renewals (the key is deleted:
+// expired, revoked, released; or created again by another claim), and when
+// another holder of the token rewrote the key with RenewOwnerLease (which
+// drops the mark: the next Kept.Renew marks it again). Close the Kept when
+// done with it; closing neither renews nor releases the lease.
+//
+// Keep needs the map's Watcher (Options.Watcher); without one it answers an
+// error wrapping location.ErrUnsupported.
+func (m *Map) Keep(ctx context.Context, t location.OwnerToken, ttl time.Duration) (location.OwnerLeaseRenewResult, *Kept, error) {
+	const op = "keep owner lease"
+	if m.watcher == nil {
+		return location.OwnerLeaseRenewResult{}, nil, fmt.Errorf("leasemap: %s: %w: the map has no watcher", op, location.ErrUnsupported)
+	}
+	res, rn, err := m.renew(ctx, op, t, ttl, true)
+	if err != nil || res.Kind != location.KindRenewed {
+		return res, nil, err
+	}
+	ms, _ := location.WholeMillis(ttl) // validated by renew
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	k := &Kept{
+		m: m, token: t, key: m.layout.OwnerKey(t.OwnerID), ttl: ttl, ms: ms,
+		leaseID: rn.info.leaseID, marked: true, seenRev: rn.revision,
+		lostCh: make(chan struct{}), cancel: cancel, done: make(chan struct{}),
+	}
+	if m.streams != nil {
+		k.stream = &keepAliveStream{open: m.streams.LeaseKeepAlive, life: wctx, hedge: m.hedge}
+	}
+	go k.watch(wctx, rn.revision+1)
+	return res, k, nil
+}
+
+// Kept is one owner lease kept alive by keep-alives (Map.Keep). Safe for
+// concurrent use.
+type Kept struct {
+	m     *Map
+	token location.OwnerToken
+	key   string
+	ttl   time.Duration
+	ms    int64
+
+	mu sync.Mutex
+	// leaseID is the etcd lease the key is on, and marked whether its value
+	// carries the keep-alive mark, as of revision seenRev.
+	leaseID clientv3.LeaseID
+	marked  bool
+	seenRev int64
+	lost    bool
+
+	// stream, when set, carries the keep-alives (else KeepAliveOnce).
+	stream *keepAliveStream
+
+	lostCh    chan struct{}
+	cancel    context.CancelFunc
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// Renew extends the lease to now + the TTL given to Keep: one keep-alive
+// (on the kept lease's stream when the map has KeepAliveStreams, else a
+// KeepAliveOnce) when the key still carries the mark on the same etcd
+// lease, else a full renewal that marks it again (as Keep). Stale once the
+// lease ended. An error means the renewal was not confirmed (the lease then
+// expires no earlier than before).
+func (k *Kept) Renew(ctx context.Context) (location.OwnerLeaseRenewResult, error) {
+	const op = "keep owner lease alive"
+	if err := ctxError(op, ctx); err != nil {
+		return location.OwnerLeaseRenewResult{}, err
+	}
+	k.mu.Lock()
+	lost, marked, id := k.lost, k.marked, k.leaseID
+	k.mu.Unlock()
+	if lost {
+		return location.OwnerLeaseRenewResult{Kind: location.KindStale}, nil
+	}
+	if !marked {
+		return k.renewAndMark(ctx, op)
+	}
+	now := k.m.now()
+	ttl, err := k.keepAlive(ctx, id)
+	switch {
+	case txn.IsLeaseNotFound(err) || err == nil && ttl <= 0:
+		// The etcd lease ended, and its key with it, unless the key was
+		// moved to another lease meanwhile: the full renewal tells.
+		return k.renewAndMark(ctx, op)
+	case err != nil:
+		return location.OwnerLeaseRenewResult{}, txn.Unavailable("leasemap: "+op, err)
+	}
+	if k.Ended() {
+		return location.OwnerLeaseRenewResult{Kind: location.KindStale}, nil
+	}
+	return location.OwnerLeaseRenewResult{
+		Kind:           location.KindRenewed,
+		LeaseExpiresAt: now.Add(time.Duration(k.ms) * time.Millisecond),
+		StoreNow:       now,
+	}, nil
+}
+
+// keepAlive sends one keep-alive of lease id and returns its TTL (0 or
+// less, or a lease-not-found error: the lease does not exist).
+func (k *Kept) keepAlive(ctx context.Context, id clientv3.LeaseID) (int64, error) {
+	if k.stream != nil {
+		return k.stream.keepAlive(ctx, id)
+	}
+	return k.m.keepAliveOnce(ctx, id)
+}
+
+// renewAndMark renews with a write that marks the key (Keep's renewal).
+func (k *Kept) renewAndMark(ctx context.Context, op string) (location.OwnerLeaseRenewResult, error) {
+	res, rn, err := k.m.renew(ctx, op, k.token, k.ttl, true)
+	switch {
+	case err != nil:
+		return location.OwnerLeaseRenewResult{}, err
+	case res.Kind != location.KindRenewed:
+		k.end()
+		return res, nil
+	}
+	k.mu.Lock()
+	if rn.revision > k.seenRev {
+		k.leaseID, k.marked, k.seenRev = rn.info.leaseID, true, rn.revision
+	}
+	k.mu.Unlock()
+	return res, nil
+}
+
+// Lost is closed as soon as the Kept learns that the lease ended (its key
+// deleted or created again), between renewals or by one.
+func (k *Kept) Lost() <-chan struct{} { return k.lostCh }
+
+// Ended reports whether Lost is closed.
+func (k *Kept) Ended() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.lost
+}
+
+// Close stops watching the key and waits for the watch to end. It neither
+// renews nor releases the lease. Idempotent.
+func (k *Kept) Close() {
+	k.closeOnce.Do(k.cancel)
+	<-k.done
+	if k.stream != nil {
+		k.stream.close()
+	}
+}
+
+// end records that the lease ended.
+func (k *Kept) end() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.lost {
+		k.lost = true
+		close(k.lostCh)
+	}
+}
+
+// watch follows the owner key from revision from until ctx ends or the
+// lease ends. A broken watch is opened again from the next revision; a
+// compacted one after a fresh read of the key.
+func (k *Kept) watch(ctx context.Context, from int64) {
+	defer close(k.done)
+	pause := txn.DefaultRetryInitialBackoff
+	for ctx.Err() == nil && !k.Ended() {
+		next, resync := k.follow(ctx, from)
+		if next > from {
+			from, pause = next, txn.DefaultRetryInitialBackoff
+		}
+		if resync {
+			rev, err := k.read(ctx)
+			if err != nil {
+				k.m.log.Debug("leasemap: reading a kept owner key failed; retrying", "owner", k.token.OwnerID, "error", err)
+			} else {
+				from = rev + 1
+				continue
+			}
+		}
+		if ctx.Err() != nil || k.Ended() {
+			return
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		pause = min(2*pause, txn.DefaultRetryMaxBackoff)
+	}
+}
+
+// follow runs one watch from revision from until it closes, and returns the
+// next revision to watch from; resync is set when the history from there
+// was compacted.
+func (k *Kept) follow(ctx context.Context, from int64) (next int64, resync bool) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next = from
+	for resp := range k.m.watcher.Watch(wctx, k.key, clientv3.WithRev(from)) {
+		if resp.CompactRevision != 0 {
+			return next, true
+		}
+		if err := resp.Err(); err != nil {
+			k.m.log.Debug("leasemap: the watch of a kept owner key broke; opening it again", "owner", k.token.OwnerID, "error", err)
+			return next, false
+		}
+		for _, ev := range resp.Events {
+			next = ev.Kv.ModRevision + 1
+			k.observe(ev.Kv, ev.Type == clientv3.EventTypeDelete, ev.Kv.ModRevision)
+		}
+		if k.Ended() {
+			return next, false
+		}
+	}
+	return next, false
+}
+
+// read reads the key (after a compaction) and returns the read's revision.
+func (k *Kept) read(ctx context.Context) (int64, error) {
+	got, err := k.m.kv.Get(ctx, k.key)
+	if err != nil {
+		return 0, err
+	}
+	var kv *mvccKV
+	if len(got.Kvs) > 0 {
+		kv = got.Kvs[0]
+	}
+	k.observe(kv, kv == nil, got.Header.Revision)
+	return got.Header.Revision, nil
+}
+
+// observe applies the key's state as of revision rev (kv nil or deleted:
+// gone).
+func (k *Kept) observe(kv *mvccKV, deleted bool, rev int64) {
+	if deleted || kv == nil || kv.CreateRevision != k.token.LeaseGeneration {
+		k.end()
+		return
+	}
+	rec, err := DecodeRecord(kv.Value)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if rev <= k.seenRev {
+		return
+	}
+	// An undecodable value is rewritten by the next renewal.
+	k.leaseID, k.marked, k.seenRev = clientv3.LeaseID(kv.Lease), err == nil && rec.KeepAlive, rev
+}

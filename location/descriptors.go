@@ -106,6 +106,11 @@ func (d *ClientServerDescriptor) Key() ClientServerKey {
 	return ClientServerKey{ChannelName: d.ChannelName, ServerRID: d.ServerRID}
 }
 
+// Owner returns the descriptor's owner token.
+func (d *ClientServerDescriptor) Owner() OwnerToken {
+	return OwnerToken{OwnerID: d.OwnerID, LeaseGeneration: d.LeaseGeneration}
+}
+
 // FanoutPublisherKey identifies a fanout publisher descriptor.
 type FanoutPublisherKey struct {
 	ChannelName  string    `json:"channelName"`
@@ -130,4 +135,9 @@ type FanoutPublisherDescriptor struct {
 // Key returns the descriptor's key.
 func (d *FanoutPublisherDescriptor) Key() FanoutPublisherKey {
 	return FanoutPublisherKey{ChannelName: d.ChannelName, PublisherRID: d.PublisherRID}
+}
+
+// Owner returns the descriptor's owner token.
+func (d *FanoutPublisherDescriptor) Owner() OwnerToken {
+	return OwnerToken{OwnerID: d.OwnerID, LeaseGeneration: d.LeaseGeneration}
 }

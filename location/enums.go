@@ -22,19 +22,15 @@ const (
 	IntentTakeover WriteIntent = 3 // explicit handoff, unconditional
 )
 
-// String returns the intent's name.
-func (i WriteIntent) String() string {
-	switch i {
-	case IntentNewClaim:
-		return "NewClaim"
-	case IntentRenew:
-		return "Renew"
-	case IntentTakeover:
-		return "Takeover"
-	default:
-		return "WriteIntent(" + strconv.Itoa(int(i)) + ")"
-	}
+// writeIntentNames names the write intents.
+var writeIntentNames = enumCodes[WriteIntent, string]{
+	{IntentNewClaim, "NewClaim"},
+	{IntentRenew, "Renew"},
+	{IntentTakeover, "Takeover"},
 }
+
+// String returns the intent's name.
+func (i WriteIntent) String() string { return enumString(writeIntentNames, i, "WriteIntent") }
 
 // WriteStatus is the outcome of a row write or remove.
 type WriteStatus string
@@ -102,41 +98,29 @@ const (
 	AutoConnectFanout    AutoConnectType = 2
 )
 
+// autoConnectNames are the canonical names of the auto-connect types.
+var autoConnectNames = enumCodes[AutoConnectType, string]{
+	{AutoConnectRouteMesh, "route-mesh"},
+	{AutoConnectFanout, "fanout"},
+}
+
 // CanonicalName returns "route-mesh" or "fanout"; any other value is an
 // InputError of class range with code "peer.autoconnect_type".
 func (t AutoConnectType) CanonicalName() (string, error) {
-	switch t {
-	case AutoConnectRouteMesh:
-		return "route-mesh", nil
-	case AutoConnectFanout:
-		return "fanout", nil
-	default:
-		return "", NewRangeError("peer.autoconnect_type", "auto-connect type %d has no canonical name", int(t))
-	}
+	return canonicalName(autoConnectNames, t, "peer.autoconnect_type", "auto-connect type")
 }
 
 // Known reports whether t has a canonical name.
-func (t AutoConnectType) Known() bool { _, err := t.CanonicalName(); return err == nil }
+func (t AutoConnectType) Known() bool { _, ok := autoConnectNames.code(t); return ok }
 
 // ParseAutoConnectType parses a canonical name exactly (case-sensitive).
+// An unknown name gives AutoConnectInvalid.
 func ParseAutoConnectType(name string) (AutoConnectType, bool) {
-	switch name {
-	case "route-mesh":
-		return AutoConnectRouteMesh, true
-	case "fanout":
-		return AutoConnectFanout, true
-	default:
-		return AutoConnectInvalid, false
-	}
+	return autoConnectNames.value(name, AutoConnectInvalid)
 }
 
 // String returns the canonical name, or a numeric form for unknown values.
-func (t AutoConnectType) String() string {
-	if n, err := t.CanonicalName(); err == nil {
-		return n
-	}
-	return "AutoConnectType(" + strconv.Itoa(int(t)) + ")"
-}
+func (t AutoConnectType) String() string { return enumString(autoConnectNames, t, "AutoConnectType") }
 
 // PeerRole is a peer row's socket role. Value 1 is reserved (removed gateway
 // role). Numeric values are persisted; canonical names appear in keys.
@@ -152,53 +136,30 @@ const (
 	PeerRoleSub     PeerRole = 6
 )
 
+// peerRoleNames are the canonical names of the peer roles.
+var peerRoleNames = enumCodes[PeerRole, string]{
+	{PeerRoleSpot, "spot"},
+	{PeerRoleRouter, "router"},
+	{PeerRoleDealer, "dealer"},
+	{PeerRolePub, "pub"},
+	{PeerRoleSub, "sub"},
+}
+
 // CanonicalName returns the role's key name; unknown values are an InputError
 // of class range with code "peer.role".
 func (r PeerRole) CanonicalName() (string, error) {
-	switch r {
-	case PeerRoleSpot:
-		return "spot", nil
-	case PeerRoleRouter:
-		return "router", nil
-	case PeerRoleDealer:
-		return "dealer", nil
-	case PeerRolePub:
-		return "pub", nil
-	case PeerRoleSub:
-		return "sub", nil
-	default:
-		return "", NewRangeError("peer.role", "peer role %d has no canonical name", int(r))
-	}
+	return canonicalName(peerRoleNames, r, "peer.role", "peer role")
 }
 
 // Known reports whether r has a canonical name.
-func (r PeerRole) Known() bool { _, err := r.CanonicalName(); return err == nil }
+func (r PeerRole) Known() bool { _, ok := peerRoleNames.code(r); return ok }
 
 // ParsePeerRole parses a canonical name exactly (case-sensitive).
-func ParsePeerRole(name string) (PeerRole, bool) {
-	switch name {
-	case "spot":
-		return PeerRoleSpot, true
-	case "router":
-		return PeerRoleRouter, true
-	case "dealer":
-		return PeerRoleDealer, true
-	case "pub":
-		return PeerRolePub, true
-	case "sub":
-		return PeerRoleSub, true
-	default:
-		return PeerRoleInvalid, false
-	}
-}
+// An unknown name gives PeerRoleInvalid.
+func ParsePeerRole(name string) (PeerRole, bool) { return peerRoleNames.value(name, PeerRoleInvalid) }
 
 // String returns the canonical name, or a numeric form for unknown values.
-func (r PeerRole) String() string {
-	if n, err := r.CanonicalName(); err == nil {
-		return n
-	}
-	return "PeerRole(" + strconv.Itoa(int(r)) + ")"
-}
+func (r PeerRole) String() string { return enumString(peerRoleNames, r, "PeerRole") }
 
 // RouteKind is a route row's kind; its decimal text is a key segment.
 type RouteKind int
@@ -239,33 +200,24 @@ const (
 	SpotInstance SpotKind = "instance"
 )
 
+// spotKindWire are the wire numbers of the spot kinds.
+var spotKindWire = enumCodes[SpotKind, int]{
+	{SpotEntry, 1},
+	{SpotUser, 2},
+	{SpotInstance, 3},
+}
+
 // WireValue returns the spot kind's wire number (entry 1, user 2, instance 3,
 // anything else 0).
 func (k SpotKind) WireValue() int {
-	switch k {
-	case SpotEntry:
-		return 1
-	case SpotUser:
-		return 2
-	case SpotInstance:
-		return 3
-	default:
-		return 0
-	}
+	w, _ := spotKindWire.code(k)
+	return w
 }
 
 // SpotKindFromWire is the inverse of WireValue; unknown numbers give SpotInvalid.
 func SpotKindFromWire(v int) SpotKind {
-	switch v {
-	case 1:
-		return SpotEntry
-	case 2:
-		return SpotUser
-	case 3:
-		return SpotInstance
-	default:
-		return SpotInvalid
-	}
+	k, _ := spotKindWire.value(v, SpotInvalid)
+	return k
 }
 
 // ResultKind is the discriminator of every result union. The string values
@@ -323,3 +275,51 @@ const (
 
 // GoString helps test failure output.
 func (t Table) GoString() string { return fmt.Sprintf("location.Table(%q)", string(t)) }
+
+// enumCodes is the two-way table of a closed enum: each known value with its
+// code (a canonical name or a wire number). It is read-only after its
+// declaration. Lookups scan its few entries, as a switch would.
+type enumCodes[V, C comparable] []struct {
+	value V
+	code  C
+}
+
+// code returns v's code, or the zero code and false for an unknown value.
+func (t enumCodes[V, C]) code(v V) (C, bool) {
+	for _, e := range t {
+		if e.value == v {
+			return e.code, true
+		}
+	}
+	var zero C
+	return zero, false
+}
+
+// value returns the value of code c, or unknown and false for an unknown
+// code.
+func (t enumCodes[V, C]) value(c C, unknown V) (V, bool) {
+	for _, e := range t {
+		if e.code == c {
+			return e.value, true
+		}
+	}
+	return unknown, false
+}
+
+// canonicalName returns the name of a numbered enum's value v, or an
+// InputError of class range with the given code for a value without one.
+func canonicalName[V ~int](names enumCodes[V, string], v V, code, what string) (string, error) {
+	if name, ok := names.code(v); ok {
+		return name, nil
+	}
+	return "", NewRangeError(code, "%s %d has no canonical name", what, int(v))
+}
+
+// enumString is the String of a numbered enum: v's name, or typeName(number)
+// for a value without one.
+func enumString[V ~int](names enumCodes[V, string], v V, typeName string) string {
+	if name, ok := names.code(v); ok {
+		return name
+	}
+	return typeName + "(" + strconv.Itoa(int(v)) + ")"
+}

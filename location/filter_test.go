@@ -21,6 +21,23 @@ func vMatching[R any](rows map[string]R, order []string, match func(R) bool) []s
 	return out
 }
 
+// vFilterCase is one filter and the names of the rows it matches, in order.
+type vFilterCase[F any] struct {
+	name   string
+	filter F
+	want   []string
+}
+
+// vFilterMatches checks each case's filter on the named rows, taken in order.
+func vFilterMatches[R any, F interface{ Matches(R) bool }](t *testing.T, rows map[string]R, order []string, cases []vFilterCase[F]) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, vMatching(rows, order, tc.filter.Matches))
+		})
+	}
+}
+
 func TestPeerFilterMatches(t *testing.T) {
 	peer := func(ct location.AutoConnectType, mesh string, role location.PeerRole, rid *location.RoutingID, endpoint string) location.PeerLocation {
 		return location.PeerLocation{AutoConnectType: ct, MeshName: mesh, Role: role, NodeRID: rid, Endpoint: endpoint}
@@ -32,11 +49,7 @@ func TestPeerFilterMatches(t *testing.T) {
 		"P4": peer(location.AutoConnectRouteMesh, "other", location.PeerRoleRouter, vRIDPtr("node-1"), "e4"),
 	}
 	order := []string{"P1", "P2", "P3", "P4"}
-	cases := []struct {
-		name   string
-		filter location.PeerFilter
-		want   []string
-	}{
+	vFilterMatches(t, rows, order, []vFilterCase[location.PeerFilter]{
 		{"LS-117 empty filter", location.PeerFilter{}, []string{"P1", "P2", "P3", "P4"}},
 		{"LS-117 mesh play", location.PeerFilter{MeshName: vPtr("play")}, []string{"P1", "P2", "P3"}},
 		{"LS-117 role router", location.PeerFilter{Role: vPtr(location.PeerRoleRouter)}, []string{"P1", "P4"}},
@@ -48,12 +61,7 @@ func TestPeerFilterMatches(t *testing.T) {
 		{"empty mesh matches only empty mesh", location.PeerFilter{MeshName: vPtr("")}, []string{}},
 		{"exact case", location.PeerFilter{MeshName: vPtr("Play")}, []string{}},
 		{"present empty rid never matches an absent rid", location.PeerFilter{NodeRID: vRIDPtr("")}, []string{}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, vMatching(rows, order, tc.filter.Matches))
-		})
-	}
+	})
 }
 
 func TestSpotFilterMatches(t *testing.T) {
@@ -66,11 +74,7 @@ func TestSpotFilterMatches(t *testing.T) {
 		"S3": spot("other", "spot-3", "game", "node-1", location.SpotEntry),
 	}
 	order := []string{"S1", "S2", "S3"}
-	cases := []struct {
-		name   string
-		filter location.SpotFilter
-		want   []string
-	}{
+	vFilterMatches(t, rows, order, []vFilterCase[location.SpotFilter]{
 		{"LS-133 empty filter", location.SpotFilter{}, []string{"S1", "S2", "S3"}},
 		{"LS-133 mesh play", location.SpotFilter{MeshName: vPtr("play")}, []string{"S1", "S2"}},
 		{"LS-133 spot type game", location.SpotFilter{SpotType: vPtr("game")}, []string{"S1", "S3"}},
@@ -78,12 +82,7 @@ func TestSpotFilterMatches(t *testing.T) {
 		{"LS-133 spot kind instance", location.SpotFilter{SpotKind: vPtr(location.SpotInstance)}, []string{"S2"}},
 		{"LS-133 mesh other and type lobby", location.SpotFilter{MeshName: vPtr("other"), SpotType: vPtr("lobby")}, []string{}},
 		{"every field", location.SpotFilter{MeshName: vPtr("play"), SpotType: vPtr("game"), NodeRID: vRIDPtr("node-1"), SpotKind: vPtr(location.SpotUser)}, []string{"S1"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, vMatching(rows, order, tc.filter.Matches))
-		})
-	}
+	})
 }
 
 func TestActorFilterMatches(t *testing.T) {
@@ -96,11 +95,7 @@ func TestActorFilterMatches(t *testing.T) {
 		"A3": actor("play", "actor-3", "player", "node-2", "room-1", location.SpotUser),
 	}
 	order := []string{"A1", "A2", "A3"}
-	cases := []struct {
-		name   string
-		filter location.ActorFilter
-		want   []string
-	}{
+	vFilterMatches(t, rows, order, []vFilterCase[location.ActorFilter]{
 		{"LS-144 empty filter", location.ActorFilter{}, []string{"A1", "A2", "A3"}},
 		{"LS-144 actor type player", location.ActorFilter{ActorType: vPtr("player")}, []string{"A1", "A3"}},
 		{"LS-144 nodeRid node-2", location.ActorFilter{NodeRID: vRIDPtr("node-2")}, []string{"A2", "A3"}},
@@ -108,12 +103,7 @@ func TestActorFilterMatches(t *testing.T) {
 		{"LS-144 location kind entry", location.ActorFilter{LocationKind: vPtr(location.SpotEntry)}, []string{"A1"}},
 		{"every field", location.ActorFilter{ActorType: vPtr("player"), NodeRID: vRIDPtr("node-2"), SpotID: vPtr("room-1"), LocationKind: vPtr(location.SpotUser)}, []string{"A3"}},
 		{"spotId compares as plain text", location.ActorFilter{SpotID: vPtr("room-")}, []string{}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, vMatching(rows, order, tc.filter.Matches))
-		})
-	}
+	})
 }
 
 func TestRouteFilterMatches(t *testing.T) {
@@ -126,23 +116,14 @@ func TestRouteFilterMatches(t *testing.T) {
 		"R3": route(location.RouteActorSession, "r3", "node-2", "b"),
 	}
 	order := []string{"R1", "R2", "R3"}
-	cases := []struct {
-		name   string
-		filter location.RouteFilter
-		want   []string
-	}{
+	vFilterMatches(t, rows, order, []vFilterCase[location.RouteFilter]{
 		{"LS-156 route kind ActorSession", location.RouteFilter{RouteKind: vPtr(location.RouteActorSession)}, []string{"R1", "R3"}},
 		{"LS-156 owner node node-2", location.RouteFilter{OwnerNodeRID: vRIDPtr("node-2")}, []string{"R2", "R3"}},
 		{"LS-156 owner a", location.RouteFilter{OwnerID: vPtr("a")}, []string{"R1", "R2"}},
 		{"LS-156 empty filter", location.RouteFilter{}, []string{"R1", "R2", "R3"}},
 		{"every field", location.RouteFilter{RouteKind: vPtr(location.RouteActorSession), OwnerNodeRID: vRIDPtr("node-2"), OwnerID: vPtr("b")}, []string{"R3"}},
 		{"route kind FrameworkRoute", location.RouteFilter{RouteKind: vPtr(location.RouteFrameworkRoute)}, []string{}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, vMatching(rows, order, tc.filter.Matches))
-		})
-	}
+	})
 }
 
 // TestFilterRoutingIDEquality checks the RID rule of 01 §6 on every filter:

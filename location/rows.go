@@ -86,6 +86,12 @@ type SpotLocation struct {
 // Key returns the row's key.
 func (s *SpotLocation) Key() SpotKey { return SpotKey{MeshName: s.MeshName, SpotID: s.SpotID} }
 
+// Owner returns the row's owner token: the owner id and lease generation of
+// the owner that wrote it.
+func (s *SpotLocation) Owner() OwnerToken {
+	return OwnerToken{OwnerID: s.OwnerID, LeaseGeneration: s.LeaseGeneration}
+}
+
 // SpotFilter selects spot rows; nil fields match everything.
 type SpotFilter struct {
 	MeshName *string
@@ -120,6 +126,12 @@ type ActorLocation struct {
 
 // Key returns the row's key.
 func (a *ActorLocation) Key() ActorKey { return ActorKey{MeshName: a.MeshName, ActorID: a.ActorID} }
+
+// Owner returns the row's owner token: the owner id and lease generation of
+// the owner that wrote it.
+func (a *ActorLocation) Owner() OwnerToken {
+	return OwnerToken{OwnerID: a.OwnerID, LeaseGeneration: a.LeaseGeneration}
+}
 
 // ActorFilter selects actor rows of every mesh; nil fields match everything.
 type ActorFilter struct {

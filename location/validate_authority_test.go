@@ -108,33 +108,29 @@ func TestValidateCompareExchange(t *testing.T) {
 	}
 }
 
+// vListArgs are the arguments of ValidateListAuthorities.
+type vListArgs struct {
+	prefix, cursor string
+	limit          int
+}
+
 func TestValidateListAuthorities(t *testing.T) {
-	cases := []struct {
-		name   string
-		prefix string
-		cursor string
-		limit  int
-		want   vWant
-	}{
-		{"AUTH-063 first page", "zla1:", "", 10, vOK()},
-		{"AUTH-062 limit 0", "zla1:", "", 0, vRange(location.CodeAuthorityScanLimit)},
-		{"AUTH-062 limit -1", "zla1:", "", -1, vRange(location.CodeAuthorityScanLimit)},
-		{"AUTH-062 limit 1001", "zla1:", "", 1001, vRange(location.CodeAuthorityScanLimit)},
-		{"AUTH-062 limit 1", "zla1:", "", 1, vOK()},
-		{"AUTH-062 limit 1000", "zla1:", "", 1000, vOK()},
-		{"AUTH-065 empty prefix", "", "", 10, vOK()},
-		{"Q10 prefix of 1,024 bytes", strings.Repeat("p", 1024), "", 10, vOK()},
-		{"Q10 prefix of 1,025 bytes", strings.Repeat("p", 1025), "", 10, vRange(location.CodeAuthorityScanPrefix)},
-		{"Q10 prefix is any text", "\x00\xff", "", 10, vOK()},
-		{"AUTH-073 undecodable cursor is not an error (E-10)", "zla1:", "garbage", 10, vOK()},
-		{"AUTH-073 cursor of 4,096 bytes", "zla1:", strings.Repeat("c", 4096), 10, vOK()},
-		{"AUTH-073 cursor of 4,097 bytes", "zla1:", strings.Repeat("c", 4097), 10, vRange(location.CodeAuthorityScanCursor)},
-		{"prefix before cursor", strings.Repeat("p", 1025), strings.Repeat("c", 4097), 0, vRange(location.CodeAuthorityScanPrefix)},
-		{"cursor before limit", "", strings.Repeat("c", 4097), 0, vRange(location.CodeAuthorityScanCursor)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			vCheck(t, location.ValidateListAuthorities(tc.prefix, tc.cursor, tc.limit), tc.want)
-		})
-	}
+	validate := func(a vListArgs) error { return location.ValidateListAuthorities(a.prefix, a.cursor, a.limit) }
+	vInputs(t, validate, []vInput[vListArgs]{
+		{"AUTH-063 first page", vListArgs{"zla1:", "", 10}, vOK()},
+		{"AUTH-062 limit 0", vListArgs{"zla1:", "", 0}, vRange(location.CodeAuthorityScanLimit)},
+		{"AUTH-062 limit -1", vListArgs{"zla1:", "", -1}, vRange(location.CodeAuthorityScanLimit)},
+		{"AUTH-062 limit 1001", vListArgs{"zla1:", "", 1001}, vRange(location.CodeAuthorityScanLimit)},
+		{"AUTH-062 limit 1", vListArgs{"zla1:", "", 1}, vOK()},
+		{"AUTH-062 limit 1000", vListArgs{"zla1:", "", 1000}, vOK()},
+		{"AUTH-065 empty prefix", vListArgs{"", "", 10}, vOK()},
+		{"Q10 prefix of 1,024 bytes", vListArgs{strings.Repeat("p", 1024), "", 10}, vOK()},
+		{"Q10 prefix of 1,025 bytes", vListArgs{strings.Repeat("p", 1025), "", 10}, vRange(location.CodeAuthorityScanPrefix)},
+		{"Q10 prefix is any text", vListArgs{"\x00\xff", "", 10}, vOK()},
+		{"AUTH-073 undecodable cursor is not an error (E-10)", vListArgs{"zla1:", "garbage", 10}, vOK()},
+		{"AUTH-073 cursor of 4,096 bytes", vListArgs{"zla1:", strings.Repeat("c", 4096), 10}, vOK()},
+		{"AUTH-073 cursor of 4,097 bytes", vListArgs{"zla1:", strings.Repeat("c", 4097), 10}, vRange(location.CodeAuthorityScanCursor)},
+		{"prefix before cursor", vListArgs{strings.Repeat("p", 1025), strings.Repeat("c", 4097), 0}, vRange(location.CodeAuthorityScanPrefix)},
+		{"cursor before limit", vListArgs{"", strings.Repeat("c", 4097), 0}, vRange(location.CodeAuthorityScanCursor)},
+	})
 }

@@ -2,6 +2,7 @@ package location
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -181,11 +182,7 @@ func mapKeysUTF8[V any](name string, m map[string]V) []textField {
 	if valid {
 		return nil
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	out := make([]textField, 0, len(keys))
 	for _, k := range keys {
 		out = append(out, textField{name: name + " key", value: k})
@@ -203,11 +200,7 @@ func mapStringsUTF8(name string, m map[string]string) []textField {
 	if valid {
 		return nil
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	out := make([]textField, 0, 2*len(keys))
 	for _, k := range keys {
 		out = append(out, textField{name: name + " key", value: k})

@@ -1,7 +1,5 @@
 package memstore
 
-import "maps"
-
 // Clone returns an independent store with the same contents (tables, row
 // generation counters, owner leases, counters and change stamps), reading
 // opts' clock and id source. Subscriptions of WatchChanges are not copied.
@@ -12,17 +10,6 @@ func (s *Store) Clone(opts Options) *Store {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := New(opts)
-	for t, m := range s.tables {
-		c.tables[t] = maps.Clone(m)
-	}
-	for t, m := range s.gens {
-		c.gens[t] = maps.Clone(m)
-	}
-	c.leases = maps.Clone(s.leases)
-	c.leaseCounter = s.leaseCounter
-	c.stamps = maps.Clone(s.stamps)
-	c.meshNodeStamps = maps.Clone(s.meshNodeStamps)
-	c.versionCounter, c.objectCounter, c.ownerCounter = s.versionCounter, s.objectCounter, s.ownerCounter
-	c.scanRevision = s.scanRevision
+	c.state = s.state.clone()
 	return c
 }

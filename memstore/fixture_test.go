@@ -71,37 +71,13 @@ func spotAt(owner string, lg int64, mesh, id string) location.SpotLocation {
 	return s
 }
 
-// memState is the store's whole state, for "no effect" checks (row values
-// are never changed in place, so sharing them is safe).
-type memState struct {
-	tables                 map[rules.Table]map[string]rules.Record
-	gens                   map[rules.Table]map[string]int64
-	leases                 map[string]ownerLease
-	leaseCounter           int64
-	stamps                 map[rules.StampCounter]int64
-	meshStamps             map[string]int64
-	version, object, owner int64
-	scanRevision           int64
-}
-
-// state copies the store's state.
-func (f *memFix) state() memState {
+// state copies the store's state without its empty tables, for "no effect"
+// checks.
+func (f *memFix) state() state {
 	f.s.mu.Lock()
 	defer f.s.mu.Unlock()
-	st := memState{
-		tables: map[rules.Table]map[string]rules.Record{}, gens: map[rules.Table]map[string]int64{},
-		leases: maps.Clone(f.s.leases), leaseCounter: f.s.leaseCounter,
-		stamps: maps.Clone(f.s.stamps), meshStamps: maps.Clone(f.s.meshNodeStamps),
-		version: f.s.versionCounter, object: f.s.objectCounter, owner: f.s.ownerCounter, scanRevision: f.s.scanRevision,
-	}
-	for t, rows := range f.s.tables {
-		if len(rows) > 0 {
-			st.tables[t] = maps.Clone(rows)
-		}
-	}
-	for t, g := range f.s.gens {
-		st.gens[t] = maps.Clone(g)
-	}
+	st := f.s.state.clone()
+	maps.DeleteFunc(st.tables, func(_ rules.Table, rows map[string]rules.Record) bool { return len(rows) == 0 })
 	return st
 }
 

@@ -15,6 +15,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+	"maps"
 	"sync"
 	"time"
 
@@ -46,6 +47,16 @@ type Store struct {
 	clock  location.Clock
 	random io.Reader
 
+	state
+
+	// watchers are the live WatchChanges subscriptions (watch_changes.go).
+	watchers map[*changeWatcher]struct{}
+}
+
+// state is everything the store holds: its tables, row generation
+// counters, owner leases, counters and change stamps. Stored values are
+// immutable (every write replaces them), so copies of the state share them.
+type state struct {
 	tables map[rules.Table]map[string]rules.Record
 	// gens are the per-key row generation counters; they survive deletion.
 	gens map[rules.Table]map[string]int64
@@ -60,9 +71,24 @@ type Store struct {
 	objectCounter  int64
 	ownerCounter   int64
 	scanRevision   int64
+}
 
-	// watchers are the live WatchChanges subscriptions (watch_changes.go).
-	watchers map[*changeWatcher]struct{}
+// clone returns an independent copy of the state: its own maps, the same
+// values.
+func (st *state) clone() state {
+	c := *st
+	c.tables = make(map[rules.Table]map[string]rules.Record, len(st.tables))
+	for t, m := range st.tables {
+		c.tables[t] = maps.Clone(m)
+	}
+	c.gens = make(map[rules.Table]map[string]int64, len(st.gens))
+	for t, m := range st.gens {
+		c.gens[t] = maps.Clone(m)
+	}
+	c.leases = maps.Clone(st.leases)
+	c.stamps = maps.Clone(st.stamps)
+	c.meshNodeStamps = maps.Clone(st.meshNodeStamps)
+	return c
 }
 
 // ownerLease is one owner-lease entry; an expired entry may linger.
@@ -74,13 +100,15 @@ type ownerLease struct {
 // New returns an empty store.
 func New(opts Options) *Store {
 	s := &Store{
-		clock:          opts.Clock,
-		random:         opts.Random,
-		tables:         map[rules.Table]map[string]rules.Record{},
-		gens:           map[rules.Table]map[string]int64{},
-		leases:         map[string]ownerLease{},
-		stamps:         map[rules.StampCounter]int64{},
-		meshNodeStamps: map[string]int64{},
+		clock:  opts.Clock,
+		random: opts.Random,
+		state: state{
+			tables:         map[rules.Table]map[string]rules.Record{},
+			gens:           map[rules.Table]map[string]int64{},
+			leases:         map[string]ownerLease{},
+			stamps:         map[rules.StampCounter]int64{},
+			meshNodeStamps: map[string]int64{},
+		},
 	}
 	if s.clock == nil {
 		s.clock = location.SystemClock

@@ -111,45 +111,21 @@ func NewNodeMetrics(reg prometheus.Registerer, opts NodeOptions) (*NodeMetrics, 
 	buckets := DurationBucketsOr(opts.Buckets)
 	m := &NodeMetrics{
 		clk: opts.Clock,
-		renewals: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "zlink_session_renewals_total",
-			Help: "Owner-lease claims and renewals a session sent, by result: the store's answer (claimed, renewed, stale, …) or error (not confirmed).",
-		}, []string{"result"}),
-		renewalDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "zlink_session_renewal_duration_seconds",
-			Help:    "Duration of owner-lease claims and renewals, answered or failed.",
-			Buckets: buckets,
-		}),
-		ends: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "zlink_session_ends_total",
-			Help: "Tracked sessions that ended, by cause: lease_lost and deadline_passed are losses; closed, orphaned and context are the process's doing.",
-		}, []string{"cause"}),
-		ticks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "zlink_autoconnect_ticks_total",
-			Help: "Auto-connect loop ticks, by result: reconciled, skipped (nothing changed), store_failure, error.",
-		}, []string{"result"}),
-		tickDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "zlink_autoconnect_tick_duration_seconds",
-			Help:    "Duration of auto-connect loop ticks.",
-			Buckets: buckets,
-		}),
-		lastTick: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "zlink_autoconnect_last_tick_timestamp_seconds",
-			Help: "When the last auto-connect tick ended (Unix time).",
-		}),
-		storeFailed: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "zlink_autoconnect_store_failed",
-			Help: "1 while the last auto-connect tick ended in a store failure (connections are kept), else 0.",
-		}),
-		connects: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "zlink_autoconnect_connects_total",
-			Help: "Targets auto-connect connected.",
-		}),
-		disconnects: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "zlink_autoconnect_disconnects_total",
-			Help: "Targets auto-connect disconnected.",
-		}),
-		sessions: map[TrackedSession]struct{}{},
+		renewals: newCounterVec("zlink_session_renewals_total",
+			"Owner-lease claims and renewals a session sent, by result: the store's answer (claimed, renewed, stale, …) or error (not confirmed).", "result"),
+		renewalDuration: newHistogram("zlink_session_renewal_duration_seconds",
+			"Duration of owner-lease claims and renewals, answered or failed.", buckets),
+		ends: newCounterVec("zlink_session_ends_total",
+			"Tracked sessions that ended, by cause: lease_lost and deadline_passed are losses; closed, orphaned and context are the process's doing.", "cause"),
+		ticks: newCounterVec("zlink_autoconnect_ticks_total",
+			"Auto-connect loop ticks, by result: reconciled, skipped (nothing changed), store_failure, error.", "result"),
+		tickDuration: newHistogram("zlink_autoconnect_tick_duration_seconds", "Duration of auto-connect loop ticks.", buckets),
+		lastTick:     newGauge("zlink_autoconnect_last_tick_timestamp_seconds", "When the last auto-connect tick ended (Unix time)."),
+		storeFailed: newGauge("zlink_autoconnect_store_failed",
+			"1 while the last auto-connect tick ended in a store failure (connections are kept), else 0."),
+		connects:    newCounter("zlink_autoconnect_connects_total", "Targets auto-connect connected."),
+		disconnects: newCounter("zlink_autoconnect_disconnects_total", "Targets auto-connect disconnected."),
+		sessions:    map[TrackedSession]struct{}{},
 	}
 	if m.clk == nil {
 		m.clk = clock.System()

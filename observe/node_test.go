@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,36 +22,32 @@ import (
 
 // fakeSession is a TrackedSession whose state the test sets.
 type fakeSession struct {
-	mu     sync.Mutex
-	status session.Status
-	valid  bool
+	status atomic.Pointer[session.Status]
+	valid  atomic.Bool
 	done   chan struct{}
 }
 
 func newFakeSession(lastRenewal, trustedUntil time.Time) *fakeSession {
-	return &fakeSession{status: session.Status{LastRenewal: lastRenewal, TrustedUntil: trustedUntil}, valid: true, done: make(chan struct{})}
+	f := &fakeSession{done: make(chan struct{})}
+	f.status.Store(&session.Status{LastRenewal: lastRenewal, TrustedUntil: trustedUntil})
+	f.valid.Store(true)
+	return f
 }
 
-func (f *fakeSession) Valid() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.valid
-}
+func (f *fakeSession) Valid() bool { return f.valid.Load() }
 
-func (f *fakeSession) Status() session.Status {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.status
-}
+func (f *fakeSession) Status() session.Status { return *f.status.Load() }
 
 func (f *fakeSession) Done() <-chan struct{} { return f.done }
 
 func (f *fakeSession) Err() error { return f.Status().Err }
 
+// end ends the session with err: it is no longer valid.
 func (f *fakeSession) end(err error) {
-	f.mu.Lock()
-	f.status.Err, f.valid = err, false
-	f.mu.Unlock()
+	st := f.Status()
+	st.Err = err
+	f.status.Store(&st)
+	f.valid.Store(false)
 	close(f.done)
 }
 
@@ -104,9 +100,7 @@ func TestTrackedSessions(t *testing.T) {
 	require.Equal(t, 5.0, promtest.Value(t, reg, "zlink_session_last_renewal_age_seconds"), "the oldest renewal: b's")
 	require.Equal(t, 5.0, promtest.Value(t, reg, "zlink_session_trust_remaining_seconds"), "the shortest trust: b's")
 
-	b.mu.Lock()
-	b.valid = false
-	b.mu.Unlock()
+	b.valid.Store(false)
 	clk.Advance(6 * time.Second)
 	require.Equal(t, 1.0, promtest.Value(t, reg, "zlink_sessions_untrusted"))
 	require.Equal(t, 0.0, promtest.Value(t, reg, "zlink_session_trust_remaining_seconds"), "never negative")

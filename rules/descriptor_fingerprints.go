@@ -19,8 +19,7 @@ import (
 // application version, the spot types as a sorted list, the capabilities
 // sorted by (objectKind, stableType), security identity and owner token.
 func EqualMeshNodeImmutable(a, b *location.MeshNodeDescriptor) bool {
-	return a.MeshName == b.MeshName &&
-		a.RID == b.RID &&
+	return a.Key() == b.Key() &&
 		a.LifecycleGeneration == b.LifecycleGeneration &&
 		a.Endpoint == b.Endpoint &&
 		a.ObjectRole == b.ObjectRole &&
@@ -33,8 +32,7 @@ func EqualMeshNodeImmutable(a, b *location.MeshNodeDescriptor) bool {
 		sameElements(a.SpotTypes, b.SpotTypes, sortedCopy) &&
 		sameElements(a.ObjectCapabilities, b.ObjectCapabilities, sortedCapabilities) &&
 		a.SecurityIdentity == b.SecurityIdentity &&
-		a.OwnerID == b.OwnerID &&
-		a.LeaseGeneration == b.LeaseGeneration
+		a.Owner() == b.Owner()
 }
 
 // EqualMeshNode reports whether a and b have equal full fingerprints: the
@@ -59,13 +57,11 @@ func EqualMeshNode(a, b *location.MeshNodeDescriptor) bool {
 // client-server descriptors: identity, lifecycle, endpoint, security
 // identity and owner token.
 func EqualClientServerImmutable(a, b *location.ClientServerDescriptor) bool {
-	return a.ChannelName == b.ChannelName &&
-		a.ServerRID == b.ServerRID &&
+	return a.Key() == b.Key() &&
 		a.LifecycleGeneration == b.LifecycleGeneration &&
 		a.Endpoint == b.Endpoint &&
 		a.SecurityIdentity == b.SecurityIdentity &&
-		a.OwnerID == b.OwnerID &&
-		a.LeaseGeneration == b.LeaseGeneration
+		a.Owner() == b.Owner()
 }
 
 // EqualClientServer compares full fingerprints: the immutable part plus
@@ -81,13 +77,11 @@ func EqualClientServer(a, b *location.ClientServerDescriptor) bool {
 // fanout publisher descriptors: identity, lifecycle, endpoint, security
 // identity and owner token.
 func EqualFanoutPublisherImmutable(a, b *location.FanoutPublisherDescriptor) bool {
-	return a.ChannelName == b.ChannelName &&
-		a.PublisherRID == b.PublisherRID &&
+	return a.Key() == b.Key() &&
 		a.LifecycleGeneration == b.LifecycleGeneration &&
 		a.Endpoint == b.Endpoint &&
 		a.SecurityIdentity == b.SecurityIdentity &&
-		a.OwnerID == b.OwnerID &&
-		a.LeaseGeneration == b.LeaseGeneration
+		a.Owner() == b.Owner()
 }
 
 // EqualFanoutPublisher compares full fingerprints: the immutable part plus

@@ -16,12 +16,7 @@ func TestMeshNodeFingerprints(t *testing.T) {
 	base.SpotTypes = []string{"room", "lobby"}
 	base.ObjectCapabilities = append(base.ObjectCapabilities, location.ObjectCapability{ObjectKind: location.ObjectUserSpot, StableType: "lobby", Policy: location.PolicyRecreate, Limit: 10})
 	base.PopulationCapacity.SpotTypes = append(base.PopulationCapacity.SpotTypes, location.SpotTypeCapacity{ObjectKind: location.ObjectUserSpot, StableType: "lobby", PopulationCapacity: location.PopulationCapacity{Limit: 10}})
-	cases := []struct {
-		name          string
-		change        func(d *location.MeshNodeDescriptor)
-		sameFull      bool
-		sameImmutable bool
-	}{
+	lsFingerprints(t, "", base, EqualMeshNode, EqualMeshNodeImmutable, []lsFingerprintCase[location.MeshNodeDescriptor]{
 		{name: "identical", change: func(*location.MeshNodeDescriptor) {}, sameFull: true, sameImmutable: true},
 		{name: "updatedAt is never compared", change: func(d *location.MeshNodeDescriptor) { d.UpdatedAt = fixture.T0() }, sameFull: true, sameImmutable: true},
 		{name: "spot types reordered", change: func(d *location.MeshNodeDescriptor) { d.SpotTypes = []string{"lobby", "room"} }, sameFull: true, sameImmutable: true},
@@ -67,15 +62,7 @@ func TestMeshNodeFingerprints(t *testing.T) {
 		{name: "lifecycle", change: func(d *location.MeshNodeDescriptor) { d.LifecycleGeneration = 8 }},
 		{name: "owner", change: func(d *location.MeshNodeDescriptor) { d.OwnerID = "b" }},
 		{name: "lease generation", change: func(d *location.MeshNodeDescriptor) { d.LeaseGeneration = 2 }},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			changed := base.Clone()
-			c.change(&changed)
-			require.Equal(t, c.sameFull, EqualMeshNode(&base, &changed), "full")
-			require.Equal(t, c.sameImmutable, EqualMeshNodeImmutable(&base, &changed), "immutable")
-		})
-	}
+	})
 	t.Run("absent and empty maps and lists are equal", func(t *testing.T) {
 		a, b := fixture.MN(fixture.Token("a", 1)), fixture.MN(fixture.Token("a", 1))
 		a.ChannelWeights, b.ChannelWeights = nil, map[string]int64{}
@@ -88,12 +75,7 @@ func TestMeshNodeFingerprints(t *testing.T) {
 // TestChannelDescriptorFingerprints checks the client-server and fanout
 // fingerprints behind LS-084, LS-085 and LS-091.
 func TestChannelDescriptorFingerprints(t *testing.T) {
-	cs := fixture.CS(fixture.Token("a", 1))
-	for _, c := range []struct {
-		name                    string
-		change                  func(*location.ClientServerDescriptor)
-		sameFull, sameImmutable bool
-	}{
+	lsFingerprints(t, "clientServer/", fixture.CS(fixture.Token("a", 1)), EqualClientServer, EqualClientServerImmutable, []lsFingerprintCase[location.ClientServerDescriptor]{
 		{name: "weight", change: func(d *location.ClientServerDescriptor) { d.Weight = 50 }, sameImmutable: true},
 		{name: "state", change: func(d *location.ClientServerDescriptor) { d.State = location.StateDraining }, sameImmutable: true},
 		{name: "revision", change: func(d *location.ClientServerDescriptor) { d.DescriptorRevision = 2 }, sameImmutable: true},
@@ -101,32 +83,35 @@ func TestChannelDescriptorFingerprints(t *testing.T) {
 		{name: "security identity", change: func(d *location.ClientServerDescriptor) { d.SecurityIdentity = "x" }},
 		{name: "lifecycle", change: func(d *location.ClientServerDescriptor) { d.LifecycleGeneration = 2 }},
 		{name: "updatedAt", change: func(d *location.ClientServerDescriptor) { d.UpdatedAt = fixture.T0() }, sameFull: true, sameImmutable: true},
-	} {
-		t.Run("clientServer/"+c.name, func(t *testing.T) {
-			changed := cs
-			c.change(&changed)
-			require.Equal(t, c.sameFull, EqualClientServer(&cs, &changed))
-			require.Equal(t, c.sameImmutable, EqualClientServerImmutable(&cs, &changed))
-		})
-	}
-	fp := fixture.FP(fixture.Token("a", 1))
-	for _, c := range []struct {
-		name                    string
-		change                  func(*location.FanoutPublisherDescriptor)
-		sameFull, sameImmutable bool
-	}{
+	})
+	lsFingerprints(t, "fanout/", fixture.FP(fixture.Token("a", 1)), EqualFanoutPublisher, EqualFanoutPublisherImmutable, []lsFingerprintCase[location.FanoutPublisherDescriptor]{
 		{name: "state", change: func(d *location.FanoutPublisherDescriptor) { d.State = location.StateDraining }, sameImmutable: true},
 		{name: "revision", change: func(d *location.FanoutPublisherDescriptor) { d.DescriptorRevision = 2 }, sameImmutable: true},
 		{name: "endpoint", change: func(d *location.FanoutPublisherDescriptor) { d.Endpoint = "x" }},
 		{name: "lifecycle", change: func(d *location.FanoutPublisherDescriptor) { d.LifecycleGeneration = 8 }},
 		{name: "owner", change: func(d *location.FanoutPublisherDescriptor) { d.OwnerID = "b" }},
 		{name: "updatedAt", change: func(d *location.FanoutPublisherDescriptor) { d.UpdatedAt = fixture.T0() }, sameFull: true, sameImmutable: true},
-	} {
-		t.Run("fanout/"+c.name, func(t *testing.T) {
-			changed := fp
+	})
+}
+
+// lsFingerprintCase is one change to a descriptor and whether its full and
+// its immutable fingerprint stay equal.
+type lsFingerprintCase[D any] struct {
+	name                    string
+	change                  func(*D)
+	sameFull, sameImmutable bool
+}
+
+// lsFingerprints applies each case's change to a deep copy of base and
+// compares the copy with base by both fingerprints.
+func lsFingerprints[D location.Cloner[D]](t *testing.T, prefix string, base D, full, immutable func(a, b *D) bool, cases []lsFingerprintCase[D]) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(prefix+c.name, func(t *testing.T) {
+			changed := base.Clone()
 			c.change(&changed)
-			require.Equal(t, c.sameFull, EqualFanoutPublisher(&fp, &changed))
-			require.Equal(t, c.sameImmutable, EqualFanoutPublisherImmutable(&fp, &changed))
+			require.Equal(t, c.sameFull, full(&base, &changed), "full")
+			require.Equal(t, c.sameImmutable, immutable(&base, &changed), "immutable")
 		})
 	}
 }

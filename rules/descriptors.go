@@ -12,16 +12,14 @@ import (
 // claims.
 
 // descriptorTable describes one descriptor table to the shared procedures.
-type descriptorTable[D any] struct {
-	table Table
-	// token returns the descriptor's owner token.
-	token func(*D) location.OwnerToken
+type descriptorTable[D location.Cloner[D]] struct {
+	ownedTable[D]
 	// lifecycle and revision return the ordering fields.
 	lifecycle func(*D) int64
 	revision  func(*D) int64
 	updatedAt func(*D) time.Time
-	// stamped returns a deep copy of d with UpdatedAt = now.
-	stamped func(d *D, now time.Time) D
+	// withUpdatedAt returns d with UpdatedAt = now.
+	withUpdatedAt func(d D, now time.Time) D
 	// equal and equalImmutable compare full and immutable fingerprints.
 	equal          func(a, b *D) bool
 	equalImmutable func(a, b *D) bool
@@ -37,15 +35,13 @@ type descriptorTable[D any] struct {
 // mesh-node stamp (00-decisions), entry-spot claims.
 func meshNodeTable() descriptorTable[location.MeshNodeDescriptor] {
 	return descriptorTable[location.MeshNodeDescriptor]{
-		table:     location.TableMeshNodes,
-		token:     func(d *location.MeshNodeDescriptor) location.OwnerToken { return d.Owner() },
-		lifecycle: func(d *location.MeshNodeDescriptor) int64 { return d.LifecycleGeneration },
-		revision:  func(d *location.MeshNodeDescriptor) int64 { return d.DescriptorRevision },
-		updatedAt: func(d *location.MeshNodeDescriptor) time.Time { return d.UpdatedAt },
-		stamped: func(d *location.MeshNodeDescriptor, now time.Time) location.MeshNodeDescriptor {
-			c := d.Clone()
-			c.UpdatedAt = now
-			return c
+		ownedTable: ownedTable[location.MeshNodeDescriptor]{table: location.TableMeshNodes, token: (*location.MeshNodeDescriptor).Owner},
+		lifecycle:  func(d *location.MeshNodeDescriptor) int64 { return d.LifecycleGeneration },
+		revision:   func(d *location.MeshNodeDescriptor) int64 { return d.DescriptorRevision },
+		updatedAt:  func(d *location.MeshNodeDescriptor) time.Time { return d.UpdatedAt },
+		withUpdatedAt: func(d location.MeshNodeDescriptor, now time.Time) location.MeshNodeDescriptor {
+			d.UpdatedAt = now
+			return d
 		},
 		equal:          EqualMeshNode,
 		equalImmutable: EqualMeshNodeImmutable,
@@ -59,23 +55,18 @@ func meshNodeTable() descriptorTable[location.MeshNodeDescriptor] {
 // the channel name in the mesh slot (anomaly A-06, reproduced).
 func clientServerTable() descriptorTable[location.ClientServerDescriptor] {
 	return descriptorTable[location.ClientServerDescriptor]{
-		table: location.TableClientServers,
-		token: func(d *location.ClientServerDescriptor) location.OwnerToken {
-			return location.OwnerToken{OwnerID: d.OwnerID, LeaseGeneration: d.LeaseGeneration}
-		},
-		lifecycle: func(d *location.ClientServerDescriptor) int64 { return d.LifecycleGeneration },
-		revision:  func(d *location.ClientServerDescriptor) int64 { return d.DescriptorRevision },
-		updatedAt: func(d *location.ClientServerDescriptor) time.Time { return d.UpdatedAt },
-		stamped: func(d *location.ClientServerDescriptor, now time.Time) location.ClientServerDescriptor {
-			c := d.Clone()
-			c.UpdatedAt = now
-			return c
+		ownedTable: ownedTable[location.ClientServerDescriptor]{table: location.TableClientServers, token: (*location.ClientServerDescriptor).Owner},
+		lifecycle:  func(d *location.ClientServerDescriptor) int64 { return d.LifecycleGeneration },
+		revision:   func(d *location.ClientServerDescriptor) int64 { return d.DescriptorRevision },
+		updatedAt:  func(d *location.ClientServerDescriptor) time.Time { return d.UpdatedAt },
+		withUpdatedAt: func(d location.ClientServerDescriptor, now time.Time) location.ClientServerDescriptor {
+			d.UpdatedAt = now
+			return d
 		},
 		equal:          EqualClientServer,
 		equalImmutable: EqualClientServerImmutable,
 		bump: func(tx *Tx, d *location.ClientServerDescriptor) {
-			channel := d.ChannelName
-			tx.Bump(location.LocationClientServer, &channel)
+			tx.Bump(location.LocationClientServer, &d.ChannelName)
 		},
 	}
 }
@@ -84,17 +75,13 @@ func clientServerTable() descriptorTable[location.ClientServerDescriptor] {
 // (anomaly A-07, reproduced).
 func fanoutPublisherTable() descriptorTable[location.FanoutPublisherDescriptor] {
 	return descriptorTable[location.FanoutPublisherDescriptor]{
-		table: location.TableFanoutPublishers,
-		token: func(d *location.FanoutPublisherDescriptor) location.OwnerToken {
-			return location.OwnerToken{OwnerID: d.OwnerID, LeaseGeneration: d.LeaseGeneration}
-		},
-		lifecycle: func(d *location.FanoutPublisherDescriptor) int64 { return d.LifecycleGeneration },
-		revision:  func(d *location.FanoutPublisherDescriptor) int64 { return d.DescriptorRevision },
-		updatedAt: func(d *location.FanoutPublisherDescriptor) time.Time { return d.UpdatedAt },
-		stamped: func(d *location.FanoutPublisherDescriptor, now time.Time) location.FanoutPublisherDescriptor {
-			c := d.Clone()
-			c.UpdatedAt = now
-			return c
+		ownedTable: ownedTable[location.FanoutPublisherDescriptor]{table: location.TableFanoutPublishers, token: (*location.FanoutPublisherDescriptor).Owner},
+		lifecycle:  func(d *location.FanoutPublisherDescriptor) int64 { return d.LifecycleGeneration },
+		revision:   func(d *location.FanoutPublisherDescriptor) int64 { return d.DescriptorRevision },
+		updatedAt:  func(d *location.FanoutPublisherDescriptor) time.Time { return d.UpdatedAt },
+		withUpdatedAt: func(d location.FanoutPublisherDescriptor, now time.Time) location.FanoutPublisherDescriptor {
+			d.UpdatedAt = now
+			return d
 		},
 		equal:          EqualFanoutPublisher,
 		equalImmutable: EqualFanoutPublisherImmutable,
@@ -123,7 +110,7 @@ func UpdateMeshNode(tx *Tx, d location.MeshNodeDescriptor, intent location.Write
 // RemoveMeshNode deletes the row when owner is its exact owner token (no
 // liveness check) and releases its entry-spot claim; IgnoredStale otherwise.
 func RemoveMeshNode(tx *Tx, k location.MeshNodeKey, owner location.OwnerToken) (location.WriteStatus, error) {
-	return removeDescriptor(tx, meshNodeTable(), MeshNodeKey(k), owner)
+	return removeOwnedRow(tx, meshNodeTable().ownedTable, MeshNodeKey(k), owner)
 }
 
 // UpdateClientServer is updateClientServer (02 §2.5): UpdateMeshNode's
@@ -135,7 +122,7 @@ func UpdateClientServer(tx *Tx, d location.ClientServerDescriptor, intent locati
 
 // RemoveClientServer deletes the row when owner is its exact owner token.
 func RemoveClientServer(tx *Tx, k location.ClientServerKey, owner location.OwnerToken) (location.WriteStatus, error) {
-	return removeDescriptor(tx, clientServerTable(), ClientServerKey(k), owner)
+	return removeOwnedRow(tx, clientServerTable().ownedTable, ClientServerKey(k), owner)
 }
 
 // UpdateFanoutPublisher is updateFanoutPublisher (02 §2.7): as
@@ -146,12 +133,12 @@ func UpdateFanoutPublisher(tx *Tx, d location.FanoutPublisherDescriptor, intent 
 
 // RemoveFanoutPublisher deletes the row when owner is its exact owner token.
 func RemoveFanoutPublisher(tx *Tx, k location.FanoutPublisherKey, owner location.OwnerToken) (location.WriteStatus, error) {
-	return removeDescriptor(tx, fanoutPublisherTable(), FanoutPublisherKey(k), owner)
+	return removeOwnedRow(tx, fanoutPublisherTable().ownedTable, FanoutPublisherKey(k), owner)
 }
 
 // writeDescriptor is the shared descriptor write (02 §2.1 decision
 // procedure, rules 1–6).
-func writeDescriptor[D any](tx *Tx, dt descriptorTable[D], key string, d *D, intent location.WriteIntent) (location.WriteResult, error) {
+func writeDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key string, d *D, intent location.WriteIntent) (location.WriteResult, error) {
 	now := tx.Now()
 	writer := dt.token(d)
 	// Rule 1: the writer's own exact lease must be live, whatever the intent.
@@ -210,23 +197,8 @@ func writeDescriptor[D any](tx *Tx, dt descriptorTable[D], key string, d *D, int
 
 // putDescriptor plans the write of a copy of d stamped with now under
 // generation g, and its change stamps.
-func putDescriptor[D any](tx *Tx, dt descriptorTable[D], key string, d *D, g int64, now time.Time) location.WriteResult {
-	tx.PutOwned(dt.table, key, dt.stamped(d, now), g)
+func putDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key string, d *D, g int64, now time.Time) location.WriteResult {
+	tx.PutOwned(dt.table, key, dt.withUpdatedAt((*d).Clone(), now), g)
 	dt.bump(tx, d)
 	return storedResult(g, now)
-}
-
-// removeDescriptor is the shared descriptor remove (02 §2.3, §2.6, §2.7).
-func removeDescriptor[D any](tx *Tx, dt descriptorTable[D], key string, owner location.OwnerToken) (location.WriteStatus, error) {
-	cur, _, exists, err := readRow[D](tx, dt.table, key)
-	if err != nil {
-		return "", err
-	}
-	if !exists || dt.token(&cur) != owner {
-		return location.IgnoredStale, nil
-	}
-	if err := RemoveLocationRow(tx, dt.table, key); err != nil {
-		return "", err
-	}
-	return location.Stored, nil
 }

@@ -37,18 +37,9 @@ func lsDescTables() []lsDescTable {
 			name: "meshNodes", table: location.TableMeshNodes, key: MeshNodeKey(location.MeshNodeKey{MeshName: "game", RID: "node-a"}),
 			row: func(owner string, lg int64, variant string) any {
 				d := fixture.MN(fixture.Token(owner, lg))
-				switch variant {
-				case "newer":
-					d.DescriptorRevision, d.State = 4, location.StateDraining
-				case "sameRevision":
-					d.State = location.StateDraining
-				case "older":
-					d.DescriptorRevision = 2
-				case "lifecycle":
-					d.DescriptorRevision, d.LifecycleGeneration = 4, 8
-				case "immutable":
-					d.DescriptorRevision, d.Endpoint = 4, "tcp://10.0.0.9:7300"
-				}
+				lsVary(variant, &d.DescriptorRevision, &d.LifecycleGeneration, 8,
+					func() { d.State = location.StateDraining },
+					func() { d.Endpoint = "tcp://10.0.0.9:7300" })
 				return d
 			},
 			write: func(tx *Tx, d any, intent location.WriteIntent) (location.WriteResult, error) {
@@ -63,18 +54,9 @@ func lsDescTables() []lsDescTable {
 			row: func(owner string, lg int64, variant string) any {
 				d := fixture.CS(fixture.Token(owner, lg))
 				d.DescriptorRevision = 3
-				switch variant {
-				case "newer":
-					d.DescriptorRevision, d.Weight = 4, 50
-				case "sameRevision":
-					d.Weight = 60
-				case "older":
-					d.DescriptorRevision = 2
-				case "lifecycle":
-					d.DescriptorRevision, d.LifecycleGeneration = 4, 2
-				case "immutable":
-					d.DescriptorRevision, d.SecurityIdentity = 4, "cluster-b"
-				}
+				lsVary(variant, &d.DescriptorRevision, &d.LifecycleGeneration, 2,
+					func() { d.Weight = 50 },
+					func() { d.SecurityIdentity = "cluster-b" })
 				return d
 			},
 			write: func(tx *Tx, d any, intent location.WriteIntent) (location.WriteResult, error) {
@@ -88,18 +70,9 @@ func lsDescTables() []lsDescTable {
 			row: func(owner string, lg int64, variant string) any {
 				d := fixture.FP(fixture.Token(owner, lg))
 				d.DescriptorRevision = 3
-				switch variant {
-				case "newer":
-					d.DescriptorRevision, d.State = 4, location.StateDraining
-				case "sameRevision":
-					d.State = location.StateDraining
-				case "older":
-					d.DescriptorRevision = 2
-				case "lifecycle":
-					d.DescriptorRevision, d.LifecycleGeneration = 4, 8
-				case "immutable":
-					d.DescriptorRevision, d.Endpoint = 4, "tcp://10.0.0.2:9501"
-				}
+				lsVary(variant, &d.DescriptorRevision, &d.LifecycleGeneration, 8,
+					func() { d.State = location.StateDraining },
+					func() { d.Endpoint = "tcp://10.0.0.2:9501" })
 				return d
 			},
 			write: func(tx *Tx, d any, intent location.WriteIntent) (location.WriteResult, error) {
@@ -110,21 +83,24 @@ func lsDescTables() []lsDescTable {
 	}
 }
 
-// withUpdatedAt returns a copy of a descriptor value with UpdatedAt set.
-func withUpdatedAt(v any, at time.Time) any {
-	switch d := v.(type) {
-	case location.MeshNodeDescriptor:
-		d = d.Clone()
-		d.UpdatedAt = at
-		return d
-	case location.ClientServerDescriptor:
-		d.UpdatedAt = at
-		return d
-	case location.FanoutPublisherDescriptor:
-		d.UpdatedAt = at
-		return d
+// lsVary turns a descriptor into a variant (see lsVariants) through its
+// revision and lifecycle generation and two edits: mutable, a change a
+// revision update may make, and immutable, one it may not.
+func lsVary(variant string, revision, lifecycle *int64, nextLifecycle int64, mutable, immutable func()) {
+	switch variant {
+	case "newer":
+		*revision = 4
+		mutable()
+	case "sameRevision":
+		mutable()
+	case "older":
+		*revision = 2
+	case "lifecycle":
+		*revision, *lifecycle = 4, nextLifecycle
+	case "immutable":
+		*revision = 4
+		immutable()
 	}
-	panic("not a descriptor")
 }
 
 // TestDescriptorOutcomeMatrix checks every cell of 02 §2.9 for the three
@@ -177,7 +153,7 @@ func TestDescriptorOutcomeMatrix(t *testing.T) {
 					src.now = fixture.T0().Add(time.Hour)
 					src.lease("b", 2, true)
 					if c.rowOwner != "" {
-						src.put(dt.table, dt.key, withUpdatedAt(dt.row(c.rowOwner, c.rowLease, "same"), fixture.T0()), 5)
+						src.put(dt.table, dt.key, lsAt(dt.row(c.rowOwner, c.rowLease, "same"), fixture.T0()), 5)
 					} else {
 						src.gens[dt.table] = map[string]int64{dt.key: 5} // a removed row's counter
 					}
@@ -212,7 +188,7 @@ func TestDescriptorOutcomeMatrix(t *testing.T) {
 						require.True(t, plan.Empty(), "plan %+v", plan)
 						return
 					}
-					require.Equal(t, []Write{{Table: dt.table, Key: dt.key, Value: withUpdatedAt(written, src.now), Generation: wantRes.Generation, Owned: true}}, plan.Writes)
+					require.Equal(t, []Write{{Table: dt.table, Key: dt.key, Value: lsAt(written, src.now), Generation: wantRes.Generation, Owned: true}}, plan.Writes)
 					require.Equal(t, dt.stamps, plan.Stamps)
 					require.Equal(t, dt.meshStamps, plan.MeshNodeStamps)
 					src.apply(plan)
@@ -252,7 +228,7 @@ func TestDescriptorRemove(t *testing.T) {
 			t.Run(dt.name+"/"+c.name, func(t *testing.T) {
 				src := newLSSource()
 				if c.row {
-					src.put(dt.table, dt.key, withUpdatedAt(dt.row("a", 1, "same"), fixture.T0()), 5)
+					src.put(dt.table, dt.key, lsAt(dt.row("a", 1, "same"), fixture.T0()), 5)
 				}
 				tx := NewTx(src)
 				got, err := remove(tx, c.owner)

@@ -8,67 +8,50 @@ import "github.com/zlink-systems/zlink-etcd/location"
 // the wrong type reads as absent. Keys are the canonical table keys
 // (MeshNodeKey, PeerKey, …).
 
+// getRow is the shared typed read: a deep copy of the row of table t at
+// key, its row generation, and whether it exists.
+func getRow[R location.Cloner[R]](tx *Tx, t Table, key string) (R, int64, bool) {
+	r, rec, ok, err := peekRow[R](tx, t, key)
+	if err != nil || !ok {
+		var zero R
+		return zero, 0, false
+	}
+	return r.Clone(), rec.Generation, true
+}
+
 // GetMeshNode reads a mesh-node descriptor.
 func GetMeshNode(tx *Tx, key string) (location.MeshNodeDescriptor, int64, bool) {
-	d, rec, ok, err := peekRow[location.MeshNodeDescriptor](tx, location.TableMeshNodes, key)
-	if err != nil || !ok {
-		return location.MeshNodeDescriptor{}, 0, false
-	}
-	return d.Clone(), rec.Generation, true
+	return getRow[location.MeshNodeDescriptor](tx, location.TableMeshNodes, key)
 }
 
 // GetClientServer reads a client-server descriptor.
 func GetClientServer(tx *Tx, key string) (location.ClientServerDescriptor, int64, bool) {
-	d, rec, ok, err := peekRow[location.ClientServerDescriptor](tx, location.TableClientServers, key)
-	if err != nil || !ok {
-		return location.ClientServerDescriptor{}, 0, false
-	}
-	return d.Clone(), rec.Generation, true
+	return getRow[location.ClientServerDescriptor](tx, location.TableClientServers, key)
 }
 
 // GetFanoutPublisher reads a fanout publisher descriptor.
 func GetFanoutPublisher(tx *Tx, key string) (location.FanoutPublisherDescriptor, int64, bool) {
-	d, rec, ok, err := peekRow[location.FanoutPublisherDescriptor](tx, location.TableFanoutPublishers, key)
-	if err != nil || !ok {
-		return location.FanoutPublisherDescriptor{}, 0, false
-	}
-	return d.Clone(), rec.Generation, true
+	return getRow[location.FanoutPublisherDescriptor](tx, location.TableFanoutPublishers, key)
 }
 
 // GetPeer reads a peer row.
 func GetPeer(tx *Tx, key string) (location.PeerLocation, int64, bool) {
-	p, rec, ok, err := peekRow[location.PeerLocation](tx, location.TablePeers, key)
-	if err != nil || !ok {
-		return location.PeerLocation{}, 0, false
-	}
-	return p.Clone(), rec.Generation, true
+	return getRow[location.PeerLocation](tx, location.TablePeers, key)
 }
 
 // GetSpot reads a spot row.
 func GetSpot(tx *Tx, key string) (location.SpotLocation, int64, bool) {
-	s, rec, ok, err := peekRow[location.SpotLocation](tx, location.TableSpots, key)
-	if err != nil || !ok {
-		return location.SpotLocation{}, 0, false
-	}
-	return s.Clone(), rec.Generation, true
+	return getRow[location.SpotLocation](tx, location.TableSpots, key)
 }
 
 // GetActor reads an actor row.
 func GetActor(tx *Tx, key string) (location.ActorLocation, int64, bool) {
-	a, rec, ok, err := peekRow[location.ActorLocation](tx, location.TableActors, key)
-	if err != nil || !ok {
-		return location.ActorLocation{}, 0, false
-	}
-	return a.Clone(), rec.Generation, true
+	return getRow[location.ActorLocation](tx, location.TableActors, key)
 }
 
 // GetRoute reads a route row.
 func GetRoute(tx *Tx, key string) (location.RouteLocation, int64, bool) {
-	r, rec, ok, err := peekRow[location.RouteLocation](tx, location.TableRoutes, key)
-	if err != nil || !ok {
-		return location.RouteLocation{}, 0, false
-	}
-	return r.Clone(), rec.Generation, true
+	return getRow[location.RouteLocation](tx, location.TableRoutes, key)
 }
 
 // ProjectMeshNode returns a copy of a stored mesh-node descriptor as

@@ -100,29 +100,39 @@ func TestRowFilters(t *testing.T) {
 		}
 	})
 	t.Run("spots", func(t *testing.T) {
-		s := fixture.SPOT("a", 1)
-		require.True(t, MatchSpot(&s, &location.SpotFilter{}))
-		require.True(t, MatchSpot(&s, &location.SpotFilter{MeshName: lsPtr("play"), SpotType: lsPtr("game"), NodeRID: rid("node-1"), SpotKind: lsPtr(location.SpotUser)}))
-		require.False(t, MatchSpot(&s, &location.SpotFilter{MeshName: lsPtr("other")}))
-		require.False(t, MatchSpot(&s, &location.SpotFilter{SpotType: lsPtr("lobby")}))
-		require.False(t, MatchSpot(&s, &location.SpotFilter{NodeRID: rid("node-2")}))
-		require.False(t, MatchSpot(&s, &location.SpotFilter{SpotKind: lsPtr(location.SpotInstance)}))
+		requireFilterMatches(t, MatchSpot, fixture.SPOT("a", 1),
+			location.SpotFilter{MeshName: lsPtr("play"), SpotType: lsPtr("game"), NodeRID: rid("node-1"), SpotKind: lsPtr(location.SpotUser)},
+			location.SpotFilter{MeshName: lsPtr("other")},
+			location.SpotFilter{SpotType: lsPtr("lobby")},
+			location.SpotFilter{NodeRID: rid("node-2")},
+			location.SpotFilter{SpotKind: lsPtr(location.SpotInstance)})
 	})
 	t.Run("actors", func(t *testing.T) {
-		a := fixture.ACTOR("a", 1)
-		require.True(t, MatchActor(&a, &location.ActorFilter{}))
-		require.True(t, MatchActor(&a, &location.ActorFilter{ActorType: lsPtr("player"), NodeRID: rid("node-1"), SpotID: lsPtr("node-1"), LocationKind: lsPtr(location.SpotEntry)}))
-		require.False(t, MatchActor(&a, &location.ActorFilter{ActorType: lsPtr("npc")}))
-		require.False(t, MatchActor(&a, &location.ActorFilter{NodeRID: rid("node-2")}))
-		require.False(t, MatchActor(&a, &location.ActorFilter{SpotID: lsPtr("room-1")}))
-		require.False(t, MatchActor(&a, &location.ActorFilter{LocationKind: lsPtr(location.SpotUser)}))
+		requireFilterMatches(t, MatchActor, fixture.ACTOR("a", 1),
+			location.ActorFilter{ActorType: lsPtr("player"), NodeRID: rid("node-1"), SpotID: lsPtr("node-1"), LocationKind: lsPtr(location.SpotEntry)},
+			location.ActorFilter{ActorType: lsPtr("npc")},
+			location.ActorFilter{NodeRID: rid("node-2")},
+			location.ActorFilter{SpotID: lsPtr("room-1")},
+			location.ActorFilter{LocationKind: lsPtr(location.SpotUser)})
 	})
 	t.Run("routes", func(t *testing.T) {
-		r := fixture.ROUTE("a", 1)
-		require.True(t, MatchRoute(&r, &location.RouteFilter{}))
-		require.True(t, MatchRoute(&r, &location.RouteFilter{RouteKind: lsPtr(location.RouteActorSession), OwnerNodeRID: rid("node-1"), OwnerID: lsPtr("a")}))
-		require.False(t, MatchRoute(&r, &location.RouteFilter{RouteKind: lsPtr(location.RouteSpotName)}))
-		require.False(t, MatchRoute(&r, &location.RouteFilter{OwnerNodeRID: rid("node-2")}))
-		require.False(t, MatchRoute(&r, &location.RouteFilter{OwnerID: lsPtr("b")}))
+		requireFilterMatches(t, MatchRoute, fixture.ROUTE("a", 1),
+			location.RouteFilter{RouteKind: lsPtr(location.RouteActorSession), OwnerNodeRID: rid("node-1"), OwnerID: lsPtr("a")},
+			location.RouteFilter{RouteKind: lsPtr(location.RouteSpotName)},
+			location.RouteFilter{OwnerNodeRID: rid("node-2")},
+			location.RouteFilter{OwnerID: lsPtr("b")})
 	})
+}
+
+// requireFilterMatches checks a filter predicate on one row: the empty
+// filter and full (every field set to the row's value) match it, and each
+// of misses (one field set to another value) does not.
+func requireFilterMatches[R, F any](t *testing.T, match func(*R, *F) bool, row R, full F, misses ...F) {
+	t.Helper()
+	var empty F
+	require.True(t, match(&row, &empty), "empty filter")
+	require.True(t, match(&row, &full), "full filter")
+	for i := range misses {
+		require.False(t, match(&row, &misses[i]), "miss %d: %+v", i, misses[i])
+	}
 }

@@ -12,12 +12,10 @@ import (
 
 // leaseRowTable describes the spot or the actor table to the shared
 // procedures.
-type leaseRowTable[R any] struct {
-	table Table
-	// token returns the row's owner id and lease generation.
-	token func(*R) location.OwnerToken
-	// stamped returns a deep copy of r with UpdatedAt = now.
-	stamped func(r *R, now time.Time) R
+type leaseRowTable[R location.Cloner[R]] struct {
+	ownedTable[R]
+	// withUpdatedAt returns r with UpdatedAt = now.
+	withUpdatedAt func(r R, now time.Time) R
 	// bump plans the change stamps of a changed row.
 	bump func(tx *Tx, r *R)
 }
@@ -25,38 +23,24 @@ type leaseRowTable[R any] struct {
 // spotTable is the spot table: (Spot, mesh) stamps.
 func spotTable() leaseRowTable[location.SpotLocation] {
 	return leaseRowTable[location.SpotLocation]{
-		table: location.TableSpots,
-		token: func(s *location.SpotLocation) location.OwnerToken {
-			return location.OwnerToken{OwnerID: s.OwnerID, LeaseGeneration: s.LeaseGeneration}
+		ownedTable: ownedTable[location.SpotLocation]{table: location.TableSpots, token: (*location.SpotLocation).Owner},
+		withUpdatedAt: func(s location.SpotLocation, now time.Time) location.SpotLocation {
+			s.UpdatedAt = now
+			return s
 		},
-		stamped: func(s *location.SpotLocation, now time.Time) location.SpotLocation {
-			c := s.Clone()
-			c.UpdatedAt = now
-			return c
-		},
-		bump: func(tx *Tx, s *location.SpotLocation) {
-			mesh := s.MeshName
-			tx.Bump(location.LocationSpot, &mesh)
-		},
+		bump: func(tx *Tx, s *location.SpotLocation) { tx.Bump(location.LocationSpot, &s.MeshName) },
 	}
 }
 
 // actorTable is the actor table: (Actor, mesh) stamps.
 func actorTable() leaseRowTable[location.ActorLocation] {
 	return leaseRowTable[location.ActorLocation]{
-		table: location.TableActors,
-		token: func(a *location.ActorLocation) location.OwnerToken {
-			return location.OwnerToken{OwnerID: a.OwnerID, LeaseGeneration: a.LeaseGeneration}
+		ownedTable: ownedTable[location.ActorLocation]{table: location.TableActors, token: (*location.ActorLocation).Owner},
+		withUpdatedAt: func(a location.ActorLocation, now time.Time) location.ActorLocation {
+			a.UpdatedAt = now
+			return a
 		},
-		stamped: func(a *location.ActorLocation, now time.Time) location.ActorLocation {
-			c := a.Clone()
-			c.UpdatedAt = now
-			return c
-		},
-		bump: func(tx *Tx, a *location.ActorLocation) {
-			mesh := a.MeshName
-			tx.Bump(location.LocationActor, &mesh)
-		},
+		bump: func(tx *Tx, a *location.ActorLocation) { tx.Bump(location.LocationActor, &a.MeshName) },
 	}
 }
 
@@ -74,7 +58,7 @@ func UpdateSpot(tx *Tx, s location.SpotLocation, intent location.WriteIntent) (l
 // RemoveSpot deletes the row when owner equals its owner id and lease
 // generation (no liveness check).
 func RemoveSpot(tx *Tx, k location.SpotKey, owner location.OwnerToken) (location.WriteStatus, error) {
-	return removeLeaseRow(tx, spotTable(), SpotKey(k), owner)
+	return removeOwnedRow(tx, spotTable().ownedTable, SpotKey(k), owner)
 }
 
 // UpdateActor is updateActor: UpdateSpot's procedure on the actor table.
@@ -84,11 +68,11 @@ func UpdateActor(tx *Tx, a location.ActorLocation, intent location.WriteIntent) 
 
 // RemoveActor is removeActor: RemoveSpot's procedure on the actor table.
 func RemoveActor(tx *Tx, k location.ActorKey, owner location.OwnerToken) (location.WriteStatus, error) {
-	return removeLeaseRow(tx, actorTable(), ActorKey(k), owner)
+	return removeOwnedRow(tx, actorTable().ownedTable, ActorKey(k), owner)
 }
 
 // writeLeaseRow is the shared write (02 §4.1, rules 1–4).
-func writeLeaseRow[R any](tx *Tx, lt leaseRowTable[R], key string, r *R, intent location.WriteIntent) (location.WriteResult, error) {
+func writeLeaseRow[R location.Cloner[R]](tx *Tx, lt leaseRowTable[R], key string, r *R, intent location.WriteIntent) (location.WriteResult, error) {
 	now := tx.Now()
 	cur, rec, exists, err := peekRow[R](tx, lt.table, key)
 	if err != nil {
@@ -106,7 +90,7 @@ func writeLeaseRow[R any](tx *Tx, lt leaseRowTable[R], key string, r *R, intent 
 		if !exists || owner != writer {
 			return ignoredStaleResult(), nil
 		}
-		tx.PutOwned(lt.table, key, lt.stamped(r, now), rec.Generation)
+		tx.PutOwned(lt.table, key, lt.withUpdatedAt((*r).Clone(), now), rec.Generation)
 		lt.bump(tx, r)
 		return storedResult(rec.Generation, now), nil
 	}
@@ -114,24 +98,7 @@ func writeLeaseRow[R any](tx *Tx, lt leaseRowTable[R], key string, r *R, intent 
 		return rejectedConflictResult(), nil
 	}
 	g := tx.Source().NextGeneration(lt.table, key)
-	tx.PutOwned(lt.table, key, lt.stamped(r, now), g)
+	tx.PutOwned(lt.table, key, lt.withUpdatedAt((*r).Clone(), now), g)
 	lt.bump(tx, r)
 	return storedResult(g, now), nil
-}
-
-// removeLeaseRow is the shared remove (02 §4.2): the row's lease generation
-// is compared (the reference's fallback to the table generation for rows
-// without one is unreachable in Go).
-func removeLeaseRow[R any](tx *Tx, lt leaseRowTable[R], key string, owner location.OwnerToken) (location.WriteStatus, error) {
-	cur, _, exists, err := readRow[R](tx, lt.table, key)
-	if err != nil {
-		return "", err
-	}
-	if !exists || lt.token(&cur) != owner {
-		return location.IgnoredStale, nil
-	}
-	if err := RemoveLocationRow(tx, lt.table, key); err != nil {
-		return "", err
-	}
-	return location.Stored, nil
 }

@@ -11,47 +11,18 @@ import (
 )
 
 // TestRemoveLocationRow checks the stamps of one removed row per table
-// (03 §2, §4.2; A-08 fixed: actors bump their mesh counter too).
+// (03 §2, §4.2; A-08 fixed: actors bump their mesh counter too), on the
+// tables, keys and rows of the outcome-matrix adapters: a removed row moves
+// the stamps of a changed row.
 func TestRemoveLocationRow(t *testing.T) {
-	cases := []struct {
-		name       string
-		table      Table
-		key        string
-		value      any
-		stamps     []StampCounter
-		meshStamps []string
-	}{
-		{name: "meshNodes", table: location.TableMeshNodes, key: MeshNodeKey(fixture.MNKey()), value: fixture.MN(fixture.Token("a", 1)),
-			stamps: []StampCounter{lsStamp(location.LocationPeer, "game"), lsStamp(location.LocationPeer, "")}, meshStamps: []string{"game"}},
-		{name: "peers", table: location.TablePeers, key: PeerKey(fixture.PeerKey()), value: fixture.PEER("a", 1),
-			stamps: []StampCounter{lsStamp(location.LocationPeer, "play"), lsStamp(location.LocationPeer, "")}},
-		{name: "spots", table: location.TableSpots, key: SpotKey(fixture.SpotKey()), value: fixture.SPOT("a", 1),
-			stamps: []StampCounter{lsStamp(location.LocationSpot, "play"), lsStamp(location.LocationSpot, "")}},
-		{name: "fixed actors", table: location.TableActors, key: ActorKey(fixture.ActorKey()), value: fixture.ACTOR("a", 1),
-			stamps: []StampCounter{lsStamp(location.LocationActor, "play"), lsStamp(location.LocationActor, "")}},
-		{name: "routes", table: location.TableRoutes, key: RouteKey(fixture.RouteKey()), value: fixture.ROUTE("a", 1),
-			stamps: []StampCounter{lsStamp(location.LocationRoute, "")}},
-		{name: "clientServers", table: location.TableClientServers, key: ClientServerKey(fixture.CSKey()), value: fixture.CS(fixture.Token("a", 1)),
-			stamps: []StampCounter{lsStamp(location.LocationClientServer, "orders"), lsStamp(location.LocationClientServer, "")}},
-		{name: "fanoutPublishers", table: location.TableFanoutPublishers, key: FanoutPublisherKey(fixture.FPKey()), value: fixture.FP(fixture.Token("a", 1))},
+	for _, dt := range lsDescTables() {
+		lsRequireRemoval(t, dt.name, dt.table, dt.key, dt.row("a", 1, "same"), dt.stamps, dt.meshStamps)
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			src := newLSSource()
-			src.put(c.table, c.key, c.value, 3)
-			tx := NewTx(src)
-			require.NoError(t, RemoveLocationRow(tx, c.table, c.key))
-			require.Equal(t, []Write{{Table: c.table, Key: c.key}}, tx.Plan().Writes)
-			require.Equal(t, c.stamps, tx.Plan().Stamps)
-			require.Equal(t, c.meshStamps, tx.Plan().MeshNodeStamps)
-			owner, ok := RowOwnerID(c.value)
-			require.True(t, ok)
-			require.Equal(t, "a", owner)
-
-			again := NewTx(src)
-			require.NoError(t, RemoveLocationRow(again, c.table, "absent"))
-			require.True(t, again.Plan().Empty(), "an absent row plans nothing")
-		})
+	for _, rt := range lsLeaseRowTables() {
+		lsRequireRemoval(t, rt.name, rt.table, rt.key, rt.row("a", 1), rt.stamps, nil)
+	}
+	for _, rt := range lsOwnerRowTables() {
+		lsRequireRemoval(t, rt.name, rt.table, rt.key, rt.row("a", 1), rt.stamps, nil)
 	}
 	t.Run("a value of the wrong type is an internal error", func(t *testing.T) {
 		src := newLSSource()
@@ -62,5 +33,28 @@ func TestRemoveLocationRow(t *testing.T) {
 		require.True(t, tx.Plan().Empty())
 		_, ok := RowOwnerID(EntryClaim{})
 		require.False(t, ok)
+	})
+}
+
+// lsRequireRemoval removes row, of owner a, stored at (table, key) and
+// checks the plan: the delete, the stamps and the mesh-node stamps; and that
+// removing an absent key plans nothing.
+func lsRequireRemoval(t *testing.T, name string, table Table, key string, row any, stamps []StampCounter, meshStamps []string) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) {
+		src := newLSSource()
+		src.put(table, key, row, 3)
+		tx := NewTx(src)
+		require.NoError(t, RemoveLocationRow(tx, table, key))
+		require.Equal(t, []Write{{Table: table, Key: key}}, tx.Plan().Writes)
+		require.Equal(t, stamps, tx.Plan().Stamps)
+		require.Equal(t, meshStamps, tx.Plan().MeshNodeStamps)
+		owner, ok := RowOwnerID(row)
+		require.True(t, ok)
+		require.Equal(t, "a", owner)
+
+		again := NewTx(src)
+		require.NoError(t, RemoveLocationRow(again, table, "absent"))
+		require.True(t, again.Plan().Empty(), "an absent row plans nothing")
 	})
 }

@@ -13,14 +13,13 @@ import (
 
 // ownerRowTable describes the peer or the route table to the shared
 // procedures.
-type ownerRowTable[R any] struct {
+type ownerRowTable[R location.Cloner[R]] struct {
 	table Table
 	// owner returns the row's owner id; generation its row generation.
 	owner      func(*R) string
 	generation func(*R) int64
-	// finalized returns a deep copy of r with the given row generation and
-	// UpdatedAt = now.
-	finalized func(r *R, generation int64, now time.Time) R
+	// withStamp returns r with the given row generation and UpdatedAt = now.
+	withStamp func(r R, generation int64, now time.Time) R
 	// bump plans the change stamps of a changed row.
 	bump func(tx *Tx, r *R)
 }
@@ -31,15 +30,11 @@ func peerTable() ownerRowTable[location.PeerLocation] {
 		table:      location.TablePeers,
 		owner:      func(p *location.PeerLocation) string { return p.OwnerID },
 		generation: func(p *location.PeerLocation) int64 { return p.Generation },
-		finalized: func(p *location.PeerLocation, g int64, now time.Time) location.PeerLocation {
-			c := p.Clone()
-			c.Generation, c.UpdatedAt = g, now
-			return c
+		withStamp: func(p location.PeerLocation, g int64, now time.Time) location.PeerLocation {
+			p.Generation, p.UpdatedAt = g, now
+			return p
 		},
-		bump: func(tx *Tx, p *location.PeerLocation) {
-			mesh := p.MeshName
-			tx.Bump(location.LocationPeer, &mesh)
-		},
+		bump: func(tx *Tx, p *location.PeerLocation) { tx.Bump(location.LocationPeer, &p.MeshName) },
 	}
 }
 
@@ -50,10 +45,9 @@ func routeTable() ownerRowTable[location.RouteLocation] {
 		table:      location.TableRoutes,
 		owner:      func(r *location.RouteLocation) string { return r.OwnerID },
 		generation: func(r *location.RouteLocation) int64 { return r.Generation },
-		finalized: func(r *location.RouteLocation, g int64, now time.Time) location.RouteLocation {
-			c := r.Clone()
-			c.Generation, c.UpdatedAt = g, now
-			return c
+		withStamp: func(r location.RouteLocation, g int64, now time.Time) location.RouteLocation {
+			r.Generation, r.UpdatedAt = g, now
+			return r
 		},
 		bump: func(tx *Tx, _ *location.RouteLocation) { tx.Bump(location.LocationRoute, nil) },
 	}
@@ -88,7 +82,7 @@ func RemoveRoute(tx *Tx, k location.RouteKey, owner location.OwnerToken) (locati
 }
 
 // writeOwnerRow is the shared write (02 §3.1, rules 1–4).
-func writeOwnerRow[R any](tx *Tx, ot ownerRowTable[R], key string, r *R, intent location.WriteIntent) (location.WriteResult, error) {
+func writeOwnerRow[R location.Cloner[R]](tx *Tx, ot ownerRowTable[R], key string, r *R, intent location.WriteIntent) (location.WriteResult, error) {
 	now := tx.Now()
 	cur, rec, exists, err := peekRow[R](tx, ot.table, key)
 	if err != nil {
@@ -99,7 +93,7 @@ func writeOwnerRow[R any](tx *Tx, ot ownerRowTable[R], key string, r *R, intent 
 	}
 	if intent == location.IntentNewClaim || intent == location.IntentTakeover {
 		g := tx.Source().NextGeneration(ot.table, key)
-		tx.PutOwned(ot.table, key, ot.finalized(r, g, now), g)
+		tx.PutOwned(ot.table, key, ot.withStamp((*r).Clone(), g, now), g)
 		ot.bump(tx, r)
 		return storedResult(g, now), nil
 	}
@@ -107,7 +101,7 @@ func writeOwnerRow[R any](tx *Tx, ot ownerRowTable[R], key string, r *R, intent 
 	if exists && ot.owner(&cur) == ot.owner(r) && (want == 0 || ot.generation(&cur) == want) {
 		// Anomaly A-01 fixed: the row keeps its generation (the reference
 		// would store the caller's value, 0 for the wildcard).
-		tx.PutOwned(ot.table, key, ot.finalized(r, rec.Generation, now), rec.Generation)
+		tx.PutOwned(ot.table, key, ot.withStamp((*r).Clone(), rec.Generation, now), rec.Generation)
 		ot.bump(tx, r)
 		return storedResult(rec.Generation, now), nil
 	}
@@ -115,7 +109,7 @@ func writeOwnerRow[R any](tx *Tx, ot ownerRowTable[R], key string, r *R, intent 
 }
 
 // removeOwnerRow is the shared remove (02 §3.2).
-func removeOwnerRow[R any](tx *Tx, ot ownerRowTable[R], key string, owner location.OwnerToken) (location.WriteResult, error) {
+func removeOwnerRow[R location.Cloner[R]](tx *Tx, ot ownerRowTable[R], key string, owner location.OwnerToken) (location.WriteResult, error) {
 	cur, _, exists, err := readRow[R](tx, ot.table, key)
 	if err != nil {
 		return location.WriteResult{}, err

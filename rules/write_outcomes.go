@@ -84,3 +84,31 @@ func rowAs[T any](rec Record, ok bool, t Table, key string) (T, Record, bool, er
 	}
 	return v, rec, true, nil
 }
+
+// ownedTable is a table whose rows carry their owner's token (owner id and
+// lease generation): the descriptor tables and the spot and actor tables.
+type ownedTable[R any] struct {
+	table Table
+	// token returns the row's owner token.
+	token func(*R) location.OwnerToken
+}
+
+// removeOwnedRow is the shared remove of a row that carries its owner's
+// token (02 §2.3, §2.6, §2.7 for descriptors, §4.2 for spots and actors):
+// the row goes when owner is its exact owner token, with no liveness check;
+// IgnoredStale otherwise. (The reference's fallback to the table
+// generation for lease rows without a lease generation is unreachable in
+// Go.)
+func removeOwnedRow[R any](tx *Tx, ot ownedTable[R], key string, owner location.OwnerToken) (location.WriteStatus, error) {
+	cur, _, exists, err := readRow[R](tx, ot.table, key)
+	if err != nil {
+		return "", err
+	}
+	if !exists || ot.token(&cur) != owner {
+		return location.IgnoredStale, nil
+	}
+	if err := RemoveLocationRow(tx, ot.table, key); err != nil {
+		return "", err
+	}
+	return location.Stored, nil
+}

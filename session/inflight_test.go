@@ -11,12 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/zlink-systems/zlink-etcd/clock"
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/kvfake"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/session"
 	"github.com/zlink-systems/zlink-etcd/txn"
@@ -225,8 +224,6 @@ type lossyKV struct {
 	lostRev int64 // the revision at which the lost write applied
 }
 
-var errRefused = status.Error(codes.PermissionDenied, "etcdserver: permission denied (test: reads refused)")
-
 // refused reports whether a read of key is refused now.
 func (k *lossyKV) refused(key string) bool {
 	k.mu.Lock()
@@ -288,13 +285,13 @@ func (k *lossyKV) Txn(ctx context.Context) clientv3.Txn {
 		k.mu.Lock()
 		k.lostRev = resp.Header.Revision
 		k.mu.Unlock()
-		return nil, status.Error(codes.Unavailable, "etcdserver: request timed out (test: the answer was lost)")
+		return nil, kvfake.ErrAnswerLost
 	})
 }
 
 func (k *lossyKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
 	if k.refused(key) {
-		return nil, errRefused
+		return nil, kvfake.ErrRefused
 	}
 	if key == k.key && k.held() {
 		k.stuck.block()
@@ -314,17 +311,20 @@ type withoutKeeper struct{ location.OwnerLeaseStore }
 // clock within [TTL − margin, TTL − margin + RenewTimeout] of the last
 // confirmed renewal; the write in flight is waited for by Stopped and
 // Close, which then releases. Both renewal paths: the first, marking
-// renewal of the keeper (KeepOwnerLease), and RenewOwnerLease.
+// renewal of the keeper (KeepOwnerLease, sent right after the claim), and
+// RenewOwnerLease (one renewal interval after it).
 func TestEtcdLostRenewalAnswerDoesNotDelayDone(t *testing.T) {
 	opts := session.Options{TTL: time.Minute, RenewInterval: 10 * time.Second, RenewTimeout: 5 * time.Second,
 		FencingMargin: 20 * time.Second}
 	trusted := opts.TTL - opts.FencingMargin
 	for _, tc := range []struct {
-		name string
-		wrap func(*etcdstore.Store) location.OwnerLeaseStore
+		name  string
+		wrap  func(*etcdstore.Store) location.OwnerLeaseStore
+		first time.Duration // when the first renewal is sent, after the claim
 	}{
 		{name: "KeepOwnerLease", wrap: func(s *etcdstore.Store) location.OwnerLeaseStore { return s }},
-		{name: "RenewOwnerLease", wrap: func(s *etcdstore.Store) location.OwnerLeaseStore { return withoutKeeper{s} }},
+		{name: "RenewOwnerLease", wrap: func(s *etcdstore.Store) location.OwnerLeaseStore { return withoutKeeper{s} },
+			first: opts.RenewInterval},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			client := etcdtest.Connect(t)
@@ -336,15 +336,21 @@ func TestEtcdLostRenewalAnswerDoesNotDelayDone(t *testing.T) {
 			clk := clock.NewManual(t0)
 			o := opts
 			o.Clock = clk
+			o.OnRenewal = func(r session.Renewal) {
+				if r.Kind == location.KindClaimed {
+					kv.arm() // the first renewal's write applies, its answer is lost
+				}
+			}
 			s, err := session.New(t.Context(), tc.wrap(es), "a", o)
 			require.NoError(t, err)
 
-			kv.arm()
-			sleeping(t, clk)
-			clk.Advance(opts.RenewInterval) // the first renewal: its write applies, its answer is lost
+			if tc.first > 0 {
+				sleeping(t, clk)
+				clk.Advance(tc.first)
+			}
 			waitClosed(t, kv.stuck.entered, "the resolution's read")
 			require.True(t, s.Valid())
-			clk.Advance(trusted - opts.RenewInterval) // the trust deadline; the attempt's timeout passed on the way
+			clk.Advance(trusted - tc.first) // the trust deadline; the attempt's timeout passed on the way
 			select {
 			case <-s.Done():
 			default:

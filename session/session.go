@@ -139,7 +139,14 @@ func New(ctx context.Context, store location.OwnerLeaseStore, ownerID string, op
 	s.confirm(sent, answered, res.LeaseExpiresAt, res.StoreNow, false)
 	s.log.Debug("session: owner lease claimed", "owner", s.token.OwnerID, "generation", s.token.LeaseGeneration,
 		"trusted_until", s.TrustedUntil())
-	s.start(answered.Add(s.o.RenewInterval))
+	next := answered.Add(s.o.RenewInterval)
+	if _, ok := store.(location.OwnerLeaseKeeper); ok {
+		// The first renewal through a keeper is a write (it marks the lease
+		// as kept); sent at once, its retries have the whole trust window
+		// instead of what is left of it after one renewal interval.
+		next = answered
+	}
+	s.start(next)
 	return s, nil
 }
 

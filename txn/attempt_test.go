@@ -2,31 +2,19 @@ package txn
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/internal/recorded"
 )
 
 // attemptLog records what Options.OnAttempt sees, errors dropped.
-type attemptLog struct {
-	mu  sync.Mutex
-	got []Attempt
-}
+type attemptLog struct{ recorded.Log[Attempt] }
 
 func (l *attemptLog) record(ctx context.Context, a Attempt) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	a.Err = nil
-	l.got = append(l.got, a)
-}
-
-func (l *attemptLog) take() []Attempt {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	got := l.got
-	l.got = nil
-	return got
+	l.Add(a)
 }
 
 // OnAttempt sees every transaction an operation sends and how it ended.
@@ -62,7 +50,7 @@ func TestOnAttempt(t *testing.T) {
 	}, {
 		name: "lost answer, applied",
 		run: func(t *testing.T, f *fixture, ctx context.Context) {
-			f.flaky.failNext(1, 0, nil)
+			f.flaky.LoseNext(1, 0, nil)
 			_, _, err := Run(ctx, f.e, "op", []string{f.key("k")}, setData(t, f.key("k"), "one", nil))
 			require.NoError(t, err)
 		},
@@ -71,7 +59,7 @@ func TestOnAttempt(t *testing.T) {
 		name: "lost answer, not applied, then a commit",
 		run: func(t *testing.T, f *fixture, ctx context.Context) {
 			f.put(t, f.key("k"), string(encodeDoc(t, "zero", "x")))
-			f.flaky.failNext(0, 1, nil)
+			f.flaky.LoseNext(0, 1, nil)
 			_, _, err := Run(ctx, f.e, "op", []string{f.key("k")}, setData(t, f.key("k"), "one", nil))
 			require.NoError(t, err)
 		},
@@ -83,7 +71,7 @@ func TestOnAttempt(t *testing.T) {
 		name: "lost answer, unresolved",
 		run: func(t *testing.T, f *fixture, ctx context.Context) {
 			k := f.key("k")
-			f.flaky.failNext(1, 0, func() {
+			f.flaky.LoseNext(1, 0, func() {
 				rev := f.put(t, k, string(encodeDoc(t, "later", "z")))
 				_, err := f.client.Compact(context.Background(), rev)
 				require.NoError(t, err)
@@ -118,7 +106,7 @@ func TestOnAttempt(t *testing.T) {
 				log.record(ctx, a)
 			}})
 			tt.run(t, f, context.WithValue(t.Context(), ctxKey{}, true))
-			require.Equal(t, tt.want, log.take())
+			require.Equal(t, tt.want, log.Take())
 			require.Subset(t, []string{"setup"}, foreign, "every report of op carries op's context")
 		})
 	}

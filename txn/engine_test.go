@@ -316,57 +316,58 @@ func TestRunTouch(t *testing.T) {
 
 // Lost responses are resolved by re-reading for the nonce (E-9).
 func TestRunAmbiguous(t *testing.T) {
-	t.Run("applied", func(t *testing.T) {
-		f := newFixture(t, Options{})
-		k := f.key("k")
-		var runs atomic.Int32
-		f.flaky.failNext(1, 0, nil)
-		_, out, err := Run(t.Context(), f.e, "set", []string{k}, setData(t, k, "one", &runs))
-		require.NoError(t, err)
-		require.True(t, out.Written)
-		require.Equal(t, int32(1), runs.Load(), "resolved without deciding again")
-		resp, err := f.client.Get(t.Context(), k)
-		require.NoError(t, err)
-		require.Equal(t, resp.Kvs[0].ModRevision, out.Revision)
-		require.Equal(t, int64(1), resp.Kvs[0].Version, "written once")
-	})
-	t.Run("not applied", func(t *testing.T) {
-		f := newFixture(t, Options{})
-		k := f.key("k")
-		f.put(t, k, string(encodeDoc(t, "zero", "x")))
-		var runs atomic.Int32
-		f.flaky.failNext(0, 1, nil)
-		_, out, err := Run(t.Context(), f.e, "set", []string{k}, setData(t, k, "one", &runs))
-		require.NoError(t, err)
-		require.True(t, out.Written)
-		require.Equal(t, int32(2), runs.Load())
-		resp, err := f.client.Get(t.Context(), k)
-		require.NoError(t, err)
-		require.Equal(t, int64(2), resp.Kvs[0].Version)
-	})
-	t.Run("applied then overwritten: found in the history", func(t *testing.T) {
-		f := newFixture(t, Options{})
-		k := f.key("k")
-		var runs atomic.Int32
-		f.flaky.failNext(1, 0, func() { f.put(t, k, string(encodeDoc(t, "later", "z"))) })
-		_, out, err := Run(t.Context(), f.e, "set", []string{k}, setData(t, k, "one", &runs))
-		require.NoError(t, err)
-		require.True(t, out.Written)
-		require.Equal(t, int32(1), runs.Load())
-		got, _ := f.get(t, k)
-		require.Equal(t, "later", dataOf(t, []byte(got)))
-	})
-	t.Run("lost create, then someone else's write", func(t *testing.T) {
-		f := newFixture(t, Options{})
-		k := f.key("k")
-		var runs atomic.Int32
-		f.flaky.failNext(0, 1, func() { f.put(t, k, string(encodeDoc(t, "other", "z"))) })
-		res, out, err := Run(t.Context(), f.e, "set", []string{k}, setData(t, k, "one", &runs))
-		require.NoError(t, err)
-		require.True(t, out.Written)
-		require.Equal(t, "other", res.Previous, "decided again on the new state")
-		require.Equal(t, int32(2), runs.Load())
-	})
+	for _, tc := range []struct {
+		name string
+		// prior is the key's data before the run ("": absent).
+		prior string
+		// applied: the commit whose answer is lost applied.
+		applied bool
+		// overwrite is the data another writer puts after the lost commit
+		// ("": nothing).
+		overwrite string
+		// wantRuns is how often the decision ran: 1 when the commit was
+		// resolved as applied, 2 when it was decided again.
+		wantRuns int32
+		check    func(t *testing.T, f *fixture, k string, res setResult, out Outcome)
+	}{
+		{name: "applied", applied: true, wantRuns: 1, check: func(t *testing.T, f *fixture, k string, _ setResult, out Outcome) {
+			resp, err := f.client.Get(t.Context(), k)
+			require.NoError(t, err)
+			require.Equal(t, resp.Kvs[0].ModRevision, out.Revision)
+			require.Equal(t, int64(1), resp.Kvs[0].Version, "written once")
+		}},
+		{name: "not applied", prior: "zero", wantRuns: 2, check: func(t *testing.T, f *fixture, k string, _ setResult, _ Outcome) {
+			resp, err := f.client.Get(t.Context(), k)
+			require.NoError(t, err)
+			require.Equal(t, int64(2), resp.Kvs[0].Version)
+		}},
+		{name: "applied then overwritten: found in the history", applied: true, overwrite: "later", wantRuns: 1, check: func(t *testing.T, f *fixture, k string, _ setResult, _ Outcome) {
+			got, _ := f.get(t, k)
+			require.Equal(t, "later", dataOf(t, []byte(got)))
+		}},
+		{name: "lost create, then someone else's write", overwrite: "other", wantRuns: 2, check: func(t *testing.T, _ *fixture, _ string, res setResult, _ Outcome) {
+			require.Equal(t, "other", res.Previous, "decided again on the new state")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, Options{})
+			k := f.key("k")
+			if tc.prior != "" {
+				f.put(t, k, string(encodeDoc(t, tc.prior, "x")))
+			}
+			var overwrite func()
+			if tc.overwrite != "" {
+				overwrite = func() { f.put(t, k, string(encodeDoc(t, tc.overwrite, "z"))) }
+			}
+			var runs atomic.Int32
+			f.flaky.LoseOne(tc.applied, overwrite)
+			res, out, err := Run(t.Context(), f.e, "set", []string{k}, setData(t, k, "one", &runs))
+			require.NoError(t, err)
+			require.True(t, out.Written)
+			require.Equal(t, tc.wantRuns, runs.Load(), "1: resolved without deciding again; 2: decided again")
+			tc.check(t, f, k, res, out)
+		})
+	}
 	t.Run("delete-only commits carry the marker", func(t *testing.T) {
 		f := newFixture(t, Options{MarkerKey: "/marker-" + t.Name()})
 		k := f.key("k")
@@ -379,7 +380,7 @@ func TestRunAmbiguous(t *testing.T) {
 			}
 			return true, Commit{Writes: []Write{Delete(k)}}, nil
 		}
-		f.flaky.failNext(1, 0, nil)
+		f.flaky.LoseNext(1, 0, nil)
 		deleted, out, err := Run(t.Context(), f.e, "del", []string{k}, del)
 		require.NoError(t, err)
 		require.True(t, deleted, "the delete happened: the marker carries the nonce")
@@ -389,7 +390,7 @@ func TestRunAmbiguous(t *testing.T) {
 	t.Run("unknown when the history is gone", func(t *testing.T) {
 		f := newFixture(t, Options{})
 		k := f.key("k")
-		f.flaky.failNext(1, 0, func() {
+		f.flaky.LoseNext(1, 0, func() {
 			rev := f.put(t, k, string(encodeDoc(t, "later", "z")))
 			_, err := f.client.Compact(context.Background(), rev)
 			require.NoError(t, err)

@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/kvfake"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -40,9 +40,9 @@ func (k *lateKV) Txn(ctx context.Context) clientv3.Txn {
 		}
 		switch n {
 		case 1:
-			return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
+			return nil, kvfake.ErrAnswerLost
 		case 2:
-			return nil, status.Error(codes.Unavailable, "etcdserver: no leader")
+			return nil, rpctypes.ErrGRPCNoLeader
 		}
 		return ops.Send(ctx, k.KV)
 	})

@@ -4,15 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/kvfake"
 )
 
 func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m)) }
@@ -21,7 +19,7 @@ func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m)) }
 // recorder and a fault injector between them.
 type fixture struct {
 	client *clientv3.Client
-	flaky  *flakyKV
+	flaky  *kvfake.LostAnswers
 	rec    *Recorder
 	prefix string
 	e      *Engine
@@ -31,7 +29,7 @@ func newFixture(t *testing.T, opts Options) *fixture {
 	t.Helper()
 	c := etcdtest.Connect(t)
 	f := &fixture{client: c, prefix: etcdtest.UniquePrefix(t)}
-	f.flaky = &flakyKV{KV: c.KV}
+	f.flaky = &kvfake.LostAnswers{KV: c.KV}
 	f.rec = NewRecorder(f.flaky)
 	f.e = New(f.rec, c.Watcher, opts)
 	return f
@@ -75,57 +73,4 @@ func dataOf(t *testing.T, value []byte) string {
 	var d doc
 	require.NoError(t, json.Unmarshal(value, &d))
 	return d.Data
-}
-
-// flakyKV fails chosen Txn commits with a "request timed out" error after
-// sending them (applied) or without sending them (lost); after can run
-// between the apply and the error (for example a concurrent overwrite).
-type flakyKV struct {
-	clientv3.KV
-	mu          sync.Mutex
-	failApplied int
-	failLost    int
-	after       func()
-}
-
-func (f *flakyKV) failNext(applied, lost int, after func()) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.failApplied, f.failLost, f.after = applied, lost, after
-}
-
-func (f *flakyKV) take() (fail, send bool, after func()) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	switch {
-	case f.failApplied > 0:
-		f.failApplied--
-		return true, true, f.after
-	case f.failLost > 0:
-		f.failLost--
-		return true, false, f.after
-	}
-	return false, true, nil
-}
-
-// Txn fails only transactions that write.
-func (f *flakyKV) Txn(ctx context.Context) clientv3.Txn {
-	return DeferredTxn(func(ops TxnOps) (*clientv3.TxnResponse, error) {
-		if ops.OnlyReads() {
-			return ops.Send(ctx, f.KV)
-		}
-		fail, send, after := f.take()
-		if !fail {
-			return ops.Send(ctx, f.KV)
-		}
-		if send {
-			if _, err := ops.Send(ctx, f.KV); err != nil {
-				return nil, err
-			}
-		}
-		if after != nil {
-			after()
-		}
-		return nil, status.Error(codes.Unavailable, "etcdserver: request timed out")
-	})
 }

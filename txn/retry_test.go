@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/kvfake"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -119,95 +119,30 @@ func TestRetrierDo(t *testing.T) {
 	})
 }
 
-// faultKV fails reads (Get, and Txns that only read) with err while down
-// is set or failReads is positive (each failure takes one); writes pass.
-type faultKV struct {
-	clientv3.KV
-	mu        sync.Mutex
-	down      bool
-	failReads int
-	err       error
-	reads     atomic.Int64
-	writes    atomic.Int64
-}
-
-// pending returns the failures still to come.
-func (f *faultKV) pending() int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return int64(f.failReads)
-}
-
-func (f *faultKV) set(down bool, failReads int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.down, f.failReads = down, failReads
-}
-
-// fail reports the error the next read gets, if any.
-func (f *faultKV) fail() error {
-	f.reads.Add(1)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	switch {
-	case f.down:
-		return f.errOr()
-	case f.failReads > 0:
-		f.failReads--
-		return f.errOr()
-	}
-	return nil
-}
-
-func (f *faultKV) errOr() error {
-	if f.err != nil {
-		return f.err
-	}
-	return rpctypes.ErrGRPCLeaderChanged
-}
-
-func (f *faultKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	if err := f.fail(); err != nil {
-		return nil, err
-	}
-	return f.KV.Get(ctx, key, opts...)
-}
-
-func (f *faultKV) Txn(ctx context.Context) clientv3.Txn {
-	return DeferredTxn(func(ops TxnOps) (*clientv3.TxnResponse, error) {
-		if !ops.OnlyReads() {
-			f.writes.Add(1)
-		} else if err := f.fail(); err != nil {
-			return nil, err
-		}
-		return ops.Send(ctx, f.KV)
-	})
-}
-
 func TestRetryingKVRetriesReadsOnly(t *testing.T) {
 	c := etcdtest.Connect(t)
 	k := etcdtest.UniquePrefix(t) + "k"
 	_, err := c.Put(t.Context(), k, "v")
 	require.NoError(t, err)
-	faults := &faultKV{KV: c.KV}
+	faults := &kvfake.ReadFaults{KV: c.KV}
 	r := fastRetry(nil)
 	kv := r.KV(faults)
 	require.Same(t, kv, r.KV(kv), "wrapping twice is wrapping once")
 
-	faults.set(false, 2)
+	faults.Set(false, 2)
 	got, err := kv.Get(t.Context(), k)
 	require.NoError(t, err)
 	require.Equal(t, "v", string(got.Kvs[0].Value))
-	require.Equal(t, int64(3), faults.reads.Load())
+	require.Equal(t, int64(3), faults.Reads())
 
-	faults.set(false, 2)
+	faults.Set(false, 2)
 	resp, err := kv.Txn(t.Context()).If(clientv3.Compare(clientv3.Version(k), "=", 1)).
 		Then(clientv3.OpGet(k)).Else(clientv3.OpGet(k)).Commit()
 	require.NoError(t, err)
 	require.True(t, resp.Succeeded)
-	require.Equal(t, int64(6), faults.reads.Load(), "a read-only Txn is sent again")
+	require.Equal(t, int64(6), faults.Reads(), "a read-only Txn is sent again")
 
-	faults.set(false, 2)
+	faults.Set(false, 2)
 	_, err = kv.Do(t.Context(), clientv3.OpGet(k))
 	require.NoError(t, err, "a Do of a Get is retried")
 
@@ -264,18 +199,18 @@ func TestResolutionRidesOutAnElection(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := etcdtest.Connect(t)
-			faults := &faultKV{KV: c.KV}
-			flaky := &flakyKV{KV: faults}
+			faults := &kvfake.ReadFaults{KV: c.KV}
+			flaky := &kvfake.LostAnswers{KV: faults}
 			e := New(flaky, c.Watcher, Options{}) // default backoff: about a second for 5 retries
 			k := etcdtest.UniquePrefix(t) + "k"
 			var runs atomic.Int32
 			// The commit's answer is lost; then the election: the next 5
 			// reads fail with "leader changed".
-			lost := func() { faults.set(false, 5) }
+			lost := func() { faults.Set(false, 5) }
 			if tc.applied {
-				flaky.failNext(1, 0, lost)
+				flaky.LoseNext(1, 0, lost)
 			} else {
-				flaky.failNext(0, 1, lost)
+				flaky.LoseNext(0, 1, lost)
 			}
 			_, out, err := Run(t.Context(), e, "set", []string{k}, setData(t, k, "one", &runs))
 			require.NoError(t, err)
@@ -284,7 +219,7 @@ func TestResolutionRidesOutAnElection(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, "one", dataOf(t, resp.Kvs[0].Value))
 			require.Equal(t, int64(1), resp.Kvs[0].Version, "written exactly once")
-			require.Equal(t, int64(0), faults.pending(), "the 5 faults were used up by retries")
+			require.Equal(t, int64(0), faults.Pending(), "the 5 faults were used up by retries")
 			if tc.applied {
 				require.Equal(t, int32(1), runs.Load(), "resolved as applied")
 			} else {
@@ -297,11 +232,11 @@ func TestResolutionRidesOutAnElection(t *testing.T) {
 func TestResolutionEndsWithTheContext(t *testing.T) {
 	t.Run("an election that never ends: unknown when the context ends", func(t *testing.T) {
 		c := etcdtest.Connect(t)
-		faults := &faultKV{KV: c.KV}
-		flaky := &flakyKV{KV: faults}
+		faults := &kvfake.ReadFaults{KV: c.KV}
+		flaky := &kvfake.LostAnswers{KV: faults}
 		e := New(flaky, c.Watcher, Options{Retry: fastRetry(nil), ResolveTimeout: time.Millisecond})
 		k := etcdtest.UniquePrefix(t) + "k"
-		flaky.failNext(1, 0, func() { faults.set(true, 0) })
+		flaky.LoseNext(1, 0, func() { faults.Set(true, 0) })
 		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 		defer cancel()
 		_, _, err := Run(ctx, e, "set", []string{k}, setData(t, k, "one", nil))
@@ -321,20 +256,20 @@ func TestResolutionEndsWithTheContext(t *testing.T) {
 // caller's context when it does not end.
 func TestReadsRideOutAnElection(t *testing.T) {
 	c := etcdtest.Connect(t)
-	faults := &faultKV{KV: c.KV, err: rpctypes.ErrGRPCNoLeader}
+	faults := &kvfake.ReadFaults{KV: c.KV, Err: rpctypes.ErrGRPCNoLeader}
 	e := New(faults, c.Watcher, Options{CacheSize: -1})
 	prefix := etcdtest.UniquePrefix(t)
 	a, b := prefix+"a", prefix+"b"
 	_, err := c.Put(t.Context(), a, "x")
 	require.NoError(t, err)
 
-	faults.set(false, 4)
+	faults.Set(false, 4)
 	obs, err := e.ReadKeys(t.Context(), []string{a, b}, 0)
 	require.NoError(t, err, "a read of several keys is one Txn of Gets: retried")
 	require.True(t, obs.Keys[a].Present)
 	require.False(t, obs.Keys[b].Present)
 
-	faults.set(false, 3)
+	faults.Set(false, 3)
 	read := func(v *View) (bool, Commit, error) {
 		_, ok := v.Get(a)
 		return ok, Commit{}, nil
@@ -342,9 +277,9 @@ func TestReadsRideOutAnElection(t *testing.T) {
 	found, _, err := Run(t.Context(), e, "read", []string{a}, read)
 	require.NoError(t, err)
 	require.True(t, found)
-	require.Equal(t, int64(0), faults.pending(), "the faults were used up by retries")
+	require.Equal(t, int64(0), faults.Pending(), "the faults were used up by retries")
 
-	require.Equal(t, int64(0), faults.writes.Load())
+	require.Equal(t, int64(0), faults.Writes())
 }
 
 // A read that etcd keeps refusing ends with the caller's context, counted,
@@ -352,10 +287,10 @@ func TestReadsRideOutAnElection(t *testing.T) {
 // the last cause.
 func TestReadsEndWithTheContext(t *testing.T) {
 	c := etcdtest.Connect(t)
-	faults := &faultKV{KV: c.KV, err: rpctypes.ErrGRPCNoLeader}
+	faults := &kvfake.ReadFaults{KV: c.KV, Err: rpctypes.ErrGRPCNoLeader}
 	e := New(faults, c.Watcher, Options{Retry: fastRetry(nil), CacheSize: -1})
 	a := etcdtest.UniquePrefix(t) + "a"
-	faults.set(true, 0)
+	faults.Set(true, 0)
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	read := func(v *View) (bool, Commit, error) {
@@ -440,8 +375,8 @@ func TestResolutionAfterTheCallerEnded(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := etcdtest.Connect(t)
-			faults := &faultKV{KV: c.KV}
-			flaky := &flakyKV{KV: faults}
+			faults := &kvfake.ReadFaults{KV: c.KV}
+			flaky := &kvfake.LostAnswers{KV: faults}
 			e := New(flaky, c.Watcher, Options{Retry: fastRetry(nil), ResolveTimeout: time.Hour, CacheSize: -1})
 			k := etcdtest.UniquePrefix(t) + "k"
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -453,9 +388,9 @@ func TestResolutionAfterTheCallerEnded(t *testing.T) {
 			// The commit applies and its answer is lost once the caller's
 			// context ended; the resolution's first reads fail (an
 			// election), then etcd answers again.
-			flaky.failNext(1, 0, func() {
+			flaky.LoseNext(1, 0, func() {
 				tc.end(ctx, cancel)
-				faults.set(false, 3)
+				faults.Set(false, 3)
 			})
 			type result struct {
 				out Outcome

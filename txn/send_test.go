@@ -109,7 +109,7 @@ func TestSend(t *testing.T) {
 				require.NoError(t, err)
 				s.existing = got.Keys[s.k]
 			}
-			f.flaky.failNext(map[bool]int{true: 1}[tc.applied], map[bool]int{true: 1}[tc.lost], nil)
+			f.flaky.LoseNext(map[bool]int{true: 1}[tc.applied], map[bool]int{true: 1}[tc.lost], nil)
 			sent, err := f.e.Send(t.Context(), "send", tc.guarded(s))
 			if tc.wantErr != nil {
 				require.ErrorIs(t, err, tc.wantErr)

@@ -39,45 +39,72 @@ type connFlags struct {
 	logLevel           string
 }
 
+// connFlagSpec is one shared flag: its name, the environment variable
+// etcdctl reads for it (empty: none), the field it sets (a *string, *bool
+// or *time.Duration) and its usage.
+type connFlagSpec struct {
+	name, env string
+	field     any
+	usage     string
+}
+
+// specs lists the shared flags, bound to c's fields.
+func (c *connFlags) specs() []connFlagSpec {
+	return []connFlagSpec{
+		{"endpoints", "ETCDCTL_ENDPOINTS", &c.endpoints, "comma-separated etcd client URLs"},
+		{"cacert", "ETCDCTL_CACERT", &c.cacert, "verify the servers' certificates with this CA bundle (PEM)"},
+		{"cert", "ETCDCTL_CERT", &c.cert, "client certificate (PEM) for clusters that verify clients"},
+		{"key", "ETCDCTL_KEY", &c.key, "private key (PEM) of --cert"},
+		{"server-name", "", &c.serverName, "name sent as SNI and required in the servers' certificates, when it differs from the endpoint host"},
+		{"insecure-skip-tls-verify", "ETCDCTL_INSECURE_SKIP_TLS_VERIFY", &c.insecureSkipVerify, "do not verify the servers' certificates (testing only)"},
+		{"user", "ETCDCTL_USER", &c.user, "etcd user as name:password (or name with --password)"},
+		{"password", "ETCDCTL_PASSWORD", &c.password, "password of --user"},
+		{"prefix", "", &c.prefix, "root prefix of the store's keys (must end with '/')"},
+		{"dial-timeout", "ETCDCTL_DIAL_TIMEOUT", &c.dialTimeout, "how long to wait for the cluster to answer at first"},
+		{"command-timeout", "ETCDCTL_COMMAND_TIMEOUT", &c.commandTimeout, "how long any one etcd request may take"},
+		{"embedded", "", &c.embedded, "start a throw-away single-member etcd in a temporary directory instead of --endpoints"},
+		{"log-level", "", &c.logLevel, "log level on stderr: debug, info, warn or error"},
+	}
+}
+
+// define adds the flag to fs, its current value as the default; the usage
+// names the environment variable.
+func (s connFlagSpec) define(fs *flag.FlagSet) {
+	usage := s.usage
+	if s.env != "" {
+		usage += " [$" + s.env + "]"
+	}
+	switch p := s.field.(type) {
+	case *string:
+		fs.StringVar(p, s.name, *p, usage)
+	case *bool:
+		fs.BoolVar(p, s.name, *p, usage)
+	case *time.Duration:
+		fs.DurationVar(p, s.name, *p, usage)
+	}
+}
+
 // etcdctlEnv maps the flags that copy etcdctl's to the environment
 // variables etcdctl reads for them. A flag given on the command line wins.
 func etcdctlEnv() map[string]string {
-	return map[string]string{
-		"endpoints":                "ETCDCTL_ENDPOINTS",
-		"cacert":                   "ETCDCTL_CACERT",
-		"cert":                     "ETCDCTL_CERT",
-		"key":                      "ETCDCTL_KEY",
-		"insecure-skip-tls-verify": "ETCDCTL_INSECURE_SKIP_TLS_VERIFY",
-		"user":                     "ETCDCTL_USER",
-		"password":                 "ETCDCTL_PASSWORD",
-		"dial-timeout":             "ETCDCTL_DIAL_TIMEOUT",
-		"command-timeout":          "ETCDCTL_COMMAND_TIMEOUT",
+	env := map[string]string{}
+	for _, s := range new(connFlags).specs() {
+		if s.env != "" {
+			env[s.name] = s.env
+		}
 	}
+	return env
 }
 
 // register adds the shared flags to fs, bound to c, except those named in
 // skip. Both the top-level flag set and every subcommand's register them,
 // so they may be given before or after the subcommand's name.
 func (c *connFlags) register(fs *flag.FlagSet, skip ...string) {
-	all := flag.NewFlagSet("", flag.ContinueOnError)
-	all.StringVar(&c.endpoints, "endpoints", c.endpoints, "comma-separated etcd client URLs [$ETCDCTL_ENDPOINTS]")
-	all.StringVar(&c.cacert, "cacert", c.cacert, "verify the servers' certificates with this CA bundle (PEM) [$ETCDCTL_CACERT]")
-	all.StringVar(&c.cert, "cert", c.cert, "client certificate (PEM) for clusters that verify clients [$ETCDCTL_CERT]")
-	all.StringVar(&c.key, "key", c.key, "private key (PEM) of --cert [$ETCDCTL_KEY]")
-	all.StringVar(&c.serverName, "server-name", c.serverName, "name sent as SNI and required in the servers' certificates, when it differs from the endpoint host")
-	all.BoolVar(&c.insecureSkipVerify, "insecure-skip-tls-verify", c.insecureSkipVerify, "do not verify the servers' certificates (testing only) [$ETCDCTL_INSECURE_SKIP_TLS_VERIFY]")
-	all.StringVar(&c.user, "user", c.user, "etcd user as name:password (or name with --password) [$ETCDCTL_USER]")
-	all.StringVar(&c.password, "password", c.password, "password of --user [$ETCDCTL_PASSWORD]")
-	all.StringVar(&c.prefix, "prefix", c.prefix, "root prefix of the store's keys (must end with '/')")
-	all.DurationVar(&c.dialTimeout, "dial-timeout", c.dialTimeout, "how long to wait for the cluster to answer at first [$ETCDCTL_DIAL_TIMEOUT]")
-	all.DurationVar(&c.commandTimeout, "command-timeout", c.commandTimeout, "how long any one etcd request may take [$ETCDCTL_COMMAND_TIMEOUT]")
-	all.BoolVar(&c.embedded, "embedded", c.embedded, "start a throw-away single-member etcd in a temporary directory instead of --endpoints")
-	all.StringVar(&c.logLevel, "log-level", c.logLevel, "log level on stderr: debug, info, warn or error")
-	all.VisitAll(func(f *flag.Flag) {
-		if !slices.Contains(skip, f.Name) {
-			fs.Var(f.Value, f.Name, f.Usage)
+	for _, s := range c.specs() {
+		if !slices.Contains(skip, s.name) {
+			s.define(fs)
 		}
-	})
+	}
 }
 
 // defaultConnFlags are the shared flags' defaults.

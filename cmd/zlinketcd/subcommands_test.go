@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"runtime/debug"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	etcdversion "go.etcd.io/etcd/api/v3/version"
 
+	"github.com/zlink-systems/zlink-etcd/internal/meshbench"
 	"github.com/zlink-systems/zlink-etcd/internal/scratch"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
@@ -294,4 +296,163 @@ func TestProgress(t *testing.T) {
 	// Work shorter than the first delay prints none.
 	var p progressTiming
 	require.Equal(t, progressTiming{first: time.Second, every: 5 * time.Second}, p.withDefaults())
+}
+
+func TestInspect(t *testing.T) {
+	s, _, prefix, eps := sharedStore(t)
+	populate(t, s)
+	conn := []string{"--endpoints", eps, "--prefix", prefix}
+
+	t.Run("tables", func(t *testing.T) {
+		r := runCmd(t, append([]string{"inspect"}, conn...)...)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Empty(t, r.stderr)
+		for _, title := range []string{"MESH NODES (2)", "CLIENT SERVERS (1)", "FANOUT PUBLISHERS (1)", "PEERS (1)", "SPOTS (2)",
+			"ACTORS (1)", "ROUTES (1)", "OWNER LEASES (1)", "AUTHORITIES (1)", "OTHER KEYS (11)"} {
+			require.Contains(t, r.stdout, "\n"+title+"\n", title)
+		}
+		require.Contains(t, r.stdout, "prefix "+prefix+" at revision ")
+		// Mesh nodes: node-a live with one active actor slot, node-b's owner gone.
+		require.Regexp(t, `play\s+node-a\s+1\s+1\s+tcp://node-a\.test\.invalid:7300\s+server\s+serving\s+1/0/10\s+0/0/10\s+alice\s+\d+\s+yes`, r.stdout)
+		require.Regexp(t, `play\s+node-b\s+.*\sbob\s+\d+\s+no`, r.stdout)
+		require.Regexp(t, `zla1:a:8:player-1\s+\d+\s+active\s+actor\s+player\s+play/node-a\s+1\s+alice`, r.stdout)
+		require.Regexp(t, `alice\s+\d+\s+[0-9a-f]+\s+1m0s\s+\d+s\s`, r.stdout)
+		require.Regexp(t, `actor-session\s+session-1\s+node-a\s+alice`, r.stdout)
+	})
+
+	t.Run("json", func(t *testing.T) {
+		r := runCmd(t, append([]string{"inspect", "--output", "json"}, conn...)...)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		var got struct {
+			Prefix    string `json:"prefix"`
+			Revision  int64  `json:"revision"`
+			MeshNodes []struct {
+				OwnerLive bool `json:"ownerLive"`
+				Value     struct {
+					RID string `json:"rid"`
+				} `json:"value"`
+			} `json:"meshNodes"`
+			ClientServers    []json.RawMessage `json:"clientServers"`
+			FanoutPublishers []json.RawMessage `json:"fanoutPublishers"`
+			Peers            []json.RawMessage `json:"peers"`
+			Spots            []json.RawMessage `json:"spots"`
+			Actors           []json.RawMessage `json:"actors"`
+			Routes           []json.RawMessage `json:"routes"`
+			OwnerLeases      []struct {
+				OwnerID          string `json:"ownerId"`
+				Generation       int64  `json:"generation"`
+				RemainingSeconds int64  `json:"remainingSeconds"`
+			} `json:"ownerLeases"`
+			Authorities []struct {
+				Key        string `json:"key"`
+				Allocation struct {
+					State string `json:"state"`
+				} `json:"allocation"`
+			} `json:"authorities"`
+			OtherKeys []struct {
+				Part string `json:"part"`
+				Keys int64  `json:"keys"`
+			} `json:"otherKeys"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
+		require.Equal(t, prefix, got.Prefix)
+		require.Positive(t, got.Revision)
+		require.Len(t, got.MeshNodes, 2)
+		require.Equal(t, "node-a", got.MeshNodes[0].Value.RID)
+		require.True(t, got.MeshNodes[0].OwnerLive)
+		require.False(t, got.MeshNodes[1].OwnerLive)
+		require.Len(t, got.ClientServers, 1)
+		require.Len(t, got.FanoutPublishers, 1)
+		require.Len(t, got.Peers, 1)
+		require.Len(t, got.Spots, 2)
+		require.Len(t, got.Actors, 1)
+		require.Len(t, got.Routes, 1)
+		require.Len(t, got.OwnerLeases, 1)
+		require.Equal(t, "alice", got.OwnerLeases[0].OwnerID)
+		require.Positive(t, got.OwnerLeases[0].Generation)
+		require.Greater(t, got.OwnerLeases[0].RemainingSeconds, int64(30))
+		require.Len(t, got.Authorities, 1)
+		require.Equal(t, "zla1:a:8:player-1", got.Authorities[0].Key)
+		require.Equal(t, "active", got.Authorities[0].Allocation.State)
+		counts := map[string]int64{}
+		for _, o := range got.OtherKeys {
+			counts[o.Part] = o.Keys
+		}
+		require.Positive(t, counts["by-owner"])
+		require.Positive(t, counts["ledger"])
+	})
+
+	t.Run("sections", func(t *testing.T) {
+		r := runCmd(t, append([]string{"inspect", "owners", "actors", "--output=json"}, conn...)...)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		var got map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
+		var names []string
+		for k := range got {
+			names = append(names, k)
+		}
+		require.ElementsMatch(t, []string{"prefix", "revision", "readAt", "actors", "ownerLeases"}, names)
+
+		r = runCmd(t, append([]string{"inspect", "leases"}, conn...)...)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Contains(t, r.stdout, "OWNER LEASES (1)")
+		require.NotContains(t, r.stdout, "MESH NODES")
+	})
+
+	t.Run("empty prefix", func(t *testing.T) {
+		r := runCmd(t, "inspect", "--endpoints", eps, "--prefix", prefix+"nothing/")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Equal(t, 9, strings.Count(r.stdout, "  (none)\n"), r.stdout)
+		require.Contains(t, r.stdout, "OTHER KEYS (11)")
+	})
+}
+
+// bench mesh runs the mesh harness against the given cluster (every node
+// agreed with the live set after each change, or the run fails), and
+// leaves nothing under the prefix.
+func TestBenchMesh(t *testing.T) {
+	_, c, prefix, eps := sharedStore(t)
+	r := runCmd(t, "bench", "mesh", "--endpoints", eps, "--prefix", prefix, "--nodes", "3", "--steady", "1s")
+	require.Equal(t, exitOK, r.code, "%s\n%s", r.stdout, r.stderr)
+	require.Contains(t, r.stdout, "### N = 3\n\n| | measured |\n")
+	require.Regexp(t, `\| \*\*one node joins\*\*: events delivered \| \S+ \|`, r.stdout)
+	require.Contains(t, r.stdout, "| **rolling restart**: nodes restarted | 1 |\n")
+	require.Contains(t, r.stderr, "zlinketcd: bench: mesh of 3 nodes on "+eps+" under "+prefix+"zlinketcd-bench-mesh-")
+	require.Zero(t, keyCount(t, c, prefix), "the scratch prefix is removed")
+}
+
+// Without endpoints bench mesh starts an embedded member (fsync on) and
+// says so, and that its CPU is counted with the nodes'.
+func TestBenchMeshEmbedded(t *testing.T) {
+	r := runCmd(t, "bench", "mesh", "--nodes", "2", "--steady", "1s", "--output", "json")
+	require.Equal(t, exitOK, r.code, "%s\n%s", r.stdout, r.stderr)
+	require.Regexp(t, `^zlinketcd: no --endpoints given: started an embedded single-member etcd at http://127\.0\.0\.1:\d+ \(temporary directory, removed on exit\)\n`, r.stderr)
+	require.Contains(t, r.stderr, "on an embedded single-member etcd (fsync on) in this process: the node CPU and memory include etcd's")
+	var res meshbench.Result
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
+	require.Equal(t, 2, res.Nodes)
+	require.True(t, res.EtcdInProcess)
+	require.True(t, res.EtcdMetrics)
+	require.Equal(t, 3, res.Join.Converge.N)
+	require.Equal(t, 2, res.Rolling.Converge.N)
+}
+
+func TestBenchMeshUsage(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "other operation", args: []string{"bench", "mesh", "lease-read"}, want: `bench mesh takes no other operation, got "mesh lease-read"`},
+		{name: "output", args: []string{"bench", "mesh", "--output", "xml"}, want: `--output "xml" must be table or json`},
+		{name: "one node", args: []string{"bench", "mesh", "--nodes", "1"}, want: "nodes 1 must be in 2..5000"},
+		{name: "no steady state", args: []string{"bench", "mesh", "--steady", "0s"}, want: "--steady must be positive"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCmd(t, tc.args...)
+			requireOneLineError(t, r, exitUsage, "zlinketcd: bench: "+tc.want)
+			require.Empty(t, r.stdout)
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/zlink-systems/zlink-etcd/examples/meshnode/statedoc"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/meshnode"
 )
@@ -45,16 +46,7 @@ type actorWriter struct {
 	m        actorMetrics
 
 	mu    sync.Mutex
-	stats actorStats
-}
-
-// actorStats are the writer's counts, for /debug/state.
-type actorStats struct {
-	Created   int64  `json:"created"`
-	RowStored int64  `json:"rowsStored"`
-	Failed    int64  `json:"failed"`
-	Skipped   int64  `json:"skipped"`
-	LastError string `json:"lastError,omitempty"`
+	stats statedoc.ActorStats
 }
 
 // actorMetrics are the writer's counters.
@@ -93,25 +85,25 @@ func (w *actorWriter) run(ctx context.Context) {
 		}
 		inc := w.node.Incarnation()
 		if inc.Session == nil || !inc.Session.Valid() {
-			w.note(func(s *actorStats) { s.Skipped++ })
+			w.note(func(s *statedoc.ActorStats) { s.Skipped++ })
 			continue
 		}
 		seq++
 		if err := w.create(ctx, inc, seq); err != nil && ctx.Err() == nil {
 			w.log.Warn("actor creation failed", "err", err)
-			w.note(func(s *actorStats) { s.Failed++; s.LastError = err.Error() })
+			w.note(func(s *statedoc.ActorStats) { s.Failed++; s.LastError = err.Error() })
 		}
 	}
 }
 
 // Stats returns the writer's counts.
-func (w *actorWriter) Stats() actorStats {
+func (w *actorWriter) Stats() statedoc.ActorStats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.stats
 }
 
-func (w *actorWriter) note(f func(*actorStats)) {
+func (w *actorWriter) note(f func(*statedoc.ActorStats)) {
 	w.mu.Lock()
 	f(&w.stats)
 	w.mu.Unlock()
@@ -175,7 +167,7 @@ func (w *actorWriter) create(ctx context.Context, inc meshnode.Incarnation, seq 
 		return fmt.Errorf("actor %s: %w", id, err)
 	}
 	w.m.created.Inc()
-	w.note(func(s *actorStats) { s.Created++ })
+	w.note(func(s *statedoc.ActorStats) { s.Created++ })
 	w.log.Info("actor created", "actor", id, "authorityKey", string(authority), "storeVersion", string(done.Ready.StoreVersion),
 		"objectGeneration", done.Ready.ObjectGeneration, "leaseGeneration", inc.Token.LeaseGeneration, "lifecycle", inc.LifecycleGeneration)
 
@@ -197,7 +189,7 @@ func (w *actorWriter) create(ctx context.Context, inc meshnode.Incarnation, seq 
 		return fmt.Errorf("actor %s: write its location row: %w", id, err)
 	}
 	w.m.rows.Inc()
-	w.note(func(s *actorStats) { s.RowStored++ })
+	w.note(func(s *statedoc.ActorStats) { s.RowStored++ })
 	w.log.Info("actor row stored", "actor", id, "mesh", w.mesh, "rowGeneration", stored.Generation,
 		"leaseGeneration", inc.Token.LeaseGeneration)
 	return nil

@@ -22,6 +22,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/autoconnect"
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/examples/meshnode/config"
+	"github.com/zlink-systems/zlink-etcd/examples/meshnode/statedoc"
 	"github.com/zlink-systems/zlink-etcd/health"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/memstore"
@@ -61,23 +62,7 @@ type service struct {
 	stopping atomic.Bool
 
 	mu     sync.Mutex
-	fences []fenceRecord
-}
-
-// fenceRecord is one incarnation whose lease stopped being trusted, with
-// the node's own timestamps (/debug/state): the fence must come before
-// TrustedUntil = LastRenewal + TTL − fencing margin has long passed, and
-// well before LastRenewal + TTL, when etcd may end the lease.
-type fenceRecord struct {
-	Incarnation         int64     `json:"incarnation"`
-	LeaseGeneration     int64     `json:"leaseGeneration"`
-	LifecycleGeneration int64     `json:"lifecycleGeneration"`
-	LastRenewal         time.Time `json:"lastRenewal"`
-	TrustedUntil        time.Time `json:"trustedUntil"`
-	LeaseLostAt         time.Time `json:"leaseLostAt"`
-	InboundDroppedAt    time.Time `json:"inboundDroppedAt"`
-	FencedAt            time.Time `json:"fencedAt"`
-	Cause               string    `json:"cause"`
+	fences []statedoc.Fence
 }
 
 // run runs the node until ctx ends (then it leaves gracefully within
@@ -313,8 +298,8 @@ func (s *service) onEvent(e meshnode.Event) {
 	case meshnode.EventLeaseLost:
 		s.admitted.Store(nil)
 		s.transport.DropInbound("lease no longer trusted")
-		rec := fenceRecord{Incarnation: e.Incarnation.Number, LeaseGeneration: e.Incarnation.Token.LeaseGeneration,
-			LifecycleGeneration: e.Incarnation.LifecycleGeneration, TrustedUntil: e.TrustedUntil,
+		rec := statedoc.Fence{Incarnation: e.Incarnation.Number, Lease: statedoc.Lease{LeaseGeneration: e.Incarnation.Token.LeaseGeneration,
+			LifecycleGeneration: e.Incarnation.LifecycleGeneration, TrustedUntil: e.TrustedUntil},
 			LeaseLostAt: e.At, InboundDroppedAt: time.Now()}
 		if e.Incarnation.Session != nil {
 			rec.LastRenewal = e.Incarnation.Session.Status().LastRenewal
@@ -402,7 +387,7 @@ func (s *service) registerMetrics(reg prometheus.Registerer) error {
 			}
 			n := 0
 			for _, l := range s.transport.Links() {
-				if l.Direction == dir {
+				if l.Direction == string(dir) {
 					n++
 				}
 			}
@@ -426,88 +411,27 @@ func (s *service) registerMetrics(reg prometheus.Registerer) error {
 	return observe.Register(reg, cs...)
 }
 
-// duration is a time.Duration that JSON shows as Go writes it ("1.5s").
-type duration time.Duration
-
-// MarshalText implements encoding.TextMarshaler.
-func (d duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (d *duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	*d = duration(v)
-	return err
-}
-
-// timing is the session and auto-connect timing in effect (the packages'
-// defaults for the flags left at 0).
-type timing struct {
-	LeaseTTL      duration `json:"leaseTtl"`
-	RenewInterval duration `json:"renewInterval"`
-	RenewTimeout  duration `json:"renewTimeout"`
-	FencingMargin duration `json:"fencingMargin"`
-	PollInterval  duration `json:"pollInterval"`
-}
-
-func effectiveTiming(cfg config.Config) timing {
-	or := func(v, def time.Duration) duration {
+// effectiveTiming is the session and auto-connect timing in effect (the
+// packages' defaults for the flags left at 0).
+func effectiveTiming(cfg config.Config) statedoc.Timing {
+	or := func(v, def time.Duration) statedoc.Duration {
 		if v == 0 {
-			return duration(def)
+			return statedoc.Duration(def)
 		}
-		return duration(v)
+		return statedoc.Duration(v)
 	}
-	return timing{
+	return statedoc.Timing{
 		LeaseTTL: or(cfg.LeaseTTL, session.DefaultTTL), RenewInterval: or(cfg.RenewInterval, session.DefaultRenewInterval),
 		RenewTimeout: or(cfg.RenewTimeout, session.DefaultRenewTimeout), FencingMargin: or(cfg.FencingMargin, session.DefaultFencingMargin),
 		PollInterval: or(cfg.PollInterval, autoconnect.DefaultPollingInterval),
 	}
 }
 
-// stateDoc is /debug/state: the node as it sees itself.
-type stateDoc struct {
-	Time          time.Time       `json:"time"`
-	NodeID        string          `json:"nodeId"`
-	Mesh          string          `json:"mesh"`
-	Endpoint      string          `json:"endpoint"`
-	Version       string          `json:"version"`
-	StartedAt     time.Time       `json:"startedAt"`
-	Timing        timing          `json:"timing"`
-	Phase         string          `json:"phase"`
-	Stopping      bool            `json:"stopping"`
-	Trusted       bool            `json:"trusted"`
-	Incarnation   *incarnationDoc `json:"incarnation,omitempty"`
-	StoreFailed   bool            `json:"storeFailed"`
-	Desired       int             `json:"desired"`
-	Connected     int             `json:"connected"`
-	Ticks         int64           `json:"ticks"`
-	LeaseLosses   int64           `json:"leaseLosses"`
-	LastLoss      string          `json:"lastLoss,omitempty"`
-	JoinAttempts  int             `json:"joinAttempts"`
-	LastJoinError string          `json:"lastJoinError,omitempty"`
-	// Peers are the nodes with an open link, either way, sorted.
-	Peers  []string      `json:"peers"`
-	Links  []linkInfo    `json:"links"`
-	Fences []fenceRecord `json:"fences"`
-	Actors *actorStats   `json:"actors,omitempty"`
-}
-
-// incarnationDoc is the current incarnation and its session.
-type incarnationDoc struct {
-	Number              int64     `json:"number"`
-	LeaseGeneration     int64     `json:"leaseGeneration"`
-	LifecycleGeneration int64     `json:"lifecycleGeneration"`
-	LastRenewal         time.Time `json:"lastRenewal"`
-	TrustedUntil        time.Time `json:"trustedUntil"`
-	Renewals            int64     `json:"renewals"`
-	RenewalFailures     int       `json:"renewalFailures"`
-	LastRenewalError    string    `json:"lastRenewalError,omitempty"`
-}
-
 // state returns the node's state document.
-func (s *service) state() stateDoc {
-	d := stateDoc{Time: time.Now(), NodeID: s.cfg.NodeID, Mesh: s.cfg.Mesh, Endpoint: s.cfg.MeshEndpoint(),
+func (s *service) state() statedoc.State {
+	d := statedoc.State{Time: time.Now(), NodeID: s.cfg.NodeID, Mesh: s.cfg.Mesh, Endpoint: s.cfg.MeshEndpoint(),
 		Version: versionString(), StartedAt: s.started, Timing: effectiveTiming(s.cfg), Phase: "starting",
-		Stopping: s.stopping.Load(), Peers: []string{}, Links: []linkInfo{}, Fences: []fenceRecord{}}
+		Stopping: s.stopping.Load(), Peers: []string{}, Links: []statedoc.Link{}, Fences: []statedoc.Fence{}}
 	if n := s.node.Load(); n != nil {
 		st := n.State()
 		d.Phase, d.Trusted, d.StoreFailed = string(st.Phase), st.Trusted, st.StoreFailed
@@ -520,8 +444,8 @@ func (s *service) state() stateDoc {
 			d.LastJoinError = st.LastJoinError.Error()
 		}
 		inc := st.Incarnation
-		d.Incarnation = &incarnationDoc{Number: inc.Number, LeaseGeneration: inc.Token.LeaseGeneration,
-			LifecycleGeneration: inc.LifecycleGeneration, LastRenewal: st.Session.LastRenewal, TrustedUntil: st.Session.TrustedUntil,
+		d.Incarnation = &statedoc.Incarnation{Number: inc.Number, Lease: statedoc.Lease{LeaseGeneration: inc.Token.LeaseGeneration,
+			LifecycleGeneration: inc.LifecycleGeneration, LastRenewal: st.Session.LastRenewal, TrustedUntil: st.Session.TrustedUntil},
 			Renewals: st.Session.Renewals, RenewalFailures: st.Session.Failures}
 		if st.Session.LastError != nil {
 			d.Incarnation.LastRenewalError = st.Session.LastError.Error()
@@ -580,28 +504,28 @@ func checkConfig(ctx context.Context, cfg config.Config, w io.Writer) error {
 		return fmt.Errorf("the node's options: leave the in-memory store: %w", err)
 	}
 	out := struct {
-		Endpoints     []string `json:"endpoints"`
-		Prefix        string   `json:"prefix"`
-		TLS           bool     `json:"tls"`
-		CACert        string   `json:"cacert,omitempty"`
-		Cert          string   `json:"cert,omitempty"`
-		Key           string   `json:"key,omitempty"`
-		ServerName    string   `json:"serverName,omitempty"`
-		DialTimeout   duration `json:"dialTimeout"`
-		Mesh          string   `json:"mesh"`
-		NodeID        string   `json:"nodeId"`
-		Endpoint      string   `json:"endpoint"`
-		Listen        string   `json:"listen"`
-		MetricsAddr   string   `json:"metricsAddr"`
-		Timing        timing   `json:"timing"`
-		ShutdownGrace duration `json:"shutdownGrace"`
-		DialPeers     bool     `json:"dialPeers"`
-		ActorInterval duration `json:"actorInterval"`
-		LogJSON       bool     `json:"logJson"`
-		LogLevel      string   `json:"logLevel"`
-	}{cfg.Endpoints, cfg.Prefix, cfg.TLS(), cfg.CACert, cfg.Cert, cfg.Key, cfg.ServerName, duration(cfg.DialTimeout),
+		Endpoints     []string          `json:"endpoints"`
+		Prefix        string            `json:"prefix"`
+		TLS           bool              `json:"tls"`
+		CACert        string            `json:"cacert,omitempty"`
+		Cert          string            `json:"cert,omitempty"`
+		Key           string            `json:"key,omitempty"`
+		ServerName    string            `json:"serverName,omitempty"`
+		DialTimeout   statedoc.Duration `json:"dialTimeout"`
+		Mesh          string            `json:"mesh"`
+		NodeID        string            `json:"nodeId"`
+		Endpoint      string            `json:"endpoint"`
+		Listen        string            `json:"listen"`
+		MetricsAddr   string            `json:"metricsAddr"`
+		Timing        statedoc.Timing   `json:"timing"`
+		ShutdownGrace statedoc.Duration `json:"shutdownGrace"`
+		DialPeers     bool              `json:"dialPeers"`
+		ActorInterval statedoc.Duration `json:"actorInterval"`
+		LogJSON       bool              `json:"logJson"`
+		LogLevel      string            `json:"logLevel"`
+	}{cfg.Endpoints, cfg.Prefix, cfg.TLS(), cfg.CACert, cfg.Cert, cfg.Key, cfg.ServerName, statedoc.Duration(cfg.DialTimeout),
 		cfg.Mesh, cfg.NodeID, cfg.MeshEndpoint(), cfg.Listen, cfg.MetricsAddr, effectiveTiming(cfg),
-		duration(cfg.ShutdownGrace), cfg.DialPeers, duration(cfg.ActorInterval), cfg.LogJSON, cfg.LogLevel.String()}
+		statedoc.Duration(cfg.ShutdownGrace), cfg.DialPeers, statedoc.Duration(cfg.ActorInterval), cfg.LogJSON, cfg.LogLevel.String()}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)

@@ -19,6 +19,7 @@ import (
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/examples/meshnode/config"
+	"github.com/zlink-systems/zlink-etcd/examples/meshnode/statedoc"
 	"github.com/zlink-systems/zlink-etcd/internal/syncio"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
@@ -115,9 +116,9 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 // state reads /debug/state.
-func (p *testNodeProc) state(t *testing.T) stateDoc {
+func (p *testNodeProc) state(t *testing.T) statedoc.State {
 	t.Helper()
-	var d stateDoc
+	var d statedoc.State
 	code, body := get(t, p.url+"/debug/state")
 	if code != http.StatusOK {
 		return d

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zlink-systems/zlink-etcd/autoconnect"
+	"github.com/zlink-systems/zlink-etcd/examples/meshnode/statedoc"
 	"github.com/zlink-systems/zlink-etcd/meshnode"
 )
 
@@ -92,15 +93,6 @@ func (l *link) close() bool {
 		close(l.done)
 	})
 	return closed
-}
-
-// linkInfo is a link as /debug/state shows it.
-type linkInfo struct {
-	Peer          string    `json:"peer"`
-	PeerLifecycle int64     `json:"peerLifecycle"`
-	Direction     direction `json:"direction"`
-	Endpoint      string    `json:"endpoint,omitempty"`
-	Since         time.Time `json:"since"`
 }
 
 // transportOptions configure a meshTransport.
@@ -287,7 +279,7 @@ func (t *meshTransport) DropInbound(reason string) {
 }
 
 // Links returns the open links, sorted by peer and direction.
-func (t *meshTransport) Links() []linkInfo {
+func (t *meshTransport) Links() []statedoc.Link {
 	t.mu.Lock()
 	var ls []*link
 	for _, l := range t.out {
@@ -297,17 +289,17 @@ func (t *meshTransport) Links() []linkInfo {
 		ls = append(ls, l)
 	}
 	t.mu.Unlock()
-	var out []linkInfo
+	var out []statedoc.Link
 	for _, l := range ls {
 		if !l.ended() {
-			out = append(out, linkInfo{Peer: l.peer, PeerLifecycle: l.peerLifecycle, Direction: l.dir, Endpoint: l.endpoint, Since: l.since})
+			out = append(out, statedoc.Link{Peer: l.peer, PeerLifecycle: l.peerLifecycle, Direction: string(l.dir), Endpoint: l.endpoint, Since: l.since})
 		}
 	}
-	slices.SortFunc(out, func(a, b linkInfo) int {
+	slices.SortFunc(out, func(a, b statedoc.Link) int {
 		if c := strings.Compare(a.Peer, b.Peer); c != 0 {
 			return c
 		}
-		return strings.Compare(string(a.Direction), string(b.Direction))
+		return strings.Compare(a.Direction, b.Direction)
 	})
 	return out
 }

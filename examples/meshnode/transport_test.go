@@ -77,13 +77,21 @@ func peersOf(tr *meshTransport) string {
 	return strings.Join(out, ",")
 }
 
-func TestTransportConnects(t *testing.T) {
-	a, b := newTestNode(t, "a"), newTestNode(t, "b")
-	tb := targetOf("b", 7, b.Addr())
+// connectedPair starts the nodes a and b and connects a to b (target tb),
+// once b sees the connection.
+func connectedPair(t *testing.T) (a, b *testNode, tb autoconnect.Target) {
+	t.Helper()
+	a, b = newTestNode(t, "a"), newTestNode(t, "b")
+	tb = targetOf("b", 7, b.Addr())
 	if !a.Connect(context.Background(), tb) {
 		t.Fatal("Connect to b: false")
 	}
 	waitFor(t, "b sees a's connection", func() bool { return peersOf(b.meshTransport) == "a/in" })
+	return a, b, tb
+}
+
+func TestTransportConnects(t *testing.T) {
+	a, b, tb := connectedPair(t)
 	if got := peersOf(a.meshTransport); got != "b/out" {
 		t.Errorf("a's links: %q, want b/out", got)
 	}
@@ -130,12 +138,7 @@ func TestTransportRefuses(t *testing.T) {
 }
 
 func TestTransportDropInbound(t *testing.T) {
-	a, b := newTestNode(t, "a"), newTestNode(t, "b")
-	tb := targetOf("b", 7, b.Addr())
-	if !a.Connect(context.Background(), tb) {
-		t.Fatal("Connect: false")
-	}
-	waitFor(t, "b sees a", func() bool { return peersOf(b.meshTransport) == "a/in" })
+	a, b, tb := connectedPair(t)
 	b.DropInbound("lease no longer trusted")
 	if got := peersOf(b.meshTransport); got != "" {
 		t.Errorf("b's links after DropInbound: %q", got)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -61,24 +62,14 @@ func Operations() []string {
 
 // resolve applies the defaults and checks the values.
 func (o Options) resolve() (Options, error) {
-	if o.Clients == 0 {
-		o.Clients = DefaultClients
-	}
-	if o.Conns == 0 {
-		o.Conns = DefaultConns
-	}
-	if o.Total == 0 {
-		o.Total = DefaultTotal
-	}
-	if o.MeshSize == 0 {
-		o.MeshSize = DefaultMeshSize
-	}
+	o.Clients = cmp.Or(o.Clients, DefaultClients)
+	o.Conns = cmp.Or(o.Conns, DefaultConns)
+	o.Total = cmp.Or(o.Total, DefaultTotal)
+	o.MeshSize = cmp.Or(o.MeshSize, DefaultMeshSize)
 	if len(o.Ops) == 0 {
 		o.Ops = Operations()
 	}
-	if o.Out == nil {
-		o.Out = io.Discard
-	}
+	o.Out = cmp.Or(o.Out, io.Discard)
 	if o.OnProgress == nil {
 		o.OnProgress = func(Progress) {}
 	}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zlink-systems/zlink-etcd/internal/checktest"
 )
 
 func TestResultStatistics(t *testing.T) {
@@ -35,30 +37,16 @@ func TestResultStatistics(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	tests := []struct {
-		name    string
-		opts    Options
-		wantErr string
-	}{
-		{name: "defaults", opts: Options{}},
-		{name: "subset", opts: Options{Ops: []string{"mesh-list", "lease-read"}}},
-		{name: "unknown op", opts: Options{Ops: []string{"warp"}}, wantErr: `unknown operation "warp"`},
-		{name: "conns above clients", opts: Options{Clients: 2, Conns: 3}, wantErr: "conns 3 must be in 1..clients (2)"},
-		{name: "negative total", opts: Options{Total: -1}, wantErr: "total -1 must be positive"},
-		{name: "negative rate", opts: Options{Rate: -1}, wantErr: "rate -1 must not be negative"},
-		{name: "mesh too big", opts: Options{MeshSize: 1001}, wantErr: "mesh size 1001 must be in 1..1000"},
-		{name: "too many clients", opts: Options{Clients: 1001}, wantErr: "clients 1001 must be in 1..1000"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.opts.Check()
-			if tc.wantErr == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.ErrorContains(t, err, tc.wantErr)
-		})
-	}
+	checktest.Run(t, []checktest.Case[Options]{
+		{Name: "defaults", Opts: Options{}},
+		{Name: "subset", Opts: Options{Ops: []string{"mesh-list", "lease-read"}}},
+		{Name: "unknown op", Opts: Options{Ops: []string{"warp"}}, WantErr: `unknown operation "warp"`},
+		{Name: "conns above clients", Opts: Options{Clients: 2, Conns: 3}, WantErr: "conns 3 must be in 1..clients (2)"},
+		{Name: "negative total", Opts: Options{Total: -1}, WantErr: "total -1 must be positive"},
+		{Name: "negative rate", Opts: Options{Rate: -1}, WantErr: "rate -1 must not be negative"},
+		{Name: "mesh too big", Opts: Options{MeshSize: 1001}, WantErr: "mesh size 1001 must be in 1..1000"},
+		{Name: "too many clients", Opts: Options{Clients: 1001}, WantErr: "clients 1001 must be in 1..1000"},
+	})
 }
 
 func TestLimiter(t *testing.T) {

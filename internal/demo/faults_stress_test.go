@@ -58,10 +58,7 @@ func (p procCluster) killLeader(ctx context.Context) (func(context.Context) erro
 // random moment, demoKillRuns times in a row, against three upstream etcd
 // processes (fsync on). The killed member restarts a second later.
 func TestRunSurvivesLeaderKillRealProcesses(t *testing.T) {
-	etcd, _, err := etcdproc.Binaries(t.Context())
-	if err != nil {
-		t.Skipf("real etcd processes: cannot build etcd from deploy/tools/etcd (the tests build it with go build; it needs the module cache or the module proxy): %v", err)
-	}
+	etcd := etcdproc.EtcdOrSkip(t)
 	cl, err := etcdproc.StartCluster(t.Context(), 3, etcdproc.Config{Binary: etcd})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, cl.Close()) }()

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"log/slog"
@@ -61,30 +62,18 @@ type Options struct {
 
 // resolve applies the defaults and checks the values.
 func (o Options) resolve() (Options, error) {
-	if o.Nodes == 0 {
-		o.Nodes = DefaultNodes
-	}
-	if o.Actors == 0 {
-		o.Actors = DefaultActors
-	}
-	if o.Mesh == "" {
-		o.Mesh = DefaultMesh
-	}
-	if o.LeaseTTL == 0 {
-		o.LeaseTTL = DefaultLeaseTTL
-	}
+	o.Nodes = cmp.Or(o.Nodes, DefaultNodes)
+	o.Actors = cmp.Or(o.Actors, DefaultActors)
+	o.Mesh = cmp.Or(o.Mesh, DefaultMesh)
+	o.LeaseTTL = cmp.Or(o.LeaseTTL, DefaultLeaseTTL)
 	if o.PollingInterval == 0 {
 		o.PollingInterval = DefaultPollingInterval
 		if o.Quick {
 			o.PollingInterval = QuickPollingInterval
 		}
 	}
-	if o.StageTimeout == 0 {
-		o.StageTimeout = DefaultStageTimeout
-	}
-	if o.Out == nil {
-		o.Out = io.Discard
-	}
+	o.StageTimeout = cmp.Or(o.StageTimeout, DefaultStageTimeout)
+	o.Out = cmp.Or(o.Out, io.Discard)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -316,6 +316,16 @@ func (r *runner) waitMesh(ctx context.Context) error {
 	})
 }
 
+// converge waits for the mesh, reports it ("what: k of n links up") and
+// prints the node table.
+func (r *runner) converge(ctx context.Context, what string) error {
+	if err := r.waitMesh(ctx); err != nil {
+		return err
+	}
+	r.out.eventf("%s: %d of %d links up", what, r.links(), r.expectedLinks())
+	return r.nodeTable(ctx)
+}
+
 // reportChange prints what one tick of n's reconciler changed.
 func (r *runner) reportChange(n *node, c autoconnect.DesiredSetChange) {
 	if len(c.ConnectedEndpoints) > 0 {

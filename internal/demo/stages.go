@@ -17,11 +17,7 @@ func (r *runner) join(ctx context.Context) (string, error) {
 			return "", err
 		}
 	}
-	if err := r.waitMesh(ctx); err != nil {
-		return "", err
-	}
-	r.out.eventf("mesh converged: %d of %d links up", r.links(), r.expectedLinks())
-	if err := r.nodeTable(ctx); err != nil {
+	if err := r.converge(ctx, "mesh converged"); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%d nodes, %d links", len(r.running()), r.links()), nil
@@ -79,11 +75,7 @@ func (r *runner) crash(ctx context.Context) (string, error) {
 		return "", err
 	}
 	r.out.eventf("%s is gone: its owner lease was revoked; its descriptor, peer row and actors stay behind", v.name)
-	if err := r.waitMesh(ctx); err != nil {
-		return "", err
-	}
-	r.out.eventf("survivors converged: %d of %d links up", r.links(), r.expectedLinks())
-	if err := r.nodeTable(ctx); err != nil {
+	if err := r.converge(ctx, "survivors converged"); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%s crashed; %d survivors, %d links", v.name, len(r.running()), r.links()), nil
@@ -192,11 +184,7 @@ func (r *runner) rejoin(ctx context.Context) (string, error) {
 	if err := r.startNode(ctx, v); err != nil {
 		return "", err
 	}
-	if err := r.waitMesh(ctx); err != nil {
-		return "", err
-	}
-	r.out.eventf("mesh converged again: %d of %d links up", r.links(), r.expectedLinks())
-	if err := r.nodeTable(ctx); err != nil {
+	if err := r.converge(ctx, "mesh converged again"); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%s back (lease gen %d, lifecycle %d); %d links", v.name, v.token().LeaseGeneration, v.lifecycle(), r.links()), nil

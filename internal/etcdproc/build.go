@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"testing"
 )
 
 // modulePath is the module whose deploy/tools/etcd builds the binaries.
@@ -19,6 +20,18 @@ const modulePath = "github.com/zlink-systems/zlink-etcd"
 
 // toolsDir is the tools module, relative to the module's root.
 const toolsDir = "deploy/tools/etcd"
+
+// EtcdOrSkip returns the etcd binary that Binaries builds, or skips t
+// when it cannot be built: what every test that needs real etcd
+// processes starts with.
+func EtcdOrSkip(t testing.TB) string {
+	t.Helper()
+	etcd, _, err := Binaries(t.Context())
+	if err != nil {
+		t.Skipf("real etcd processes: cannot build etcd from deploy/tools/etcd (the tests build it with go build; it needs the module cache or the module proxy): %v", err)
+	}
+	return etcd
+}
 
 // Binaries returns the paths of the upstream etcd and etcdctl binaries at
 // the version deploy/tools/etcd requires, building them when no earlier

@@ -9,22 +9,19 @@ import (
 
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
+	"github.com/zlink-systems/zlink-etcd/etcdtest"
 	"github.com/zlink-systems/zlink-etcd/internal/etcdproc"
 )
 
 // A three-process cluster serves, survives a SIGKILL of its leader (the
 // two others elect a new one), and takes the killed member back.
 func TestKillLeader(t *testing.T) {
-	etcd, _, err := etcdproc.Binaries(t.Context())
-	if err != nil {
-		t.Skipf("real etcd processes: cannot build etcd from deploy/tools/etcd: %v", err)
-	}
+	etcd := etcdproc.EtcdOrSkip(t)
 	c, err := etcdproc.StartCluster(t.Context(), 3, etcdproc.Config{Binary: etcd, NoFsync: true})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	cli, err := etcdtest.NewClient(c.Endpoints())
 	require.NoError(t, err)
 	defer cli.Close()
 

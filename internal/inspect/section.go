@@ -25,8 +25,11 @@ const (
 
 // AllSections returns every section in display order.
 func AllSections() []Section {
-	return []Section{SectionMeshNodes, SectionClientServers, SectionFanoutPublishers, SectionPeers,
-		SectionSpots, SectionActors, SectionRoutes, SectionOwnerLeases, SectionAuthorities, SectionOther}
+	var out []Section
+	for _, spec := range sectionSpecs() {
+		out = append(out, spec.name)
+	}
+	return out
 }
 
 // sectionAliases are the other names a section answers to.

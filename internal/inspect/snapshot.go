@@ -165,45 +165,15 @@ func (r *Reader) Read(ctx context.Context, sections ...Section) (*Snapshot, erro
 		live[o.OwnerID] = true
 	}
 	for _, sec := range sections {
-		if err := r.readSection(ctx, snap, sec, owners, live); err != nil {
+		spec, ok := specOf(sec)
+		if !ok {
+			return nil, fmt.Errorf("inspect: unknown section %q", sec)
+		}
+		if err := spec.read(ctx, r, snap, readInput{owners: owners, live: live}); err != nil {
 			return nil, err
 		}
 	}
 	return snap, nil
-}
-
-// readSection fills one section of snap.
-func (r *Reader) readSection(ctx context.Context, snap *Snapshot, sec Section, owners []OwnerLease, live map[string]bool) error {
-	var err error
-	rev := snap.Revision
-	switch sec {
-	case SectionMeshNodes:
-		if snap.MeshNodes, err = readTable[location.MeshNodeDescriptor](ctx, r, rev, location.TableMeshNodes, live); err == nil {
-			err = r.fillUsage(ctx, snap.MeshNodes)
-		}
-	case SectionClientServers:
-		snap.ClientServers, err = readTable[location.ClientServerDescriptor](ctx, r, rev, location.TableClientServers, live)
-	case SectionFanoutPublishers:
-		snap.FanoutPublishers, err = readTable[location.FanoutPublisherDescriptor](ctx, r, rev, location.TableFanoutPublishers, live)
-	case SectionPeers:
-		snap.Peers, err = readTable[location.PeerLocation](ctx, r, rev, location.TablePeers, live)
-	case SectionSpots:
-		snap.Spots, err = readTable[location.SpotLocation](ctx, r, rev, location.TableSpots, live)
-	case SectionActors:
-		snap.Actors, err = readTable[location.ActorLocation](ctx, r, rev, location.TableActors, live)
-	case SectionRoutes:
-		snap.Routes, err = readTable[location.RouteLocation](ctx, r, rev, location.TableRoutes, live)
-	case SectionOwnerLeases:
-		snap.OwnerLeases = owners
-		err = r.fillRemaining(ctx, snap.OwnerLeases)
-	case SectionAuthorities:
-		snap.Authorities, err = r.readAuthorities(ctx, live)
-	case SectionOther:
-		snap.Other, err = r.countOther(ctx, rev)
-	default:
-		err = fmt.Errorf("inspect: unknown section %q", sec)
-	}
-	return err
 }
 
 // readOwners reads the owner leases (and fixes the snapshot's revision).

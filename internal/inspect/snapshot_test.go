@@ -8,17 +8,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zlink-systems/zlink-etcd/clock"
+	"github.com/zlink-systems/zlink-etcd/conformance/fixture"
 	"github.com/zlink-systems/zlink-etcd/etcdstore"
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/storetest"
 	"github.com/zlink-systems/zlink-etcd/leasemap"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
 )
 
 func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m)) }
-
-// t0 is the store clock's start.
-func t0() time.Time { return time.Date(2026, 7, 3, 0, 0, 0, 0, time.UTC) }
 
 // storeFixture is an etcd store over a fresh prefix of the shared member,
 // on a manual clock, and a reader of it whose clock is the same.
@@ -31,7 +30,7 @@ type storeFixture struct {
 func newStoreFixture(t *testing.T, opts ...ReaderOption) *storeFixture {
 	t.Helper()
 	c := etcdtest.Connect(t)
-	f := &storeFixture{clock: clock.NewManual(t0())}
+	f := &storeFixture{clock: clock.NewManual(fixture.T0())}
 	s, err := etcdstore.New(c, etcdstore.Options{Root: etcdtest.UniquePrefix(t), Clock: f.clock.Now})
 	require.NoError(t, err)
 	f.s = s
@@ -40,12 +39,9 @@ func newStoreFixture(t *testing.T, opts ...ReaderOption) *storeFixture {
 	return f
 }
 
+// claim claims ownerID's owner lease for a minute.
 func (f *storeFixture) claim(t *testing.T, ownerID string) location.OwnerToken {
-	t.Helper()
-	res, err := f.s.ClaimOwnerLease(t.Context(), ownerID, time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, location.KindClaimed, res.Kind)
-	return res.Token
+	return storetest.Claim(t, t.Context(), f.s, ownerID, time.Minute)
 }
 
 // Owner leases show the expiry ReadOwnerLease reports: the recorded one,
@@ -75,7 +71,7 @@ func TestReadOwnerLeases(t *testing.T) {
 	p, kl := byOwner["plain"], byOwner["kept"]
 	require.Equal(t, plain.LeaseGeneration, p.Generation)
 	require.False(t, p.KeptAlive)
-	require.Equal(t, t0().Add(time.Minute), p.ExpiresAt, "the recorded expiry")
+	require.Equal(t, fixture.T0().Add(time.Minute), p.ExpiresAt, "the recorded expiry")
 	require.Equal(t, kept.LeaseGeneration, kl.Generation)
 	require.True(t, kl.KeptAlive)
 	require.InDelta(t, 60, kl.RemainingSeconds, 2)
@@ -106,7 +102,7 @@ func TestReadRowsAndBookkeeping(t *testing.T) {
 	w, err := f.s.UpdateSpot(t.Context(), row, location.IntentNewClaim)
 	require.NoError(t, err)
 	require.Equal(t, location.Stored, w.Status)
-	row.UpdatedAt = t0()
+	row.UpdatedAt = fixture.T0()
 
 	snap, err := f.r.Read(t.Context(), SectionSpots, SectionOther)
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/checktest"
 	"github.com/zlink-systems/zlink-etcd/internal/meshbench"
 	"github.com/zlink-systems/zlink-etcd/session"
 )
@@ -82,27 +83,12 @@ func TestRunShort(t *testing.T) {
 }
 
 func TestOptionsCheck(t *testing.T) {
-	tests := []struct {
-		name    string
-		opts    meshbench.Options
-		wantErr string
-	}{
-		{name: "ok", opts: meshbench.Options{Nodes: 10}},
-		{name: "one node", opts: meshbench.Options{Nodes: 1}, wantErr: "nodes 1 must be in 2..5000"},
-		{name: "too many", opts: meshbench.Options{Nodes: 5001}, wantErr: "nodes 5001 must be in 2..5000"},
-		{name: "negative steady", opts: meshbench.Options{Nodes: 10, Steady: -time.Second}, wantErr: "steady-state duration -1s"},
-		{name: "fraction", opts: meshbench.Options{Nodes: 10, RestartFraction: 1.5}, wantErr: "restart fraction 1.5"},
-		{name: "polling", opts: meshbench.Options{Nodes: 10, PollingInterval: -time.Second}, wantErr: "polling interval -1s"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.opts.Check()
-			if tc.wantErr == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.ErrorIs(t, err, meshbench.ErrOptions)
-			require.ErrorContains(t, err, tc.wantErr)
-		})
-	}
+	checktest.Run(t, []checktest.Case[meshbench.Options]{
+		{Name: "ok", Opts: meshbench.Options{Nodes: 10}},
+		{Name: "one node", Opts: meshbench.Options{Nodes: 1}, WantErr: "nodes 1 must be in 2..5000"},
+		{Name: "too many", Opts: meshbench.Options{Nodes: 5001}, WantErr: "nodes 5001 must be in 2..5000"},
+		{Name: "negative steady", Opts: meshbench.Options{Nodes: 10, Steady: -time.Second}, WantErr: "steady-state duration -1s"},
+		{Name: "fraction", Opts: meshbench.Options{Nodes: 10, RestartFraction: 1.5}, WantErr: "restart fraction 1.5"},
+		{Name: "polling", Opts: meshbench.Options{Nodes: 10, PollingInterval: -time.Second}, WantErr: "polling interval -1s"},
+	}, meshbench.ErrOptions)
 }

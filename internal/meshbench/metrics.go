@@ -1,15 +1,16 @@
 package meshbench
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // ErrScrape is wrapped by the errors of a failed metrics scrape.
@@ -106,89 +107,69 @@ func (s scraper) one(ctx context.Context, url string) (etcdSample, error) {
 	return m, nil
 }
 
+// seriesField is one series the harness reads and the field it adds to.
+type seriesField struct {
+	// name is the metric's name; method the grpc_method label it must
+	// carry (empty: any).
+	name, method string
+	dst          *float64
+}
+
+// sampleSeries lists the series the harness reads into s.
+func sampleSeries(s *etcdSample) []seriesField {
+	return []seriesField{
+		{"etcd_server_proposals_committed_total", "", &s.Proposals},
+		{"etcd_debugging_mvcc_events_total", "", &s.Events},
+		{"etcd_network_client_grpc_sent_bytes_total", "", &s.SentBytes},
+		{"etcd_network_client_grpc_received_bytes_total", "", &s.RecvBytes},
+		{"process_cpu_seconds_total", "", &s.CPU},
+		{"process_resident_memory_bytes", "", &s.RSS},
+		{"etcd_debugging_mvcc_watcher_total", "", &s.Watchers},
+		{"etcd_debugging_mvcc_watch_stream_total", "", &s.WatchStreams},
+		{"grpc_server_handled_total", "Range", &s.Range},
+		{"grpc_server_handled_total", "Txn", &s.Txn},
+		{"grpc_server_msg_sent_total", "Watch", &s.WatchMsgs},
+		{"grpc_server_msg_received_total", "LeaseKeepAlive", &s.KeepAlives},
+	}
+}
+
 // parseMetrics reads the series the harness uses from Prometheus's text
-// exposition format.
+// exposition format (expfmt's parser).
 func parseMetrics(r io.Reader) (etcdSample, error) {
 	var m etcdSample
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		series, value, ok := cutLast(line)
-		if !ok {
-			continue
-		}
-		name, labels, _ := strings.Cut(series, "{")
-		var dst *float64
-		switch name {
-		case "etcd_server_proposals_committed_total":
-			dst = &m.Proposals
-		case "etcd_debugging_mvcc_events_total":
-			dst = &m.Events
-		case "etcd_network_client_grpc_sent_bytes_total":
-			dst = &m.SentBytes
-		case "etcd_network_client_grpc_received_bytes_total":
-			dst = &m.RecvBytes
-		case "process_cpu_seconds_total":
-			dst = &m.CPU
-		case "process_resident_memory_bytes":
-			dst = &m.RSS
-		case "etcd_debugging_mvcc_watcher_total":
-			dst = &m.Watchers
-		case "etcd_debugging_mvcc_watch_stream_total":
-			dst = &m.WatchStreams
-		case "grpc_server_handled_total":
-			switch {
-			case strings.Contains(labels, `grpc_method="Range"`):
-				dst = &m.Range
-			case strings.Contains(labels, `grpc_method="Txn"`):
-				dst = &m.Txn
-			}
-		case "grpc_server_msg_sent_total":
-			if strings.Contains(labels, `grpc_method="Watch"`) {
-				dst = &m.WatchMsgs
-			}
-		case "grpc_server_msg_received_total":
-			if strings.Contains(labels, `grpc_method="LeaseKeepAlive"`) {
-				dst = &m.KeepAlives
-			}
-		}
-		if dst == nil {
-			continue
-		}
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			return m, fmt.Errorf("series %s: value %q: %w", series, value, err)
-		}
-		*dst += v
-	}
-	if err := sc.Err(); err != nil {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(r)
+	if err != nil {
 		return m, err
+	}
+	for _, series := range sampleSeries(&m) {
+		for _, metric := range families[series.name].GetMetric() {
+			if series.method == "" || labelValue(metric, "grpc_method") == series.method {
+				*series.dst += sampleValue(metric)
+			}
+		}
 	}
 	return m, nil
 }
 
-// cutLast splits a sample line into its series and value (an optional
-// timestamp after the value is dropped).
-func cutLast(line string) (series, value string, ok bool) {
-	// Label values may hold spaces: the series ends at the closing brace.
-	end := strings.LastIndexByte(line, '}')
-	rest := line
-	if end >= 0 {
-		series, rest = line[:end+1], line[end+1:]
-	} else {
-		i := strings.IndexByte(line, ' ')
-		if i < 0 {
-			return "", "", false
+// labelValue is the value of metric's label name ("" when it has none).
+func labelValue(metric *dto.Metric, name string) string {
+	for _, l := range metric.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
 		}
-		series, rest = line[:i], line[i:]
 	}
-	fields := strings.Fields(rest)
-	if len(fields) == 0 {
-		return "", "", false
+	return ""
+}
+
+// sampleValue is the value of a counter, gauge or untyped sample.
+func sampleValue(metric *dto.Metric) float64 {
+	switch {
+	case metric.Counter != nil:
+		return metric.GetCounter().GetValue()
+	case metric.Gauge != nil:
+		return metric.GetGauge().GetValue()
+	default:
+		return metric.GetUntyped().GetValue()
 	}
-	return series, fields[0], true
 }

@@ -26,7 +26,7 @@ etcd_network_client_grpc_sent_bytes_total 1024 1700000000000
 	require.Equal(t, etcdSample{Proposals: 42, Events: 7, Range: 12, Txn: 3, WatchMsgs: 5, KeepAlives: 6, CPU: 1.5, SentBytes: 1024}, m)
 
 	_, err = parseMetrics(strings.NewReader("etcd_debugging_mvcc_events_total x\n"))
-	require.ErrorContains(t, err, `value "x"`)
+	require.ErrorContains(t, err, `expected float as value, got "x"`)
 }
 
 func TestBar(t *testing.T) {

@@ -1,6 +1,7 @@
 package meshbench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -82,21 +83,11 @@ type Options struct {
 
 // resolve applies the defaults and checks the values.
 func (o Options) resolve() (Options, error) {
-	if o.Steady == 0 {
-		o.Steady = DefaultSteady
-	}
-	if o.Mesh == "" {
-		o.Mesh = DefaultMesh
-	}
-	if o.RestartFraction == 0 {
-		o.RestartFraction = DefaultRestartFraction
-	}
-	if o.JoinParallelism == 0 {
-		o.JoinParallelism = DefaultJoinParallelism
-	}
-	if o.Converge == 0 {
-		o.Converge = DefaultConverge
-	}
+	o.Steady = cmp.Or(o.Steady, DefaultSteady)
+	o.Mesh = cmp.Or(o.Mesh, DefaultMesh)
+	o.RestartFraction = cmp.Or(o.RestartFraction, DefaultRestartFraction)
+	o.JoinParallelism = cmp.Or(o.JoinParallelism, DefaultJoinParallelism)
+	o.Converge = cmp.Or(o.Converge, DefaultConverge)
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Transport: &http.Transport{}}
 	}

@@ -59,59 +59,75 @@ type row struct {
 }
 
 // tableRows are the rows of every table.
-var tableRows = []row{
-	{"commit; load average (start → end)", func(r Result) string {
-		return strings.Join(slices.DeleteFunc([]string{r.Commit, strings.Join(r.Load, " → ")}, func(s string) bool { return s == "" }), "; ")
-	}},
-	{"etcd", func(r Result) string {
-		if r.EtcdInProcess {
-			return "embedded (CPU and memory combined)"
-		}
-		return "own process, fsync on"
-	}},
-	{"set-up: all nodes agree (s)", func(r Result) string { return num(r.SetupSeconds) }},
-	{"leases lost during the run (rejoined)", func(r Result) string { return strconv.FormatInt(r.LeaseLosses, 10) }},
-	{"**steady state** (s measured)", func(r Result) string { return num(r.Steady.Seconds) }},
-	{"Raft proposals/s", func(r Result) string { return num(r.Steady.Rates.Proposals) }},
-	{"watch events delivered/s (etcd)", func(r Result) string { return num(r.Steady.Rates.Events) }},
-	{"watch bytes received/s (clients)", func(r Result) string { return num(r.Steady.Rates.WatchBytes) }},
-	{"read requests/s (clients)", func(r Result) string { return num(r.Steady.Rates.Reads) }},
-	{"rows read/s (clients)", func(r Result) string { return num(r.Steady.Rates.Rows) }},
-	{"etcd Range requests/s", func(r Result) string { return num(r.Steady.Rates.EtcdRange) }},
-	{"watch-cache reads/s: hit / missed (fell back)", func(r Result) string { return cacheRates(r.Steady.Rates) }},
-	{"etcd bytes sent to clients/s", func(r Result) string { return num(r.Steady.Rates.EtcdSentB) }},
-	{"lease keep-alives/s", func(r Result) string { return num(r.Steady.Rates.KeepAlives) }},
-	{"node CPU (millicores per node)", func(r Result) string { return num(r.Steady.NodeCPUMillicores) }},
-	{"etcd CPU (millicores)", func(r Result) string {
-		if r.EtcdInProcess {
-			return "in node CPU"
-		}
-		return num(r.Steady.EtcdCPUMillicores)
-	}},
-	{"node memory (KiB per node)", func(r Result) string { return num(r.Steady.NodeMemoryBytes / 1024) }},
-	{"etcd RSS (MiB)", func(r Result) string { return num(r.Steady.EtcdRSSBytes / (1 << 20)) }},
-	{"etcd watchers", func(r Result) string { return num(r.Steady.Watchers) }},
-	{"**one node joins**: events delivered", func(r Result) string { return num(r.Join.Excess.Events) }},
-	{"rows read", func(r Result) string { return num(r.Join.Excess.Rows) }},
-	{"read requests", func(r Result) string { return num(r.Join.Excess.Reads) }},
-	{"Raft proposals", func(r Result) string { return num(r.Join.Excess.Proposals) }},
-	{"watch-cache reads: hit / missed (fell back)", func(r Result) string { return cacheCounts(r.Join.Raw) }},
-	{"all agree, p50 / p99 (s)", func(r Result) string { return pct(r.Join.Converge) }},
-	{"raw in the window: s; events / rows / reads", func(r Result) string { return raw(r.Join) }},
-	{"**one node leaves**: events delivered", func(r Result) string { return num(r.Leave.Excess.Events) }},
-	{"rows read", func(r Result) string { return num(r.Leave.Excess.Rows) }},
-	{"read requests", func(r Result) string { return num(r.Leave.Excess.Reads) }},
-	{"Raft proposals", func(r Result) string { return num(r.Leave.Excess.Proposals) }},
-	{"watch-cache reads: hit / missed (fell back)", func(r Result) string { return cacheCounts(r.Leave.Raw) }},
-	{"all agree, p50 / p99 (s)", func(r Result) string { return pct(r.Leave.Converge) }},
-	{"raw in the window: s; events / rows / reads", func(r Result) string { return raw(r.Leave) }},
-	{"**rolling restart**: nodes restarted", func(r Result) string { return strconv.Itoa(r.Rolling.Restarted) }},
-	{"whole restart (s)", func(r Result) string { return num(r.Rolling.Seconds) }},
-	{"agree after the last restart, p50 / p99 (s)", func(r Result) string { return pct(r.Rolling.Converge) }},
-	{"etcd peak proposals/s (1 s windows)", func(r Result) string { return num(r.Rolling.Peak.Proposals) }},
-	{"etcd peak events/s", func(r Result) string { return num(r.Rolling.Peak.Events) }},
-	{"etcd peak Range requests/s", func(r Result) string { return num(r.Rolling.Peak.EtcdRange) }},
-	{"peak rows read/s (clients)", func(r Result) string { return num(r.Rolling.Peak.Rows) }},
+func tableRows() []row {
+	return slices.Concat(steadyRows(),
+		changeRows("**one node joins**", func(r Result) Change { return r.Join }),
+		changeRows("**one node leaves**", func(r Result) Change { return r.Leave }),
+		rollingRows())
+}
+
+// steadyRows are the rows of the set-up and the steady state.
+func steadyRows() []row {
+	return []row{
+		{"commit; load average (start → end)", func(r Result) string {
+			return strings.Join(slices.DeleteFunc([]string{r.Commit, strings.Join(r.Load, " → ")}, func(s string) bool { return s == "" }), "; ")
+		}},
+		{"etcd", func(r Result) string {
+			if r.EtcdInProcess {
+				return "embedded (CPU and memory combined)"
+			}
+			return "own process, fsync on"
+		}},
+		{"set-up: all nodes agree (s)", func(r Result) string { return num(r.SetupSeconds) }},
+		{"leases lost during the run (rejoined)", func(r Result) string { return strconv.FormatInt(r.LeaseLosses, 10) }},
+		{"**steady state** (s measured)", func(r Result) string { return num(r.Steady.Seconds) }},
+		{"Raft proposals/s", func(r Result) string { return num(r.Steady.Rates.Proposals) }},
+		{"watch events delivered/s (etcd)", func(r Result) string { return num(r.Steady.Rates.Events) }},
+		{"watch bytes received/s (clients)", func(r Result) string { return num(r.Steady.Rates.WatchBytes) }},
+		{"read requests/s (clients)", func(r Result) string { return num(r.Steady.Rates.Reads) }},
+		{"rows read/s (clients)", func(r Result) string { return num(r.Steady.Rates.Rows) }},
+		{"etcd Range requests/s", func(r Result) string { return num(r.Steady.Rates.EtcdRange) }},
+		{"watch-cache reads/s: hit / missed (fell back)", func(r Result) string { return cacheRates(r.Steady.Rates) }},
+		{"etcd bytes sent to clients/s", func(r Result) string { return num(r.Steady.Rates.EtcdSentB) }},
+		{"lease keep-alives/s", func(r Result) string { return num(r.Steady.Rates.KeepAlives) }},
+		{"node CPU (millicores per node)", func(r Result) string { return num(r.Steady.NodeCPUMillicores) }},
+		{"etcd CPU (millicores)", func(r Result) string {
+			if r.EtcdInProcess {
+				return "in node CPU"
+			}
+			return num(r.Steady.EtcdCPUMillicores)
+		}},
+		{"node memory (KiB per node)", func(r Result) string { return num(r.Steady.NodeMemoryBytes / 1024) }},
+		{"etcd RSS (MiB)", func(r Result) string { return num(r.Steady.EtcdRSSBytes / (1 << 20)) }},
+		{"etcd watchers", func(r Result) string { return num(r.Steady.Watchers) }},
+	}
+}
+
+// changeRows are the rows of one change (a join or a leave), the first
+// under title.
+func changeRows(title string, change func(Result) Change) []row {
+	return []row{
+		{title + ": events delivered", func(r Result) string { return num(change(r).Excess.Events) }},
+		{"rows read", func(r Result) string { return num(change(r).Excess.Rows) }},
+		{"read requests", func(r Result) string { return num(change(r).Excess.Reads) }},
+		{"Raft proposals", func(r Result) string { return num(change(r).Excess.Proposals) }},
+		{"watch-cache reads: hit / missed (fell back)", func(r Result) string { return cacheCounts(change(r).Raw) }},
+		{"all agree, p50 / p99 (s)", func(r Result) string { return pct(change(r).Converge) }},
+		{"raw in the window: s; events / rows / reads", func(r Result) string { return raw(change(r)) }},
+	}
+}
+
+// rollingRows are the rows of the rolling restart.
+func rollingRows() []row {
+	return []row{
+		{"**rolling restart**: nodes restarted", func(r Result) string { return strconv.Itoa(r.Rolling.Restarted) }},
+		{"whole restart (s)", func(r Result) string { return num(r.Rolling.Seconds) }},
+		{"agree after the last restart, p50 / p99 (s)", func(r Result) string { return pct(r.Rolling.Converge) }},
+		{"etcd peak proposals/s (1 s windows)", func(r Result) string { return num(r.Rolling.Peak.Proposals) }},
+		{"etcd peak events/s", func(r Result) string { return num(r.Rolling.Peak.Events) }},
+		{"etcd peak Range requests/s", func(r Result) string { return num(r.Rolling.Peak.EtcdRange) }},
+		{"peak rows read/s (clients)", func(r Result) string { return num(r.Rolling.Peak.Rows) }},
+	}
 }
 
 // renderTable writes the table of node count n.
@@ -125,7 +141,7 @@ func renderTable(b *strings.Builder, n int, cols []Result) {
 		b.WriteString("---:|")
 	}
 	b.WriteString("\n")
-	for _, r := range tableRows {
+	for _, r := range tableRows() {
 		fmt.Fprintf(b, "| %s |", r.name)
 		for _, c := range cols {
 			fmt.Fprintf(b, " %s |", r.value(c))

@@ -41,10 +41,7 @@ var (
 // -scale.record stores the results in docs/scale/results.json (render
 // them with go test ./internal/meshbench/ -run TestScaleDoc -update).
 func TestScale(t *testing.T) {
-	bin, _, err := etcdproc.Binaries(t.Context())
-	if err != nil {
-		t.Skipf("real etcd processes: cannot build etcd from deploy/tools/etcd: %v", err)
-	}
+	bin := etcdproc.EtcdOrSkip(t)
 	var sizes []int
 	for _, f := range strings.Split(*scaleNodes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))

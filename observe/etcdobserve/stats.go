@@ -38,78 +38,110 @@ type CacheStatser interface {
 //     zlink_etcd_cache_misses_total, zlink_etcd_cache_evictions_total,
 //     zlink_etcd_cache_entries
 type StatsCollector struct {
-	src                                   any
-	retries, recoveries, giveUps          *prometheus.Desc
-	events, resumes, relists, watchers    *prometheus.Desc
-	lag                                   *prometheus.Desc
-	hits, misses, evictions, cacheEntries *prometheus.Desc
+	src    any
+	groups []statsGroup
+}
+
+// statsMetric is one metric of a store's counters: its name, help and
+// kind, and its value in the counters S one Stats method returns.
+type statsMetric[S any] struct {
+	name, help string
+	kind       prometheus.ValueType
+	value      func(S) int64
+}
+
+// statsGroup is the metrics that one of the interfaces above gives.
+type statsGroup struct {
+	descs []*prometheus.Desc
+	// implemented says src implements the group's interface.
+	implemented func(src any) bool
+	// collect calls the interface's Stats method once and sends every
+	// metric of the group (nothing when src does not implement it).
+	collect func(src any, ch chan<- prometheus.Metric)
+}
+
+// counterStat and gaugeStat define a counter and a gauge.
+func counterStat[S any](name, help string, value func(S) int64) statsMetric[S] {
+	return statsMetric[S]{name: name, help: help, kind: prometheus.CounterValue, value: value}
+}
+
+func gaugeStat[S any](name, help string, value func(S) int64) statsMetric[S] {
+	return statsMetric[S]{name: name, help: help, kind: prometheus.GaugeValue, value: value}
+}
+
+// group is the statsGroup of interface I, whose stats method returns the
+// counters the metrics read.
+func group[I, S any](stats func(I) S, metrics ...statsMetric[S]) statsGroup {
+	descs := make([]*prometheus.Desc, len(metrics))
+	for i, m := range metrics {
+		descs[i] = prometheus.NewDesc(m.name, m.help, nil, nil)
+	}
+	return statsGroup{
+		descs:       descs,
+		implemented: func(src any) bool { _, ok := src.(I); return ok },
+		collect: func(src any, ch chan<- prometheus.Metric) {
+			i, ok := src.(I)
+			if !ok {
+				return
+			}
+			s := stats(i)
+			for k, m := range metrics {
+				ch <- prometheus.MustNewConstMetric(descs[k], m.kind, float64(m.value(s)))
+			}
+		},
+	}
 }
 
 // NewStatsCollector returns the collector of store's counters (register it
 // on the registry the store's other metrics are on).
 func NewStatsCollector(store any) *StatsCollector {
-	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
-	return &StatsCollector{
-		src:          store,
-		retries:      d("zlink_etcd_read_retries_total", "Reads sent again after a transient etcd error (no leader, unavailable member, too many requests)."),
-		recoveries:   d("zlink_etcd_read_retry_recoveries_total", "Reads that succeeded after at least one retry (they rode out an election)."),
-		giveUps:      d("zlink_etcd_read_retry_give_ups_total", "Reads that retried until the caller's context ended."),
-		events:       d("zlink_etcd_watch_events_total", "etcd watch events the store received."),
-		resumes:      d("zlink_etcd_watch_resumes_total", "Watches opened again after a break, from the last revision seen."),
-		relists:      d("zlink_etcd_watch_compaction_relists_total", "Watch resumes that found their history compacted and read everything again."),
-		watchers:     d("zlink_etcd_watchers", "Watches the store holds open."),
-		lag:          d("zlink_etcd_watch_lag_revisions", "Revisions the watch furthest behind is behind the newest revision the store has seen."),
-		hits:         d("zlink_etcd_cache_hits_total", "Reads the store's cache answered."),
-		misses:       d("zlink_etcd_cache_misses_total", "Reads the store's cache could not answer (sent to etcd)."),
-		evictions:    d("zlink_etcd_cache_evictions_total", "Entries the store's cache dropped to make room."),
-		cacheEntries: d("zlink_etcd_cache_entries", "Entries the store's cache holds."),
-	}
+	return &StatsCollector{src: store, groups: []statsGroup{
+		group(ReadRetrier.ReadRetries,
+			counterStat("zlink_etcd_read_retries_total", "Reads sent again after a transient etcd error (no leader, unavailable member, too many requests).",
+				func(s txn.RetryStats) int64 { return s.Retries }),
+			counterStat("zlink_etcd_read_retry_recoveries_total", "Reads that succeeded after at least one retry (they rode out an election).",
+				func(s txn.RetryStats) int64 { return s.Recovered }),
+			counterStat("zlink_etcd_read_retry_give_ups_total", "Reads that retried until the caller's context ended.",
+				func(s txn.RetryStats) int64 { return s.GaveUp })),
+		group(WatchStatser.WatchStats,
+			counterStat("zlink_etcd_watch_events_total", "etcd watch events the store received.",
+				func(s etcdstats.Watch) int64 { return s.Events }),
+			counterStat("zlink_etcd_watch_resumes_total", "Watches opened again after a break, from the last revision seen.",
+				func(s etcdstats.Watch) int64 { return s.Resumes }),
+			counterStat("zlink_etcd_watch_compaction_relists_total", "Watch resumes that found their history compacted and read everything again.",
+				func(s etcdstats.Watch) int64 { return s.CompactionRelists }),
+			gaugeStat("zlink_etcd_watchers", "Watches the store holds open.",
+				func(s etcdstats.Watch) int64 { return s.Watchers }),
+			gaugeStat("zlink_etcd_watch_lag_revisions", "Revisions the watch furthest behind is behind the newest revision the store has seen.",
+				func(s etcdstats.Watch) int64 { return s.LagRevisions })),
+		group(CacheStatser.CacheStats,
+			counterStat("zlink_etcd_cache_hits_total", "Reads the store's cache answered.",
+				func(s etcdstats.Cache) int64 { return s.Hits }),
+			counterStat("zlink_etcd_cache_misses_total", "Reads the store's cache could not answer (sent to etcd).",
+				func(s etcdstats.Cache) int64 { return s.Misses }),
+			counterStat("zlink_etcd_cache_evictions_total", "Entries the store's cache dropped to make room.",
+				func(s etcdstats.Cache) int64 { return s.Evictions }),
+			gaugeStat("zlink_etcd_cache_entries", "Entries the store's cache holds.",
+				func(s etcdstats.Cache) int64 { return s.Entries })),
+	}}
 }
 
 // Describe implements prometheus.Collector: the metrics the store can
 // report.
 func (c *StatsCollector) Describe(ch chan<- *prometheus.Desc) {
-	var descs []*prometheus.Desc
-	if _, ok := c.src.(ReadRetrier); ok {
-		descs = append(descs, c.retries, c.recoveries, c.giveUps)
-	}
-	if _, ok := c.src.(WatchStatser); ok {
-		descs = append(descs, c.events, c.resumes, c.relists, c.watchers, c.lag)
-	}
-	if _, ok := c.src.(CacheStatser); ok {
-		descs = append(descs, c.hits, c.misses, c.evictions, c.cacheEntries)
-	}
-	for _, d := range descs {
-		ch <- d
+	for _, g := range c.groups {
+		if g.implemented(c.src) {
+			for _, d := range g.descs {
+				ch <- d
+			}
+		}
 	}
 }
 
 // Collect implements prometheus.Collector: each Stats method is called
 // once per scrape.
 func (c *StatsCollector) Collect(ch chan<- prometheus.Metric) {
-	emit := func(d *prometheus.Desc, kind prometheus.ValueType, v int64) {
-		ch <- prometheus.MustNewConstMetric(d, kind, float64(v))
-	}
-	counter, gauge := prometheus.CounterValue, prometheus.GaugeValue
-	if r, ok := c.src.(ReadRetrier); ok {
-		s := r.ReadRetries()
-		emit(c.retries, counter, s.Retries)
-		emit(c.recoveries, counter, s.Recovered)
-		emit(c.giveUps, counter, s.GaveUp)
-	}
-	if w, ok := c.src.(WatchStatser); ok {
-		s := w.WatchStats()
-		emit(c.events, counter, s.Events)
-		emit(c.resumes, counter, s.Resumes)
-		emit(c.relists, counter, s.CompactionRelists)
-		emit(c.watchers, gauge, s.Watchers)
-		emit(c.lag, gauge, s.LagRevisions)
-	}
-	if cs, ok := c.src.(CacheStatser); ok {
-		s := cs.CacheStats()
-		emit(c.hits, counter, s.Hits)
-		emit(c.misses, counter, s.Misses)
-		emit(c.evictions, counter, s.Evictions)
-		emit(c.cacheEntries, gauge, s.Entries)
+	for _, g := range c.groups {
+		g.collect(c.src, ch)
 	}
 }

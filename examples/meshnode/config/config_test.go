@@ -28,6 +28,16 @@ func base() env {
 	}
 }
 
+// parseWith parses args over the base environment, changed by edit (nil:
+// as it is).
+func parseWith(args []string, edit func(env)) (Config, error) {
+	e := base()
+	if edit != nil {
+		edit(e)
+	}
+	return Parse(args, e.get)
+}
+
 func TestParse(t *testing.T) {
 	tlsArgs := []string{"--cacert=/etc/zlink/etcd/ca.crt", "--cert=/etc/zlink/etcd/tls.crt", "--key=/etc/zlink/etcd/tls.key", "--metrics-addr=:9090"}
 	want := Config{
@@ -90,11 +100,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := base()
-			if tc.env != nil {
-				tc.env(e)
-			}
-			got, err := Parse(tc.args, e.get)
+			got, err := parseWith(tc.args, tc.env)
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
@@ -136,11 +142,7 @@ func TestParseRefuses(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := base()
-			if tc.env != nil {
-				tc.env(e)
-			}
-			_, err := Parse(tc.args, e.get)
+			_, err := parseWith(tc.args, tc.env)
 			var u *UsageError
 			if !errors.As(err, &u) {
 				t.Fatalf("Parse: %v, want a *UsageError", err)

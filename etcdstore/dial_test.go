@@ -1,10 +1,11 @@
 package etcdstore
 
 import (
-	"context"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,59 +14,17 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/etcdtest"
+	"github.com/zlink-systems/zlink-etcd/internal/storetest"
+	"github.com/zlink-systems/zlink-etcd/internal/testpki"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
-
-// receive waits for a notification (or the channel's close when closed is
-// set).
-func receive(t *testing.T, ch <-chan struct{}, closed bool) {
-	t.Helper()
-	select {
-	case _, ok := <-ch:
-		require.Equal(t, !closed, ok)
-	case <-time.After(10 * time.Second):
-		t.Fatal("no notification")
-	}
-}
-
-func TestWatchChanges(t *testing.T) {
-	f := newFixture(t)
-	a := f.claim(t, "a")
-	ctx, cancel := context.WithCancel(t.Context())
-	spots, err := f.s.WatchChanges(ctx, location.TableSpots)
-	require.NoError(t, err)
-	all, err := f.s.WatchChanges(ctx)
-	require.NoError(t, err)
-
-	storedIn(t)(f.s.UpdateSpot(t.Context(), spot("s1", a), location.IntentNewClaim))
-	receive(t, spots, false)
-	receive(t, all, false)
-	storedIn(t)(f.s.UpdatePeer(t.Context(), peer("n1", "a"), location.IntentNewClaim))
-	receive(t, all, false)
-
-	cancel()
-	for {
-		if _, ok := <-spots; !ok {
-			break
-		}
-	}
-	for {
-		if _, ok := <-all; !ok {
-			break
-		}
-	}
-	_, err = f.s.WatchChanges(ctx)
-	require.ErrorIs(t, err, context.Canceled)
-}
 
 func TestDial(t *testing.T) {
 	eps := strings.Split(os.Getenv(etcdtest.EnvSharedEndpoints), ",")
 	require.NotEmpty(t, eps[0], "the shared member runs")
 	s, err := Dial(t.Context(), Config{Endpoints: eps, Options: Options{Root: etcdtest.UniquePrefix(t)}})
 	require.NoError(t, err)
-	res, err := s.ClaimOwnerLease(t.Context(), "a", time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, location.KindClaimed, res.Kind)
+	storetest.Claim(t, t.Context(), s, "a", time.Minute)
 	require.NoError(t, s.Close())
 
 	_, err = Dial(t.Context(), Config{})
@@ -128,4 +87,67 @@ func TestDialWithAuthentication(t *testing.T) {
 
 	_, err = Dial(ctx, Config{Endpoints: m.Endpoints(), Username: "zlink", Password: "wrong", DialTimeout: time.Second})
 	require.Error(t, err)
+}
+
+func TestDialTLS(t *testing.T) {
+	ca := testpki.New(t, "test-ca")
+	serverCert, serverKey := ca.Issue(t, "server", x509.ExtKeyUsageServerAuth)
+	clientCert, clientKey := ca.Issue(t, "client", x509.ExtKeyUsageClientAuth)
+	caFile := ca.CAFile()
+	m, err := etcdtest.StartMember(t.Context(), etcdtest.Config{TLS: &etcdtest.TLSFiles{
+		CertFile: serverCert, KeyFile: serverKey, TrustedCAFile: caFile, ClientCertAuth: true}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = m.Close() })
+
+	s, err := Dial(t.Context(), Config{Endpoints: m.Endpoints(),
+		TLS: &TLSFiles{CertFile: clientCert, KeyFile: clientKey, CAFile: caFile}})
+	require.NoError(t, err)
+	storetest.Claim(t, t.Context(), s, "a", time.Minute)
+	require.NoError(t, s.Close())
+
+	// Without a client certificate the member refuses the connection.
+	_, err = Dial(t.Context(), Config{Endpoints: m.Endpoints(), DialTimeout: time.Second, TLS: &TLSFiles{CAFile: caFile}})
+	require.ErrorIs(t, err, location.ErrUnavailable)
+}
+
+// A TLS file that cannot be used is reported before any connection, as a
+// *TLSFileError naming its role and path.
+func TestClientConfigTLSFileErrors(t *testing.T) {
+	ca := testpki.New(t, "test-ca")
+	clientCert, clientKey := ca.Issue(t, "client", x509.ExtKeyUsageClientAuth)
+	_, otherKey := ca.Issue(t, "other", x509.ExtKeyUsageClientAuth)
+	caFile := ca.CAFile()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.pem")
+	empty := filepath.Join(dir, "empty.pem")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+
+	tests := []struct {
+		name  string
+		files TLSFiles
+		role  TLSFileRole
+		paths []string
+	}{
+		{name: "missing CA file", files: TLSFiles{CAFile: missing}, role: TLSCAFile, paths: []string{missing}},
+		{name: "CA file without certificates", files: TLSFiles{CAFile: empty}, role: TLSCAFile, paths: []string{empty}},
+		{name: "missing certificate", files: TLSFiles{CAFile: caFile, CertFile: missing, KeyFile: clientKey}, role: TLSCertFile, paths: []string{missing}},
+		{name: "missing key", files: TLSFiles{CAFile: caFile, CertFile: clientCert, KeyFile: missing}, role: TLSKeyFile, paths: []string{missing}},
+		{name: "key of another certificate", files: TLSFiles{CAFile: caFile, CertFile: clientCert, KeyFile: otherKey}, role: TLSKeyPair, paths: []string{clientCert, otherKey}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Config{Endpoints: []string{"https://127.0.0.1:1"}, TLS: &tc.files}.ClientConfig()
+			var fe *TLSFileError
+			require.ErrorAs(t, err, &fe)
+			require.Equal(t, tc.role, fe.Role)
+			require.Equal(t, tc.paths, fe.Paths)
+		})
+	}
+
+	_, err := Config{}.ClientConfig()
+	require.ErrorIs(t, err, location.ErrInvalidArgument)
+	cc, err := Config{Endpoints: []string{"https://127.0.0.1:1"}, TLS: &TLSFiles{CAFile: caFile, CertFile: clientCert, KeyFile: clientKey}}.ClientConfig()
+	require.NoError(t, err)
+	require.Equal(t, DefaultDialTimeout, cc.DialTimeout)
+	require.NotNil(t, cc.TLS)
 }
