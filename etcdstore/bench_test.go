@@ -61,7 +61,14 @@ type benchWorld struct {
 	raw      *txn.Recorder
 	rawLease clientv3.Lease
 	rawRoot  string
+	// lease is the Lease under both sides' recorders (the client's; a fake
+	// in BenchmarkClientCPU).
+	lease *benchLease
 }
+
+// benchLease is a Lease whose implementation a benchmark can replace
+// between runs (BenchmarkClientCPU).
+type benchLease struct{ clientv3.Lease }
 
 // compact compacts the member's history up to now (waiting until it is
 // physically done), so that the history of a benchmark never fills the
@@ -85,7 +92,8 @@ func newBenchWorld(tb fixtureTB, client *clientv3.Client, adjust ...func(*Option
 	tb.Helper()
 	rec := txn.NewRecorder(client.KV)
 	capture := &txnCapture{KV: rec}
-	opts := Options{Root: etcdtest.UniquePrefix(tb), MinLeaseSeconds: benchLeaseSeconds, KV: capture, Lease: rec.Lease(client.Lease)}
+	lease := &benchLease{Lease: client.Lease}
+	opts := Options{Root: etcdtest.UniquePrefix(tb), MinLeaseSeconds: benchLeaseSeconds, KV: capture, Lease: rec.Lease(lease)}
 	for _, a := range adjust {
 		if a != nil {
 			a(&opts)
@@ -95,7 +103,7 @@ func newBenchWorld(tb fixtureTB, client *clientv3.Client, adjust ...func(*Option
 	require.NoError(tb, err)
 	raw := txn.NewRecorder(client.KV)
 	return &benchWorld{client: client, s: s, rec: rec, capture: capture, raw: raw,
-		rawLease: raw.Lease(client.Lease), rawRoot: etcdtest.UniquePrefix(tb)}
+		rawLease: raw.Lease(lease), rawRoot: etcdtest.UniquePrefix(tb), lease: lease}
 }
 
 // storeCall is one caller's call of a single-transaction benchmark.
@@ -279,57 +287,62 @@ func renewVersusKeepAlivePair(tb fixtureTB, w *benchWorld, callers int) (benchSi
 func BenchmarkUpdateMeshNodeRevision(b *testing.B) { withWorld(b, updateMeshNodeRevisionPair) }
 
 func updateMeshNodeRevisionPair(tb fixtureTB, w *benchWorld, callers int) (benchSide, benchSide) {
-	return replayPair(tb, w, callers, func(ctx context.Context, c int) (storeCall, error) {
-		tok, err := claimFor(ctx, w.s, fmt.Sprintf("owner-%02d", c))
-		if err != nil {
-			return storeCall{}, err
-		}
-		d := meshNode("game", location.RoutingID(fmt.Sprintf("node-%02d", c)), tok)
-		if err := stored(w.s.UpdateMeshNode(ctx, d, location.IntentNewClaim)); err != nil {
-			return storeCall{}, err
-		}
-		return storeCall{call: func(ctx context.Context) error {
-			d.DescriptorRevision++
-			return stored(w.s.UpdateMeshNode(ctx, d, location.IntentRenew))
-		}}, nil
-	})
+	return rowRenewPair(tb, w, callers, w.s.UpdateMeshNode,
+		func(c int, tok location.OwnerToken) location.MeshNodeDescriptor {
+			return meshNode("game", location.RoutingID(fmt.Sprintf("node-%02d", c)), tok)
+		},
+		func(d *location.MeshNodeDescriptor) { d.DescriptorRevision++ })
 }
 
-// BenchmarkUpdatePeerRenew renews the caller's auto-connect peer row.
+// BenchmarkUpdatePeerRenew renews the caller's auto-connect peer row (its
+// owner holds a lease, as a running node's does).
 func BenchmarkUpdatePeerRenew(b *testing.B) { withWorld(b, updatePeerRenewPair) }
 
 func updatePeerRenewPair(tb fixtureTB, w *benchWorld, callers int) (benchSide, benchSide) {
-	return replayPair(tb, w, callers, func(ctx context.Context, c int) (storeCall, error) {
-		// The peer's owner holds a lease (as a running node's does).
-		tok, err := claimFor(ctx, w.s, fmt.Sprintf("owner-%02d", c))
-		if err != nil {
-			return storeCall{}, err
-		}
-		p := peer(location.RoutingID(fmt.Sprintf("node-%02d", c)), tok.OwnerID)
-		if err := stored(w.s.UpdatePeer(ctx, p, location.IntentNewClaim)); err != nil {
-			return storeCall{}, err
-		}
-		return storeCall{call: func(ctx context.Context) error {
-			return stored(w.s.UpdatePeer(ctx, p, location.IntentRenew))
-		}}, nil
-	})
+	return rowRenewPair(tb, w, callers, w.s.UpdatePeer, func(c int, tok location.OwnerToken) location.PeerLocation {
+		return peer(location.RoutingID(fmt.Sprintf("node-%02d", c)), tok.OwnerID)
+	}, nil)
 }
 
 // BenchmarkUpdateSpotRenew renews the caller's spot row.
 func BenchmarkUpdateSpotRenew(b *testing.B) { withWorld(b, updateSpotRenewPair) }
 
 func updateSpotRenewPair(tb fixtureTB, w *benchWorld, callers int) (benchSide, benchSide) {
+	return rowRenewPair(tb, w, callers, w.s.UpdateSpot, func(c int, tok location.OwnerToken) location.SpotLocation {
+		return spot(fmt.Sprintf("spot-%02d", c), tok)
+	}, nil)
+}
+
+// BenchmarkUpdateActorRenew renews the caller's actor row.
+func BenchmarkUpdateActorRenew(b *testing.B) { withWorld(b, updateActorRenewPair) }
+
+func updateActorRenewPair(tb fixtureTB, w *benchWorld, callers int) (benchSide, benchSide) {
+	return rowRenewPair(tb, w, callers, w.s.UpdateActor, func(c int, tok location.OwnerToken) location.ActorLocation {
+		return actor(fmt.Sprintf("actor-%02d", c), tok)
+	}, nil)
+}
+
+// rowRenewPair builds both sides of a location row's renewal: each caller
+// claims the lease of owner "owner-<caller>", writes the row row(caller,
+// token) with update and intent new claim, then every call writes it again
+// with intent renew, after next (when set) has changed it.
+func rowRenewPair[T any](tb fixtureTB, w *benchWorld, callers int,
+	update func(context.Context, T, location.WriteIntent) (location.WriteResult, error),
+	row func(caller int, tok location.OwnerToken) T, next func(*T)) (benchSide, benchSide) {
 	return replayPair(tb, w, callers, func(ctx context.Context, c int) (storeCall, error) {
 		tok, err := claimFor(ctx, w.s, fmt.Sprintf("owner-%02d", c))
 		if err != nil {
 			return storeCall{}, err
 		}
-		row := spot(fmt.Sprintf("spot-%02d", c), tok)
-		if err := stored(w.s.UpdateSpot(ctx, row, location.IntentNewClaim)); err != nil {
+		r := row(c, tok)
+		if err := stored(update(ctx, r, location.IntentNewClaim)); err != nil {
 			return storeCall{}, err
 		}
 		return storeCall{call: func(ctx context.Context) error {
-			return stored(w.s.UpdateSpot(ctx, row, location.IntentRenew))
+			if next != nil {
+				next(&r)
+			}
+			return stored(update(ctx, r, location.IntentRenew))
 		}}, nil
 	})
 }
@@ -344,6 +357,21 @@ func creationNode(mesh string, rid location.RoutingID, tok location.OwnerToken) 
 	d.PopulationCapacity.SpotTypes[0].PopulationCapacity.Limit = room
 	d.ObjectCapabilities[0].Limit = room
 	return d
+}
+
+// creationTargetFor claims the lease of owner "owner-<caller>" and writes
+// its serving node "node-<caller>" of mesh "m" (creationNode): the target
+// of the caller's creations.
+func creationTargetFor(ctx context.Context, s *Store, caller int) (location.CreationTarget, error) {
+	tok, err := claimFor(ctx, s, fmt.Sprintf("owner-%02d", caller))
+	if err != nil {
+		return location.CreationTarget{}, err
+	}
+	rid := location.RoutingID(fmt.Sprintf("node-%02d", caller))
+	if err := stored(s.UpdateMeshNode(ctx, creationNode("m", rid, tok), location.IntentNewClaim)); err != nil {
+		return location.CreationTarget{}, err
+	}
+	return location.CreationTarget{MeshName: "m", NodeRID: rid, NodeLifecycleGeneration: 1, Owner: tok}, nil
 }
 
 // userSpotRoom is the reservation of one "room" user spot on target.
@@ -403,15 +431,10 @@ func BenchmarkCompareExchangeAuthorityPreserve(b *testing.B) { withWorld(b, casP
 
 func casPreservePair(tb fixtureTB, w *benchWorld, callers int) (benchSide, benchSide) {
 	return replayPair(tb, w, callers, func(ctx context.Context, c int) (storeCall, error) {
-		tok, err := claimFor(ctx, w.s, fmt.Sprintf("owner-%02d", c))
+		target, err := creationTargetFor(ctx, w.s, c)
 		if err != nil {
 			return storeCall{}, err
 		}
-		rid := location.RoutingID(fmt.Sprintf("node-%02d", c))
-		if err := stored(w.s.UpdateMeshNode(ctx, creationNode("m", rid, tok), location.IntentNewClaim)); err != nil {
-			return storeCall{}, err
-		}
-		target := location.CreationTarget{MeshName: "m", NodeRID: rid, NodeLifecycleGeneration: 1, Owner: tok}
 		gid := fmt.Sprintf("spot-%02d", c)
 		version, _, err := reserveAndCommit(ctx, w.s, gid, target, benchPayload('r'))
 		if err != nil {
@@ -443,15 +466,10 @@ func BenchmarkReserveCommit(b *testing.B) { withWorld(b, reserveCommitPair) }
 
 func reserveCommitPair(tb fixtureTB, w *benchWorld, callers int) (benchSide, benchSide) {
 	return replayPair(tb, w, callers, func(ctx context.Context, c int) (storeCall, error) {
-		tok, err := claimFor(ctx, w.s, fmt.Sprintf("owner-%02d", c))
+		target, err := creationTargetFor(ctx, w.s, c)
 		if err != nil {
 			return storeCall{}, err
 		}
-		rid := location.RoutingID(fmt.Sprintf("node-%02d", c))
-		if err := stored(w.s.UpdateMeshNode(ctx, creationNode("m", rid, tok), location.IntentNewClaim)); err != nil {
-			return storeCall{}, err
-		}
-		target := location.CreationTarget{MeshName: "m", NodeRID: rid, NodeLifecycleGeneration: 1, Owner: tok}
 		payload := benchPayload('r')
 		// Global ids are "c<caller>-<n>" in the store and "t<caller>-<k>" in
 		// the twin: the same length, so the twin's keys have the same sizes.

@@ -193,13 +193,15 @@ func (f authorityForm) DeriveAt(revision int64) any {
 	return decodedRecord{table: rules.TableAuthority, rec: rules.Record{Value: f.row, Generation: f.generation}}
 }
 
-// decodedForm returns what a reader would decode from the value the store
-// is about to write (a copy of value, which the caller keeps), for
-// txn.Write.Derived: a decodedRecord, or an authorityForm; nil when decoding
-// the written JSON might not give exactly that value back, so that readers
-// decode it. rt is what encoding the value found out about that (unknown:
-// jsonExact answers).
-func (s *Store) decodedForm(t rules.Table, value any, generation int64, rt roundTrip) any {
+// decodedForm returns what a reader would decode from the value of w, which
+// the store is about to write, for txn.Write.Derived: a decodedRecord, or an
+// authorityForm; nil when decoding the written JSON might not give exactly
+// that value back, so that readers decode it. rt is what encoding the value
+// found out about that (unknown: jsonExact answers). The form holds a copy
+// of the value, which the decision may keep, unless the plan owns it
+// (rules.Write.Owned): then the value itself.
+func (s *Store) decodedForm(w rules.Write, rt roundTrip) any {
+	t, value, generation := w.Table, w.Value, w.Generation
 	spec, ok := rules.Lookup(t)
 	if !ok || !spec.Holds(value) || rt == roundTripLossy {
 		return nil
@@ -214,7 +216,10 @@ func (s *Store) decodedForm(t rules.Table, value any, generation int64, rt round
 	if rt == roundTripUnknown && !s.exact.survives(t, value) {
 		return nil
 	}
-	return decodedRecord{table: t, rec: rules.Record{Value: spec.Clone(value), Generation: generation}}
+	if !w.Owned {
+		value = spec.Clone(value)
+	}
+	return decodedRecord{table: t, rec: rules.Record{Value: value, Generation: generation}}
 }
 
 // sharedRecord returns the decoded record of an observed value. When the

@@ -2,7 +2,6 @@ package etcdstore
 
 import (
 	"encoding/base64"
-	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -189,7 +188,13 @@ func mapOf[V any](w *rowWriter, m map[string]V, value func(V)) {
 		return
 	}
 	w.raw("{")
-	for i, k := range slices.Sorted(maps.Keys(m)) {
+	var buf [8]string // room for the keys of most maps
+	sorted := buf[:0]
+	for k := range m {
+		sorted = append(sorted, k)
+	}
+	slices.Sort(sorted)
+	for i, k := range sorted {
 		if i > 0 {
 			w.raw(",")
 		}

@@ -43,7 +43,7 @@ func memoized(t *testing.T, x jsonExact, table rules.Table, value any, generatio
 		}
 		require.Equal(t, x.survives(table, v), rt == roundTripExact, "the encoder and jsonExact disagree on %#v", value)
 	}
-	d := s.decodedForm(table, value, generation, rt)
+	d := s.decodedForm(rules.Write{Table: table, Value: value, Generation: generation}, rt)
 	if d == nil {
 		return rules.Record{}, false
 	}

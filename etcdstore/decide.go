@@ -37,7 +37,8 @@ func (b backend) Leases() storecore.Leases { return b.s.leases }
 // storecore.Backend.
 func (b backend) Decide(ctx context.Context, c *storecore.Call) error {
 	s := b.s
-	op := newCall(s.now())
+	op := s.calls.get(s.now())
+	defer s.calls.put(op)
 	var prefetch txn.Prefetch
 	if c.Reads != nil {
 		prefetch = s.prefetch(op, c.Reads(s.peek))
@@ -77,7 +78,7 @@ func decide[R any](ctx context.Context, s *Store, op string, c *call, prefetch t
 
 // prefetch returns the etcd keys of a read set (memoized in c).
 func (s *Store) prefetch(c *call, rs storecore.ReadSet) txn.Prefetch {
-	p := txn.Prefetch{Keys: make([]string, 0, len(rs.Refs))}
+	p := txn.Prefetch{Keys: c.prefetchBuf[:0]}
 	for _, r := range rs.Refs {
 		p.Keys = append(p.Keys, c.etcdKey(s, r.Table, r.Key))
 	}

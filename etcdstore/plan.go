@@ -27,7 +27,7 @@ import (
 func (s *Store) commitOf(v *txn.View, call *call, p *rules.Plan) (txn.Commit, error) {
 	nonce := v.Nonce()
 	writes := lastWrites(p.Writes)
-	c := txn.Commit{Writes: make([]txn.Write, 0, len(writes))}
+	c := txn.Commit{Writes: call.writeBuf[:0]}
 	for _, w := range writes {
 		etcdKey := call.etcdKey(s, w.Table, w.Key)
 		if w.Value == nil {
@@ -37,7 +37,7 @@ func (s *Store) commitOf(v *txn.View, call *call, p *rules.Plan) (txn.Commit, er
 			if err != nil {
 				return txn.Commit{}, err
 			}
-			c.Writes = append(c.Writes, txn.Write{Key: etcdKey, Value: b, Derived: s.decodedForm(w.Table, w.Value, w.Generation, rt)})
+			c.Writes = append(c.Writes, txn.Write{Key: etcdKey, Value: b, Derived: s.decodedForm(w, rt)})
 		}
 		if !indexed(w.Table) {
 			continue
@@ -54,7 +54,7 @@ func (s *Store) commitOf(v *txn.View, call *call, p *rules.Plan) (txn.Commit, er
 			c.Unguarded = append(c.Unguarded, txn.Put(s.layout.OwnerIndexKey(newOwner, string(w.Table), w.Key), indexValue(nonce)))
 		}
 	}
-	c.Touch = make([]string, 0, len(p.Stamps)+len(p.MeshNodeStamps))
+	c.Touch = call.touchBuf[:0]
 	touch := func(key string) {
 		if !slices.Contains(c.Touch, key) {
 			c.Touch = append(c.Touch, key)

@@ -3,6 +3,7 @@ package etcdstore
 import (
 	"crypto/rand"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -26,6 +27,13 @@ type call struct {
 	// and the commit.
 	keys   []callKey
 	keyBuf [4]callKey
+	// prefetchBuf holds the read set's keys, and writeBuf and touchBuf the
+	// commit's writes and touched keys, of most operations (a commit is
+	// built anew by each run, and only the last run's is sent after the
+	// run that built it).
+	prefetchBuf [4]string
+	writeBuf    [2]txn.Write
+	touchBuf    [2]string
 	// src and tx are the source and the rules transaction of the current
 	// run of the decision, in the call's allocation (runs are sequential).
 	src source
@@ -48,6 +56,31 @@ func newCall(now time.Time) *call {
 	c := &call{now: now}
 	c.keys = c.keyBuf[:0]
 	return c
+}
+
+// callPool recycles the calls of decisions (Backend.Decide): a call is
+// about a kilobyte, most of it room for small plans, read sets and
+// commits, and every write makes one.
+type callPool struct{ p sync.Pool }
+
+// get returns a call of an operation at time now.
+func (cp *callPool) get(now time.Time) *call {
+	c, ok := cp.p.Get().(*call)
+	if !ok {
+		return newCall(now)
+	}
+	c.now = now
+	c.keys = c.keyBuf[:0]
+	return c
+}
+
+// put recycles c once its operation is over. Nothing refers to a call
+// then: what its decision produced (the result, the written values, their
+// decoded forms, the keys) are allocations of their own, and its View is
+// recycled by the engine.
+func (cp *callPool) put(c *call) {
+	*c = call{}
+	cp.p.Put(c)
 }
 
 // etcdKey returns the etcd key of row (t, key), or of ownerID's owner key

@@ -95,9 +95,11 @@ type Store struct {
 	retry   *txn.Retrier
 	leases  *leasemap.Map
 	log     *slog.Logger
-	// What the commits of the store reuse: scratch buffers for encoding,
-	// which value types survive JSON (decodedForm), the change-stamp keys,
-	// which result types hold store versions (replaceVersions).
+	// What the commits of the store reuse: the calls of decisions, scratch
+	// buffers for encoding, which value types survive JSON (decodedForm),
+	// the change-stamp keys, which result types hold store versions
+	// (replaceVersions).
+	calls        callPool
 	encoder      encoder
 	exact        jsonExact
 	stamps       stampKeys

@@ -198,7 +198,7 @@ func writeDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key st
 // putDescriptor plans the write of a copy of d stamped with now under
 // generation g, and its change stamps.
 func putDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key string, d *D, g int64, now time.Time) location.WriteResult {
-	tx.Put(dt.table, key, dt.withUpdatedAt((*d).Clone(), now), g)
+	tx.PutOwned(dt.table, key, dt.withUpdatedAt((*d).Clone(), now), g)
 	dt.bump(tx, d)
 	return storedResult(g, now)
 }

@@ -188,7 +188,7 @@ func TestDescriptorOutcomeMatrix(t *testing.T) {
 						require.True(t, plan.Empty(), "plan %+v", plan)
 						return
 					}
-					require.Equal(t, []Write{{Table: dt.table, Key: dt.key, Value: lsAt(written, src.now), Generation: wantRes.Generation}}, plan.Writes)
+					require.Equal(t, []Write{{Table: dt.table, Key: dt.key, Value: lsAt(written, src.now), Generation: wantRes.Generation, Owned: true}}, plan.Writes)
 					require.Equal(t, dt.stamps, plan.Stamps)
 					require.Equal(t, dt.meshStamps, plan.MeshNodeStamps)
 					src.apply(plan)

@@ -90,7 +90,7 @@ func writeLeaseRow[R location.Cloner[R]](tx *Tx, lt leaseRowTable[R], key string
 		if !exists || owner != writer {
 			return ignoredStaleResult(), nil
 		}
-		tx.Put(lt.table, key, lt.withUpdatedAt((*r).Clone(), now), rec.Generation)
+		tx.PutOwned(lt.table, key, lt.withUpdatedAt((*r).Clone(), now), rec.Generation)
 		lt.bump(tx, r)
 		return storedResult(rec.Generation, now), nil
 	}
@@ -98,7 +98,7 @@ func writeLeaseRow[R location.Cloner[R]](tx *Tx, lt leaseRowTable[R], key string
 		return rejectedConflictResult(), nil
 	}
 	g := tx.Source().NextGeneration(lt.table, key)
-	tx.Put(lt.table, key, lt.withUpdatedAt((*r).Clone(), now), g)
+	tx.PutOwned(lt.table, key, lt.withUpdatedAt((*r).Clone(), now), g)
 	lt.bump(tx, r)
 	return storedResult(g, now), nil
 }

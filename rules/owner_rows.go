@@ -93,7 +93,7 @@ func writeOwnerRow[R location.Cloner[R]](tx *Tx, ot ownerRowTable[R], key string
 	}
 	if intent == location.IntentNewClaim || intent == location.IntentTakeover {
 		g := tx.Source().NextGeneration(ot.table, key)
-		tx.Put(ot.table, key, ot.withStamp((*r).Clone(), g, now), g)
+		tx.PutOwned(ot.table, key, ot.withStamp((*r).Clone(), g, now), g)
 		ot.bump(tx, r)
 		return storedResult(g, now), nil
 	}
@@ -101,7 +101,7 @@ func writeOwnerRow[R location.Cloner[R]](tx *Tx, ot ownerRowTable[R], key string
 	if exists && ot.owner(&cur) == ot.owner(r) && (want == 0 || ot.generation(&cur) == want) {
 		// Anomaly A-01 fixed: the row keeps its generation (the reference
 		// would store the caller's value, 0 for the wildcard).
-		tx.Put(ot.table, key, ot.withStamp((*r).Clone(), rec.Generation, now), rec.Generation)
+		tx.PutOwned(ot.table, key, ot.withStamp((*r).Clone(), rec.Generation, now), rec.Generation)
 		ot.bump(tx, r)
 		return storedResult(rec.Generation, now), nil
 	}

@@ -94,7 +94,7 @@ func (rt lsRowTable[S]) requireMatrixWrite(t *testing.T, src *lsSource, written 
 		g = 5 // A-01 fixed for owner rows: the stored generation is kept
 	}
 	require.Equal(t, lsStored(g, now), res)
-	require.Equal(t, []Write{{Table: rt.table, Key: rt.key, Value: stored(written, g), Generation: g}}, tx.Plan().Writes)
+	require.Equal(t, []Write{{Table: rt.table, Key: rt.key, Value: stored(written, g), Generation: g, Owned: true}}, tx.Plan().Writes)
 	require.Equal(t, rt.stamps, tx.Plan().Stamps)
 	require.Empty(t, tx.Plan().MeshNodeStamps)
 }

@@ -50,6 +50,10 @@ type Write struct {
 	Key        string
 	Value      any
 	Generation int64
+	// Owned marks a Value that nothing outside the plan refers to (a deep
+	// copy the decision made for the write, PutOwned): a backend may keep
+	// it as it is instead of copying it.
+	Owned bool
 }
 
 // StampCounter names one change-stamp counter: (Kind, Mesh), Mesh "" being
@@ -202,6 +206,13 @@ func (tx *Tx) GetShared(t Table, key string) (Record, bool) {
 func (tx *Tx) Put(t Table, key string, value any, generation int64) {
 	tx.overwrite(tableKey{t, key}, Record{Value: value, Generation: generation}, false)
 	tx.addWrite(Write{Table: t, Key: key, Value: value, Generation: generation})
+}
+
+// PutOwned is Put of a value that nothing else refers to: a deep copy made
+// for this write, that the decision neither keeps nor returns (Write.Owned).
+func (tx *Tx) PutOwned(t Table, key string, value any, generation int64) {
+	tx.overwrite(tableKey{t, key}, Record{Value: value, Generation: generation}, false)
+	tx.addWrite(Write{Table: t, Key: key, Value: value, Generation: generation, Owned: true})
 }
 
 // Delete plans the removal of (t, key).

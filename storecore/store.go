@@ -290,6 +290,7 @@ type decision[A, R any] struct {
 	res    R
 	run    func(*rules.Tx, *A) (R, error)
 	reads  func(*A, Peek, *ReadSet)
+	rs     ReadSet
 	refBuf [4]Ref
 }
 
@@ -302,9 +303,9 @@ func (d *decision[A, R]) decide(tx *rules.Tx) error {
 
 // readSet is Call.Reads.
 func (d *decision[A, R]) readSet(p Peek) ReadSet {
-	rs := ReadSet{Refs: d.refBuf[:0]}
-	d.reads(&d.arg, p, &rs)
-	return rs
+	d.rs = ReadSet{Refs: d.refBuf[:0]}
+	d.reads(&d.arg, p, &d.rs)
+	return d.rs
 }
 
 // list runs one location list through the backend.

@@ -3,6 +3,8 @@ package txn
 import "iter"
 
 // Write is one guarded write of a Commit: a put of Value, or a delete.
+// Value's bytes must not be modified once the Write is made (the engine
+// sends them and caches them as they are).
 type Write struct {
 	Key    string
 	Value  []byte

@@ -712,8 +712,20 @@ func firstKV[T any](kvs []*T) *T {
 	return kvs[0]
 }
 
+// dedupe returns keys without their repeats, in their order: keys itself
+// when no key repeats (the usual commit touches each stamp once).
 func dedupe(keys []string) []string {
 	if len(keys) <= smallKeySet {
+		repeats := false
+		for i, k := range keys {
+			if slices.Contains(keys[:i], k) {
+				repeats = true
+				break
+			}
+		}
+		if !repeats {
+			return keys
+		}
 		out := make([]string, 0, len(keys))
 		for _, k := range keys {
 			if !slices.Contains(out, k) {
