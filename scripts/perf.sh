@@ -31,6 +31,14 @@ PERF_BENCHTIME=${PERF_BENCHTIME:-}
 PERF_REMOVE_CALLERS=${PERF_REMOVE_CALLERS:-1|16}
 PERF_OUT=${PERF_OUT:-docs/perf/raw}
 
+for s in $PERF_SECTIONS; do
+	case $s in
+	writes | list | remove | renewal | client | tick | reaction) ;;
+	*)
+		echo "perf: unknown section $s in PERF_SECTIONS (known: writes list remove renewal client tick reaction)" >&2
+		exit 2 ;;
+	esac
+done
 mkdir -p "$PERF_OUT"
 out=$(cd "$PERF_OUT" && pwd)
 bin=$(mktemp -d "${TMPDIR:-/tmp}/perf.XXXXXX")
@@ -55,7 +63,8 @@ load() { uptime | sed 's/.*load average[s]*: *//'; }
 
 # measure SECTION FSYNC PKG PATTERN BENCHTIME COUNT [FLAG...]: runs the
 # benchmarks of PKG matching PATTERN into the section's raw file, with
-# fsync on (FSYNC=on), off (off) or not applicable (-).
+# fsync on (FSYNC=on), off (off) or not applicable (-); FLAGs are go test
+# flags (-benchmem).
 measure() {
 	section=$1 fsync=$2 pkg=$3 pattern=$4 benchtime=$5 count=$6
 	shift 6
@@ -104,27 +113,28 @@ measure() {
 # benchtime DEFAULT: PERF_BENCHTIME when set, else DEFAULT.
 benchtime() { echo "${PERF_BENCHTIME:-$1}"; }
 
+# both SECTION PKG PATTERN BENCHTIME COUNT: measure fsync off, then on.
+both() {
+	name=$1
+	shift
+	for mode in off on; do
+		measure "$name" "$mode" "$@"
+	done
+}
+
 # section NAME: runs the section, fsync off then on where it applies.
 section() {
 	case $1 in
 	writes)
-		for fsync in off on; do
-			measure writes $fsync etcdstore \
-				'^Benchmark(RenewOwnerLease|RenewOwnerLeaseKeepAliveOnly|UpdateMeshNodeRevision|UpdatePeerRenew|UpdateSpotRenew|UpdateActorRenew|CompareExchangeAuthorityPreserve|ReserveCommit)$' \
-				"$(benchtime 1s)" "$PERF_COUNT"
-		done ;;
+		both writes etcdstore \
+			'^Benchmark(RenewOwnerLease|RenewOwnerLeaseKeepAliveOnly|UpdateMeshNodeRevision|UpdatePeerRenew|UpdateSpotRenew|UpdateActorRenew|CompareExchangeAuthorityPreserve|ReserveCommit)$' \
+			"$(benchtime 1s)" "$PERF_COUNT" ;;
 	list)
-		for fsync in off on; do
-			measure list $fsync etcdstore '^BenchmarkListMeshNodes(Direct)?$' "$(benchtime 1s)" "$PERF_COUNT"
-		done ;;
+		both list etcdstore '^BenchmarkListMeshNodes(Direct)?$' "$(benchtime 1s)" "$PERF_COUNT" ;;
 	remove)
-		for fsync in off on; do
-			measure remove $fsync etcdstore "^BenchmarkRemoveAllByOwner\$/^callers=($PERF_REMOVE_CALLERS)\$" 1x "$PERF_COUNT"
-		done ;;
+		both remove etcdstore "^BenchmarkRemoveAllByOwner\$/^callers=($PERF_REMOVE_CALLERS)\$" 1x "$PERF_COUNT" ;;
 	renewal)
-		for fsync in off on; do
-			measure renewal $fsync etcdstore '^BenchmarkOwnerLeaseRenewal$' "$(benchtime 2000x)" "$PERF_COUNT"
-		done ;;
+		both renewal etcdstore '^BenchmarkOwnerLeaseRenewal$' "$(benchtime 2000x)" "$PERF_COUNT" ;;
 	client)
 		# A KV that commits without etcd: fsync does not apply.
 		measure client - etcdstore '^BenchmarkClientCPU$' "$(benchtime 20000x)" "$PERF_COUNT" -benchmem ;;
@@ -134,9 +144,6 @@ section() {
 	reaction)
 		# The shared test member (fsync off): the benchmark has no fsync mode.
 		measure reaction off autoconnect '^BenchmarkReaction$' "$(benchtime 100x)" 1 ;;
-	*)
-		echo "perf: unknown section $1 (known: writes list remove renewal client tick reaction)" >&2
-		exit 2 ;;
 	esac
 }
 

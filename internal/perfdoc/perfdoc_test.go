@@ -36,7 +36,21 @@ func TestPerformanceDoc(t *testing.T) {
 		require.NoError(t, os.WriteFile(docPath, []byte(want), 0o644))
 		return
 	}
+	for _, s := range perfdoc.Sections() {
+		require.Equal(t, between(t, want, s.ID), between(t, string(doc), s.ID),
+			"%s's section perf:%s does not show %s: run %s", docPath, s.ID, *rawDir, regenerate)
+	}
 	require.Equal(t, want, string(doc), "%s does not show %s: run %s", docPath, *rawDir, regenerate)
+}
+
+// between returns the text of doc between section id's markers.
+func between(t *testing.T, doc, id string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(doc, perfdoc.BeginMarker(id))
+	require.True(t, ok, "no %s", perfdoc.BeginMarker(id))
+	text, _, ok := strings.Cut(rest, perfdoc.EndMarker(id))
+	require.True(t, ok, "no %s", perfdoc.EndMarker(id))
+	return text
 }
 
 func TestParse(t *testing.T) {
@@ -173,5 +187,18 @@ func TestRenderNotMeasured(t *testing.T) {
 		require.Contains(t, out, "* fsync on: not measured (no docs/perf/raw/remove-fsync-on.txt: run `make perf`)\n")
 		require.Contains(t, out, "| `RemoveAllByOwner`, 10,000 rows | 1 | off | ")
 		require.Contains(t, out, "|  |  | on | – | – / – | – | – / – | – | – | – / – |\n")
+	}
+}
+
+// A run whose test binary failed says so above its table.
+func TestRenderFailedRun(t *testing.T) {
+	raw, err := perfdoc.ReadDir("testdata/raw")
+	require.NoError(t, err)
+	failed := raw["client"]
+	failed.Config = map[string]string{"perf-exit": "1"}
+	for _, s := range perfdoc.Sections() {
+		if s.ID == "client" {
+			require.Contains(t, s.Render(perfdoc.Raw{"client": failed}), "; **the run failed (exit 1)**: missing rows were not measured\n")
+		}
 	}
 }
