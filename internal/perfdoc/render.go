@@ -103,8 +103,14 @@ func (s Section) provenance(o output) string {
 		return fmt.Sprintf("* %s: not measured (no docs/perf/raw/%s.txt: run `make perf`)\n", label, s.fileName(o.mode))
 	}
 	c := o.file.Config
+	procs := c["perf-gomaxprocs"]
+	if len(o.file.Results) > 0 {
+		// What the benchmarks ran with (their names' suffix), which a
+		// container's CPU limit may have lowered below the header's CPUs.
+		procs = strconv.Itoa(o.file.Results[0].Procs)
+	}
 	line := fmt.Sprintf("* %s: %s at commit %s, %s, GOMAXPROCS %s, load average %s → %s, `-benchtime %s -count %s`, %s s (`docs/perf/raw/%s.txt`)",
-		label, c["perf-date"], c["perf-commit"], c["perf-go"], c["perf-gomaxprocs"], c["perf-load-before"], c["perf-load-after"],
+		label, c["perf-date"], c["perf-commit"], c["perf-go"], procs, c["perf-load-before"], c["perf-load-after"],
 		c["perf-benchtime"], c["perf-count"], c["perf-seconds"], s.fileName(o.mode))
 	if e := c["perf-exit"]; e != "" && e != "0" {
 		line += fmt.Sprintf("; **the run failed (exit %s)**: missing rows were not measured", e)
