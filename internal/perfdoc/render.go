@@ -170,7 +170,7 @@ func pairTable(ops ...pairOp) func(*strings.Builder, []output) {
 					row(b, label, callers, modeLabel(o),
 						median(runs, "ops/s"), median(runs, "p50-ms")+" / "+median(runs, "p99-ms"),
 						median(runs, "raw-ops/s"), median(runs, "raw-p50-ms")+" / "+median(runs, "raw-p99-ms"),
-						ratioCell(metric(runs, "ratio")), median(runs, "cpu-ratio"),
+						ratioCell(metric(runs, "ratio")), medianFixed2(runs, "cpu-ratio"),
 						median(runs, "rpc/op")+" / "+median(runs, "raw-rpc/op"))
 					label, callers = "", ""
 				}

@@ -76,6 +76,16 @@ func median(runs []Result, unit string) string {
 	return figure(s.median)
 }
 
+// medianFixed2 formats the median of unit over runs with two decimals
+// (a ratio).
+func medianFixed2(runs []Result, unit string) string {
+	s, ok := metric(runs, unit)
+	if !ok {
+		return notMeasured
+	}
+	return fixed2(s.median)
+}
+
 // ratioCell formats a ratio's median with two decimals and, over more
 // than one run, its range.
 func ratioCell(s spread, ok bool) string {
