@@ -30,6 +30,18 @@ bench:
 stress:
 	$(GO) test $(STRESS_FLAGS) $(PKGS)
 
+# Re-measures every benchmark of docs/performance.md in one run (fsync off
+# and on; about 45 minutes: run it on a quiet machine), writes the raw
+# outputs to docs/perf/raw, then renders the document's generated tables
+# from them (also after a failed benchmark, whose rows then say "–"; the
+# target still fails). PERF_SECTIONS, PERF_COUNT, PERF_BENCHTIME, PERF_REMOVE_CALLERS:
+# see scripts/perf.sh (quick check: PERF_COUNT=1 PERF_BENCHTIME=50x
+# PERF_SECTIONS=writes make perf).
+.PHONY: perf
+perf:
+	GO=$(GO) scripts/perf.sh; rc=$$?; \
+	$(GO) test ./internal/perfdoc/ -run TestPerformanceDoc -count=1 -update && exit $$rc
+
 # Each decoder's fuzz target for a short while (FUZZTIME=1m make fuzz).
 FUZZTIME ?= 20s
 fuzz:
