@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -380,7 +381,8 @@ func TestWatchCacheRidesOutBreaksAndCompactions(t *testing.T) {
 			a := f.claim(t, "a")
 			storedIn(t)(writer.UpdateMeshNode(t.Context(), creationNode("m", "n1", a), location.IntentNewClaim))
 			f.warmCache(t)
-			require.Equal(t, 1, mw.openedWatches())
+			require.Eventually(t, func() bool { return mw.openedWatches() == 1 }, 10*time.Second, time.Millisecond,
+				"the range's watch opened (its goroutine may open it after the range loaded)")
 
 			// The watch stalls, then breaks, while the mesh changes.
 			mw.mute()
@@ -596,4 +598,47 @@ func TestWatchCacheWaitLimit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// etcd answers a progress request only when no watch of the stream starts
+// after its current revision. A range started on a quiet cluster watches
+// from the revision it read (not the one after), so the ranges behind it
+// still learn from a progress notification that nothing of theirs changed:
+// a list of mesh nodes after a write elsewhere is answered from the cache,
+// without waiting in vain.
+func TestWatchCacheProgressAfterAWatchStartsAtTheCurrentRevision(t *testing.T) {
+	f := newFixture(t)
+	writer := f.other(t, noCache)
+	a := f.claim(t, "a")
+	storedIn(t)(writer.UpdateMeshNode(t.Context(), creationNode("m", "n1", a), location.IntentNewClaim))
+	startRanges := func(ranges []*cacheRange) {
+		f.s.cache.start(ranges)
+		require.Eventually(t, func() bool {
+			f.s.cache.mu.RLock()
+			defer f.s.cache.mu.RUnlock()
+			for _, r := range ranges {
+				if !r.loaded {
+					return false
+				}
+			}
+			return true
+		}, 10*time.Second, time.Millisecond, "the ranges loaded")
+	}
+	nodeRanges := append(slices.Clone(f.s.cache.meshNodes.ranges), f.s.cache.ownersRange)
+	startRanges(nodeRanges)
+
+	// A write outside the cached ranges, then a range started after it:
+	// its watch would start after the current revision.
+	_, err := f.s.client.Put(t.Context(), f.s.layout.Root()+"unrelated", "x")
+	require.NoError(t, err)
+	startRanges(f.s.cache.peers.ranges)
+
+	before := f.s.CacheStats()
+	page, err := f.s.ListMeshNodes(t.Context(), "m", location.PageRequest{})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 1)
+	after := f.s.CacheStats()
+	require.Equal(t, before.Fallbacks, after.Fallbacks, "no read waited in vain")
+	require.Equal(t, before.Hits+1, after.Hits, "the cache answered")
+	require.Positive(t, f.s.WatchStats().ProgressNotifications, "the ranges behind caught up by progress")
 }

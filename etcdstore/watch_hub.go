@@ -257,8 +257,9 @@ const (
 	watchCompacted
 )
 
-// follow runs one etcd watch of the range from the revision after the last
-// delivered one until it ends, delivering to the consumers. healthy is
+// follow runs one etcd watch of the range from the last delivered revision
+// (whose changes it does not deliver again) until it ends, delivering the
+// later changes to the consumers. healthy is
 // called for every response. When resumed, the first response tells the
 // consumers that the watch is back.
 func (h *watchHub) follow(ctx context.Context, rw *rangeWatch, resumed bool, healthy func()) watchEnd {
@@ -267,7 +268,16 @@ func (h *watchHub) follow(ctx context.Context, rw *rangeWatch, resumed bool, hea
 	h.mu.Unlock()
 	wctx, cancel := context.WithCancel(h.hubStream(ctx))
 	defer cancel()
-	opts := []clientv3.OpOption{clientv3.WithRange(keys.PrefixEnd(rw.prefix)), clientv3.WithRev(from + 1),
+	// The watch starts at the last delivered revision, not after it, and
+	// drops that revision's changes (delivered already): etcd answers a
+	// progress request only when no watch of the stream starts after its
+	// current revision, and from+1 is after it whenever from is the
+	// current revision (a range just read, or a quiet cluster). Such a
+	// watch held back every progress notification of the hub's stream
+	// until the next write anywhere, and the cache's reads of the ranges
+	// behind with them.
+	delivered := max(from, 1)
+	opts := []clientv3.OpOption{clientv3.WithRange(keys.PrefixEnd(rw.prefix)), clientv3.WithRev(delivered),
 		clientv3.WithProgressNotify(), clientv3.WithCreatedNotify()}
 	if !puts {
 		opts = append(opts, clientv3.WithFilterPut())
@@ -282,12 +292,16 @@ func (h *watchHub) follow(ctx context.Context, rw *rangeWatch, resumed bool, hea
 			return watchBroken
 		}
 		healthy()
+		evs := resp.Events
+		for len(evs) > 0 && evs[0].Kv.ModRevision <= delivered {
+			evs = evs[1:] // events come in revision order
+		}
 		through := from
-		for _, ev := range resp.Events {
+		for _, ev := range evs {
 			through = max(through, ev.Kv.ModRevision)
 			h.stats.eventBytes.Add(int64(len(ev.Kv.Key) + len(ev.Kv.Value)))
 		}
-		h.stats.events.Add(int64(len(resp.Events)))
+		h.stats.events.Add(int64(len(evs)))
 		if resp.IsProgressNotify() {
 			h.stats.progress.Add(1)
 			through = max(through, resp.Header.Revision)
@@ -305,14 +319,14 @@ func (h *watchHub) follow(ctx context.Context, rw *rangeWatch, resumed bool, hea
 		}
 		var deletes []*clientv3.Event
 		for _, sub := range subs {
-			evs := resp.Events
+			subEvs := evs
 			if !sub.puts && puts {
 				if deletes == nil {
-					deletes = onlyDeletes(resp.Events)
+					deletes = onlyDeletes(evs)
 				}
-				evs = deletes
+				subEvs = deletes
 			}
-			sub.consumer.delivered(evs, through)
+			sub.consumer.delivered(subEvs, through)
 		}
 	}
 	return watchBroken
