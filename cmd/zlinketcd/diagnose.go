@@ -47,31 +47,49 @@ type memberState struct {
 }
 
 // memberStates asks every endpoint for its status (served by the member
-// itself, without a quorum), all at once, within statusBudget.
-func memberStates(ctx context.Context, c *clientv3.Client, endpoints []string) []memberState {
+// itself, without a quorum), all at once, within statusBudget, and one of
+// them for the number of members of the cluster (0 when none says).
+func memberStates(ctx context.Context, c *clientv3.Client, endpoints []string) (states []memberState, members int) {
 	ctx, cancel := context.WithTimeout(ctx, statusBudget)
 	defer cancel()
-	out := make([]memberState, len(endpoints))
+	states = make([]memberState, len(endpoints))
 	var wg sync.WaitGroup
 	for i, ep := range endpoints {
 		wg.Go(func() {
-			out[i].endpoint = ep
+			states[i].endpoint = ep
 			resp, err := c.Maintenance.Status(ctx, ep)
 			if err != nil {
-				out[i].err = err
+				states[i].err = err
 				return
 			}
-			out[i].leader = resp.Leader
+			states[i].leader = resp.Leader
 		})
 	}
+	wg.Go(func() {
+		// Serializable: the answering member's own list, no quorum needed.
+		if resp, err := c.MemberList(ctx, clientv3.WithSerializable()); err == nil {
+			members = len(resp.Members)
+		}
+	})
 	wg.Wait()
-	return out
+	return states, members
 }
 
 // diagnoseCluster explains why a request of the run waited longer than
 // what: the cluster has no leader, no member answers, or it is only slow.
 func diagnoseCluster(ctx context.Context, c *clientv3.Client, endpoints []string, what string) error {
-	states := memberStates(ctx, c, endpoints)
+	states, members := memberStates(ctx, c, endpoints)
+	return explainStates(states, members, endpoints, what)
+}
+
+// explainStates classifies what the members answered. members is the
+// cluster's size (0 if unknown). A member that still names a leader while
+// fewer than a quorum of the members answer is believed only when a
+// quorum could stand behind it: a leader cut off from its quorum keeps
+// its title until it misses the followers' answers for an election
+// timeout (longer on a loaded machine), and a follower keeps naming it
+// until its own election timeout.
+func explainStates(states []memberState, members int, endpoints []string, what string) error {
 	var leaderless, silent, led []string
 	var reasons []string
 	for _, m := range states {
@@ -85,18 +103,28 @@ func diagnoseCluster(ctx context.Context, c *clientv3.Client, endpoints []string
 			led = append(led, fmt.Sprintf("%s (leader %x)", m.endpoint, m.leader))
 		}
 	}
+	answered := len(leaderless) + len(led)
+	noQuorum := members > 0 && 2*answered <= members
 	switch {
-	case len(led) > 0:
+	case len(led) > 0 && !noQuorum:
 		return &clusterError{kind: errSlowCluster, msg: fmt.Sprintf(
 			"an etcd request waited longer than %s although the cluster has a leader (%s): the cluster is overloaded or the request too big; raise --command-timeout",
 			what, strings.Join(led, ", "))}
-	case len(leaderless) > 0:
-		msg := fmt.Sprintf("the etcd cluster has no leader: %s %s without a leader", strings.Join(leaderless, ", "), answerVerb(len(leaderless)))
-		if len(silent) > 0 {
-			msg += fmt.Sprintf(", %s %s not answer", strings.Join(silent, ", "), doVerb(len(silent)))
+	case answered > 0:
+		var parts []string
+		if len(leaderless) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s without a leader", strings.Join(leaderless, ", "), answerVerb(len(leaderless))))
 		}
-		return &clusterError{kind: errNoLeader, msg: msg + fmt.Sprintf(
-			" (a request waited %s): a quorum of the members must run and reach each other", what)}
+		if len(led) > 0 {
+			parts = append(parts, fmt.Sprintf("%s still %s a leader that has no quorum behind it (%d of %d members answer)",
+				strings.Join(led, ", "), nameVerb(len(led)), answered, members))
+		}
+		if len(silent) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s not answer", strings.Join(silent, ", "), doVerb(len(silent))))
+		}
+		return &clusterError{kind: errNoLeader, msg: fmt.Sprintf(
+			"the etcd cluster has no leader: %s (a request waited %s): a quorum of the members must run and reach each other",
+			strings.Join(parts, ", "), what)}
 	default:
 		return &clusterError{kind: errUnreachable, msg: fmt.Sprintf("cannot reach etcd at %s: no member answered within %v (%s)",
 			strings.Join(endpoints, ","), statusBudget, strings.Join(reasons, "; "))}
@@ -109,6 +137,13 @@ func answerVerb(n int) string {
 		return "answers"
 	}
 	return "answer"
+}
+
+func nameVerb(n int) string {
+	if n == 1 {
+		return "names"
+	}
+	return "name"
 }
 
 func doVerb(n int) string {

@@ -62,7 +62,11 @@ func TestQuorumLoss(t *testing.T) {
 			bound := commandTimeout + 2*time.Second
 			require.Less(t, took, 2*bound, "fails within --command-timeout + 2s (asserted with twice that)")
 			requireOneLineError(t, r, exitFailure, "zlinketcd: "+tc.name+": the etcd cluster has no leader: ",
-				"answers without a leader", "a quorum of the members must run and reach each other")
+				"a quorum of the members must run and reach each other")
+			// The member left has stepped down, or (on a loaded machine,
+			// before its election timeout) still names itself or the old
+			// leader: either way 1 of 3 members answers.
+			require.Regexp(t, `answers without a leader|still names a leader that has no quorum behind it \(1 of 3 members answer\)`, r.stderr)
 			require.NotContains(t, r.stderr, "is it running")
 			require.Contains(t, r.stdout, tc.stdout)
 			require.NotContains(t, r.stdout, "goroutine ")
