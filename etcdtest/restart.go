@@ -3,6 +3,7 @@ package etcdtest
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"go.etcd.io/etcd/server/v3/embed"
 )
@@ -18,6 +19,29 @@ func (m *Member) Stop(hard bool) {
 	}
 	m.etcd.Close()
 	m.stopped = true
+}
+
+// StopTogether stops members at the same moment, as a power cut or a zone
+// outage does. With hard set, every server stops (without handing its
+// leadership over) before any is closed; then all are closed in parallel.
+// Stopping them one by one instead leaves a window, as long as a close
+// (up to etcd's request timeout: 5 s plus two election timeouts), in which
+// the members not yet stopped still have a quorum. A stopped member's
+// client connections stay open until its close ends: requests sent on them
+// wait, as they would on a member cut off by a partition, rather than
+// being refused as by a killed process. The caller must not use the
+// members until they are restarted.
+func StopTogether(hard bool, members ...*Member) {
+	if hard {
+		for _, m := range members {
+			m.etcd.Server.HardStop()
+		}
+	}
+	var wg sync.WaitGroup
+	for _, m := range members {
+		wg.Go(func() { m.Stop(hard) })
+	}
+	wg.Wait()
 }
 
 // Restart starts a stopped member again from its data directory, on the

@@ -50,3 +50,32 @@ func TestMemberStopRestart(t *testing.T) {
 		})
 	}
 }
+
+// Two of three members stopped together leave the third without a
+// quorum: it stops naming a leader, and both come back with the data.
+func TestStopTogether(t *testing.T) {
+	cl, err := StartCluster(t.Context(), 3, Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cl.Close() })
+	c, err := cl.Client()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	_, err = c.Put(t.Context(), "k", "v1")
+	require.NoError(t, err)
+
+	stopped := []*Member{cl.Members[0], cl.Members[1]}
+	StopTogether(true, stopped...)
+	left := cl.Members[2]
+	require.Eventually(t, func() bool { return !left.IsLeader() && left.Etcd().Server.Leader() == 0 },
+		time.Minute, 10*time.Millisecond, "the member left steps down or forgets its leader")
+
+	for _, m := range stopped {
+		require.NoError(t, m.Restart(t.Context()))
+	}
+	deadline := time.Now().Add(time.Minute)
+	_, err = c.Put(t.Context(), "k", "v2")
+	for err != nil && time.Now().Before(deadline) {
+		_, err = c.Put(t.Context(), "k", "v2")
+	}
+	require.NoError(t, err, "a quorum again")
+}

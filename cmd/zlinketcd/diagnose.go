@@ -106,6 +106,10 @@ func explainStates(states []memberState, members int, endpoints []string, what s
 	answered := len(leaderless) + len(led)
 	noQuorum := members > 0 && 2*answered <= members
 	switch {
+	case len(led) > 0 && !noQuorum && len(silent) > 0:
+		return &clusterError{kind: errSlowCluster, msg: fmt.Sprintf(
+			"an etcd request waited longer than %s: the cluster has a leader (%s), but %s %s not answer: a request sent to a member that does not answer waits until its deadline; bring the member back or remove it from --endpoints",
+			what, strings.Join(led, ", "), strings.Join(silent, ", "), doVerb(len(silent)))}
 	case len(led) > 0 && !noQuorum:
 		return &clusterError{kind: errSlowCluster, msg: fmt.Sprintf(
 			"an etcd request waited longer than %s although the cluster has a leader (%s): the cluster is overloaded or the request too big; raise --command-timeout",

@@ -200,9 +200,7 @@ func startCluster(t *testing.T) *etcdtest.Cluster {
 func loseQuorum(t *testing.T, cl *etcdtest.Cluster) []*etcdtest.Member {
 	t.Helper()
 	stopped := []*etcdtest.Member{cl.Members[0], cl.Members[1]}
-	for _, m := range stopped {
-		m.Stop(true)
-	}
+	etcdtest.StopTogether(true, stopped...)
 	return stopped
 }
 
