@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -24,8 +25,11 @@ import (
 // through it.
 type txnCapture struct {
 	clientv3.KV
+	// on is read without the lock by every transaction (an atomic load, so
+	// that the measured calls, which run with recording off, do not take a
+	// lock the twin does not take).
+	on   atomic.Bool
 	mu   sync.Mutex
-	on   bool
 	txns []txnTemplate
 }
 
@@ -33,24 +37,23 @@ type txnCapture struct {
 func (c *txnCapture) start() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.on, c.txns = true, nil
+	c.txns = nil
+	c.on.Store(true)
 }
 
 // stop ends recording and returns the recorded transactions.
 func (c *txnCapture) stop() []txnTemplate {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.on = false
+	c.on.Store(false)
 	return c.txns
 }
 
 // Txn implements clientv3.KV. While recording is off, transactions pass
-// through untouched (the measured calls pay nothing for the capture).
+// through untouched (the measured calls pay one atomic load for the
+// capture).
 func (c *txnCapture) Txn(ctx context.Context) clientv3.Txn {
-	c.mu.Lock()
-	on := c.on
-	c.mu.Unlock()
-	if !on {
+	if !c.on.Load() {
 		return c.KV.Txn(ctx)
 	}
 	return &capturingTxn{Txn: c.KV.Txn(ctx), c: c}
@@ -98,6 +101,25 @@ func (t *txnTemplate) writes() bool {
 		}
 	}
 	return false
+}
+
+// renamed returns a copy of the transaction with every key renamed.
+func (t *txnTemplate) renamed(rename func(string) string) txnTemplate {
+	out := txnTemplate{succeeded: t.succeeded, cmps: make([]cmpTemplate, len(t.cmps))}
+	for i, c := range t.cmps {
+		c.key = rename(c.key)
+		out.cmps[i] = c
+	}
+	ops := func(tos []opTemplate) []opTemplate {
+		r := make([]opTemplate, len(tos))
+		for i, o := range tos {
+			o.key = rename(o.key)
+			r[i] = o
+		}
+		return r
+	}
+	out.then, out.els = ops(t.then), ops(t.els)
+	return out
 }
 
 // keys returns every key the transaction names.

@@ -142,8 +142,7 @@ func (r *renewal) guarded(ctx context.Context, from, id clientv3.LeaseID, sentAf
 	}
 	before, _ := r.m.engine.Cached(r.key)
 	sent, err := r.m.engine.Send(ctx, "write", txn.Guarded{
-		If: []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(r.key), "=", r.token.LeaseGeneration),
-			clientv3.Compare(clientv3.LeaseValue(r.key), "=", from)},
+		If:        []clientv3.Cmp{txn.CreateRevisionIs(r.key, r.token.LeaseGeneration), txn.LeaseIs(r.key, from)},
 		Then:      []clientv3.Op{clientv3.OpPut(r.key, val, clientv3.WithLease(id))},
 		Read:      []string{r.key},
 		Nonce:     nonce,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"unsafe"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -40,7 +39,7 @@ func (e *Engine) build(op string, v *View, c *Commit) (Guarded, error) {
 		if !bytes.Contains(w.Value, nonce) {
 			return Guarded{}, fmt.Errorf("%s: %w: the value of %q does not carry the write nonce", op, location.ErrInternal, w.Key)
 		}
-		g.Then = append(g.Then, clientv3.OpPut(w.Key, bytesAsString(w.Value)))
+		g.Then = append(g.Then, PutBytes(w.Key, w.Value))
 		g.Puts = append(g.Puts, w.Key)
 		size += keyCost(w.Key) + len(w.Value)
 	}
@@ -60,7 +59,7 @@ func (e *Engine) build(op string, v *View, c *Commit) (Guarded, error) {
 		}
 	}
 	for _, f := range e.issuedFences(v) {
-		g.If = append(g.If, clientv3.Compare(clientv3.ModRevision(f.key), "<", f.readAt+1))
+		g.If = append(g.If, ModRevisionBelow(f.key, f.readAt+1))
 		size += keyCost(f.key)
 	}
 	if err := e.limits.Check(op, TxnShape{Compares: len(g.If), Then: len(g.Then), Else: len(g.Read), Bytes: size}); err != nil {
@@ -68,13 +67,6 @@ func (e *Engine) build(op string, v *View, c *Commit) (Guarded, error) {
 	}
 	return g, nil
 }
-
-// bytesAsString returns b as a string without copying it, for a Write's
-// value: its bytes are never modified once the Write is made (the cache
-// keeps them as the written key's value, Engine.applied), so the string
-// stays as it was. The copy string(b) would make is a good part of what a
-// hot write allocates, and clientv3.OpPut copies the value again anyway.
-func bytesAsString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // keySet is a set of keys that scans an array while it is small (a commit
 // writes a handful of keys), a map beyond.

@@ -602,11 +602,11 @@ func guardCompares(v *View, extra int) []clientv3.Cmp {
 		o := v.obs[k]
 		switch {
 		case !o.Present:
-			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(k), "=", 0))
+			cmps = append(cmps, CreateRevisionIs(k, 0))
 		case v.guards[k] == GuardCreate:
-			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(k), "=", o.CreateRevision))
+			cmps = append(cmps, CreateRevisionIs(k, o.CreateRevision))
 		default:
-			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", o.ModRevision))
+			cmps = append(cmps, ModRevisionIs(k, o.ModRevision))
 		}
 	}
 	return cmps
