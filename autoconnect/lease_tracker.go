@@ -55,6 +55,7 @@ const maxConcurrentLeaseReads = 8
 type LeaseTracker struct {
 	store           OwnerLeaseReader
 	liveness        location.OwnerLivenessReader
+	stamper         location.OwnerLivenessStamper
 	pollingInterval time.Duration
 	clock           Clock
 
@@ -77,6 +78,16 @@ type LeaseTracker struct {
 	followed  map[string]bool
 	versioned bool
 	version   int64
+	// stamp is the store's stamp of the answers followed holds
+	// (LiveOwnerSetVersion; 0: none), of the owners stampOwners, and
+	// stampChanges the count of changes when they were read: changes
+	// counts the changes of followed, or of the set of followed owners, by
+	// anything else (listings, RetainOwners), after which the stamp no
+	// longer vouches for followed.
+	stamp        int64
+	stampOwners  []string
+	changes      int64
+	stampChanges int64
 
 	// joinedFlight, when set (by tests), is called when a check joins
 	// another check's read.
@@ -91,7 +102,8 @@ type leaseSnapshot struct {
 	epoch     int64
 }
 
-// leaseFlight is a read in progress; done is closed when snap or err is set.
+// leaseFlight is a read in progress; done is closed when snap or err is set
+// (the owners of one ReadOwnerLiveness call share it).
 type leaseFlight struct {
 	done chan struct{}
 	snap leaseSnapshot
@@ -108,9 +120,14 @@ func NewLeaseTracker(opts LeaseTrackerOptions) (*LeaseTracker, error) {
 		return nil, err
 	}
 	liveness, _ := opts.Store.(location.OwnerLivenessReader)
+	var stamper location.OwnerLivenessStamper
+	if liveness != nil {
+		stamper, _ = opts.Store.(location.OwnerLivenessStamper)
+	}
 	return &LeaseTracker{
 		store:           opts.Store,
 		liveness:        liveness,
+		stamper:         stamper,
 		pollingInterval: t.pollingInterval,
 		clock:           cmp.Or(opts.Clock, SystemClock()),
 		snapshots:       map[string]leaseSnapshot{},
@@ -168,31 +185,105 @@ func (lt *LeaseTracker) RemainingOwnerTokenLease(ctx context.Context, token loca
 // listing saw live for the first time and that died before the next call
 // moves the version (the framework compares only the sets of live owners
 // the calls read, and misses it).
+//
+// When the store is also a location.OwnerLivenessStamper (etcdstore) and
+// the owners followed are known (RetainOwners), a call reads every
+// followed owner in one ReadOwnerLivenessSince, reusing no cached answer,
+// and keeps the stamp of the answers: while the next call's stamp is the
+// same (etcdstore: no owner key was created or deleted) and nothing else
+// changed the followed owners or their recorded liveness, it reads no
+// owner and the version stays. A steady mesh then costs a call one small
+// request, whatever the number of owners.
 func (lt *LeaseTracker) LiveOwnerSetVersion(ctx context.Context) (int64, error) {
 	lt.mu.Lock()
+	stamped := lt.stamper != nil && lt.retaining
+	since, changes, epoch := int64(0), lt.changes, lt.epoch
 	var owners []string
-	if lt.retaining {
+	switch {
+	case stamped && lt.stamp != 0 && lt.stampChanges == changes:
+		since, owners = lt.stamp, lt.stampOwners
+	case lt.retaining:
 		owners = slices.Collect(maps.Keys(lt.refs))
-	} else {
+	default:
 		owners = slices.Collect(maps.Keys(lt.snapshots))
 	}
 	lt.mu.Unlock()
-	snaps, err := lt.readAll(ctx, owners)
-	if err != nil {
-		return 0, err
+	var snaps []leaseSnapshot
+	var stamp int64
+	if stamped {
+		res, err := lt.stamper.ReadOwnerLivenessSince(ctx, owners, since)
+		if err != nil {
+			return 0, fmt.Errorf("autoconnect: read owner liveness: %w", err)
+		}
+		if !res.Changed {
+			lt.mu.Lock()
+			defer lt.mu.Unlock()
+			return lt.version, nil
+		}
+		if len(res.Live) != len(owners) {
+			return 0, fmt.Errorf("autoconnect: read owner liveness: store answered %d owners for %d", len(res.Live), len(owners))
+		}
+		stamp, snaps = res.Stamp, lt.landLiveness(ctx, owners, epoch, res.Live)
+	} else {
+		var err error
+		if snaps, err = lt.readAll(ctx, owners); err != nil {
+			return 0, err
+		}
+	}
+	now := lt.clock.Now()
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	lt.stamp, lt.stampChanges, lt.stampOwners = stamp, changes, owners
+	same := lt.versioned && len(lt.followed) == len(owners)
+	for i, o := range owners {
+		if !same {
+			break
+		}
+		was, ok := lt.followed[o]
+		same = ok && was == (lt.remainingAt(snaps[i], now) > 0)
+	}
+	if same {
+		return lt.version, nil
 	}
 	next := make(map[string]bool, len(owners))
 	for i, o := range owners {
-		next[o] = lt.remaining(snaps[i]) > 0
+		next[o] = lt.remainingAt(snaps[i], now) > 0
 	}
-	lt.mu.Lock()
-	defer lt.mu.Unlock()
-	if !lt.versioned || !maps.Equal(next, lt.followed) {
-		lt.versioned = true
-		lt.version++
-	}
+	lt.versioned = true
+	lt.version++
 	lt.followed = next
 	return lt.version, nil
+}
+
+// landLiveness caches the liveness of owners that one read started at
+// epoch answered (live, in the same order), for the tick too, and returns
+// their snapshots.
+func (lt *LeaseTracker) landLiveness(ctx context.Context, owners []string, epoch int64, live []location.OwnerLiveness) []leaseSnapshot {
+	reads := tickReadsOf(ctx).of(lt, len(owners))
+	snaps := make([]leaseSnapshot, len(owners))
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	now := lt.clock.Now()
+	for i, o := range owners {
+		snap := leaseSnapshot{result: livenessResult(live[i]), fetchedAt: now, epoch: epoch}
+		snaps[i] = snap
+		if cur, ok := lt.snapshots[o]; !ok || cur.epoch <= snap.epoch {
+			lt.snapshots[o] = snap
+		}
+		if reads != nil && epoch == lt.epoch {
+			reads[o] = snap
+		}
+	}
+	return snaps
+}
+
+// livenessResult is the ReadOwnerLease answer that a liveness answer
+// stands for.
+func livenessResult(l location.OwnerLiveness) location.OwnerLeaseReadResult {
+	if !l.Live {
+		return location.OwnerLeaseReadResult{Kind: location.KindMissing}
+	}
+	return location.OwnerLeaseReadResult{Kind: location.KindFound, Token: l.Token, LeaseExpiresAt: l.LeaseExpiresAt, StoreNow: l.StoreNow}
 }
 
 // RetainOwners implements OwnerRetainer: ownerIDs are the owners the latest
@@ -205,7 +296,7 @@ func (lt *LeaseTracker) LiveOwnerSetVersion(ctx context.Context) (int64, error) 
 func (lt *LeaseTracker) RetainOwners(scope string, ownerIDs []string) {
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
-	lt.retain(scope, ownerIDs)
+	lt.retain(scope, slices.Compact(slices.Sorted(slices.Values(ownerIDs))))
 	if lt.unfollow() {
 		lt.version++
 	}
@@ -223,13 +314,14 @@ func (lt *LeaseTracker) listOwners(ctx context.Context, scope string, owners []s
 	if err != nil {
 		return nil, err
 	}
+	now := lt.clock.Now()
 	live := make(map[string]bool, len(distinct))
 	for i, o := range distinct {
-		live[o] = lt.remaining(snaps[i]) > 0
+		live[o] = lt.remainingAt(snaps[i], now) > 0
 	}
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
-	lt.retain(scope, owners)
+	lt.retain(scope, distinct)
 	if !lt.versioned {
 		return live, nil
 	}
@@ -242,42 +334,59 @@ func (lt *LeaseTracker) listOwners(ctx context.Context, scope string, owners []s
 	}
 	if changed {
 		lt.version++
+		lt.changes++
 	}
 	tickReadsOf(ctx).noteVersion(lt, lt.version)
 	return live, nil
 }
 
-// retain replaces the owners of scope, counts the scopes of each owner and
-// forgets the cached answers of owners in none. Called with mu held.
-func (lt *LeaseTracker) retain(scope string, ownerIDs []string) {
-	next := make(map[string]struct{}, len(ownerIDs))
-	for _, o := range ownerIDs {
-		next[o] = struct{}{}
-	}
+// retain replaces the owners of scope with distinct (no duplicates),
+// counts the scopes of each owner and forgets the cached answers of owners
+// in none. Called with mu held.
+func (lt *LeaseTracker) retain(scope string, distinct []string) {
 	lt.retaining = true
 	prev := lt.scopes[scope]
-	for o := range prev {
-		if _, ok := next[o]; !ok {
-			if lt.refs[o]--; lt.refs[o] <= 0 {
-				delete(lt.refs, o)
+	if len(prev) != len(distinct) || !allIn(prev, distinct) {
+		next := make(map[string]struct{}, len(distinct))
+		for _, o := range distinct {
+			next[o] = struct{}{}
+		}
+		for o := range prev {
+			if _, ok := next[o]; !ok {
+				if lt.refs[o]--; lt.refs[o] <= 0 {
+					delete(lt.refs, o)
+					lt.changes++
+				}
 			}
 		}
-	}
-	for o := range next {
-		if _, ok := prev[o]; !ok {
-			lt.refs[o]++
+		for o := range next {
+			if _, ok := prev[o]; !ok {
+				if lt.refs[o]++; lt.refs[o] == 1 {
+					lt.changes++
+				}
+			}
 		}
-	}
-	if len(next) == 0 {
-		delete(lt.scopes, scope)
-	} else {
-		lt.scopes[scope] = next
+		if len(next) == 0 {
+			delete(lt.scopes, scope)
+		} else {
+			lt.scopes[scope] = next
+		}
 	}
 	for o := range lt.snapshots {
 		if lt.refs[o] == 0 {
 			delete(lt.snapshots, o)
 		}
 	}
+}
+
+// allIn reports whether every one of owners is in set.
+func allIn(set map[string]struct{}, owners []string) bool {
+	for _, o := range owners {
+		if _, ok := set[o]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // unfollow drops the owners no scope references from followed and reports
@@ -336,62 +445,81 @@ func (lt *LeaseTracker) readAll(ctx context.Context, owners []string) ([]leaseSn
 	return snaps, firstErr
 }
 
+// joinedFlight is a read in flight that the owner at index of a
+// readAllAtOnce call joined.
+type joinedFlight struct {
+	index  int
+	flight *leaseFlight
+}
+
 // readAllAtOnce returns the snapshots of owners (distinct) as snapshot
 // would, reading the owners that need a read in one ReadOwnerLiveness
-// call (and joining reads already in flight).
+// call (and joining reads already in flight). The owners it reads share
+// one flight's completion.
 func (lt *LeaseTracker) readAllAtOnce(ctx context.Context, owners []string) ([]leaseSnapshot, error) {
-	tick := tickReadsOf(ctx)
+	reads := tickReadsOf(ctx).of(lt, len(owners))
 	snaps := make([]leaseSnapshot, len(owners))
-	flights := make([]*leaseFlight, len(owners))
-	joined := make([]bool, len(owners))
+	var joined []joinedFlight
 	var read []string
 	var reading []int
 	lt.mu.Lock()
-	epoch := lt.epoch
+	epoch, now := lt.epoch, lt.clock.Now()
 	for i, o := range owners {
-		if snap, ok := lt.reusable(tick, o); ok {
+		if snap, ok := lt.reusable(reads, o, now); ok {
 			snaps[i] = snap
 			continue
 		}
 		if f, ok := lt.flights[o]; ok {
-			flights[i], joined[i] = f, true
+			joined = append(joined, joinedFlight{i, f})
 			continue
 		}
-		f := &leaseFlight{done: make(chan struct{})}
-		lt.flights[o], flights[i] = f, f
 		read, reading = append(read, o), append(reading, i)
+	}
+	var flights []leaseFlight
+	if len(read) > 0 {
+		done := make(chan struct{})
+		flights = make([]leaseFlight, len(read))
+		for k, o := range read {
+			flights[k].done = done
+			lt.flights[o] = &flights[k]
+		}
 	}
 	lt.mu.Unlock()
 
+	var firstErr error
 	if len(read) > 0 {
 		res, err := lt.liveness.ReadOwnerLiveness(ctx, read)
 		if err == nil && len(res) != len(read) {
 			err = fmt.Errorf("store answered %d owners for %d", len(res), len(read))
 		}
 		lt.mu.Lock()
+		landed := lt.clock.Now()
 		for k, i := range reading {
 			var r location.OwnerLeaseReadResult
-			if err == nil && res[k].Live {
-				r = location.OwnerLeaseReadResult{Kind: location.KindFound, Token: res[k].Token,
-					LeaseExpiresAt: res[k].LeaseExpiresAt, StoreNow: res[k].StoreNow}
-			} else if err == nil {
-				r = location.OwnerLeaseReadResult{Kind: location.KindMissing}
+			if err == nil {
+				r = livenessResult(res[k])
 			}
-			lt.land(owners[i], flights[i], epoch, r, err)
+			f := &flights[k]
+			lt.land(owners[i], f, epoch, landed, r, err)
+			if f.err != nil {
+				firstErr = cmp.Or(firstErr, f.err)
+				continue
+			}
+			snaps[i] = f.snap
+			if reads != nil {
+				reads[owners[i]] = f.snap
+			}
 		}
 		lt.mu.Unlock()
+		close(flights[0].done)
 	}
-	var firstErr error
-	for i, f := range flights {
-		if f == nil {
-			continue
-		}
-		snap, err := lt.await(ctx, tick, owners[i], f, joined[i])
+	for _, j := range joined {
+		snap, err := lt.await(ctx, reads, owners[j.index], j.flight, true)
 		if err != nil {
 			firstErr = cmp.Or(firstErr, err)
 			continue
 		}
-		snaps[i] = snap
+		snaps[j.index] = snap
 	}
 	return snaps, firstErr
 }
@@ -415,6 +543,11 @@ func (lt *LeaseTracker) InvalidateLiveness() {
 // trusted for one polling interval from its read (one second when the
 // interval is 0).
 func (lt *LeaseTracker) remaining(snap leaseSnapshot) time.Duration {
+	return lt.remainingAt(snap, lt.clock.Now())
+}
+
+// remainingAt is remaining at the local monotonic time now.
+func (lt *LeaseTracker) remainingAt(snap leaseSnapshot, now time.Duration) time.Duration {
 	if snap.result.Kind != location.KindFound {
 		return 0
 	}
@@ -422,17 +555,17 @@ func (lt *LeaseTracker) remaining(snap leaseSnapshot) time.Duration {
 	if snap.result.LeaseExpiresAt.IsZero() {
 		ttl = cmp.Or(lt.pollingInterval, time.Second)
 	}
-	return ttl - (lt.clock.Now() - snap.fetchedAt)
+	return ttl - (now - snap.fetchedAt)
 }
 
 // reusable returns ownerID's cached lease when it is younger than the
-// polling interval and still live, or the answer a read of the same tick
-// got. Called with mu held.
-func (lt *LeaseTracker) reusable(tick *tickReads, ownerID string) (leaseSnapshot, bool) {
-	if cur, ok := lt.snapshots[ownerID]; ok && cur.epoch == lt.epoch && lt.clock.Now()-cur.fetchedAt < lt.pollingInterval && lt.remaining(cur) > 0 {
+// polling interval and still live at now, or the answer a read of the same
+// tick got (reads: the tick's answers of lt). Called with mu held.
+func (lt *LeaseTracker) reusable(reads map[string]leaseSnapshot, ownerID string, now time.Duration) (leaseSnapshot, bool) {
+	if cur, ok := lt.snapshots[ownerID]; ok && cur.epoch == lt.epoch && now-cur.fetchedAt < lt.pollingInterval && lt.remainingAt(cur, now) > 0 {
 		return cur, true
 	}
-	if snap, ok := tick.get(lt, ownerID); ok && snap.epoch == lt.epoch {
+	if snap, ok := reads[ownerID]; ok && snap.epoch == lt.epoch {
 		return snap, true
 	}
 	return leaseSnapshot{}, false
@@ -441,15 +574,15 @@ func (lt *LeaseTracker) reusable(tick *tickReads, ownerID string) (leaseSnapshot
 // snapshot returns ownerID's reusable lease (reusable), and reads it
 // otherwise (joining a read already in flight).
 func (lt *LeaseTracker) snapshot(ctx context.Context, ownerID string) (leaseSnapshot, error) {
-	tick := tickReadsOf(ctx)
+	reads := tickReadsOf(ctx).of(lt, 0)
 	lt.mu.Lock()
-	if snap, ok := lt.reusable(tick, ownerID); ok {
+	if snap, ok := lt.reusable(reads, ownerID, lt.clock.Now()); ok {
 		lt.mu.Unlock()
 		return snap, nil
 	}
 	if f, ok := lt.flights[ownerID]; ok {
 		lt.mu.Unlock()
-		return lt.await(ctx, tick, ownerID, f, true)
+		return lt.await(ctx, reads, ownerID, f, true)
 	}
 	f := &leaseFlight{done: make(chan struct{})}
 	lt.flights[ownerID] = f
@@ -459,33 +592,34 @@ func (lt *LeaseTracker) snapshot(ctx context.Context, ownerID string) (leaseSnap
 	res, err := lt.store.ReadOwnerLease(ctx, ownerID)
 
 	lt.mu.Lock()
-	lt.land(ownerID, f, epoch, res, err)
+	lt.land(ownerID, f, epoch, lt.clock.Now(), res, err)
 	lt.mu.Unlock()
-	return lt.await(ctx, tick, ownerID, f, false)
+	close(f.done)
+	return lt.await(ctx, reads, ownerID, f, false)
 }
 
-// land ends the read f of ownerID, started at epoch, with its answer:
-// the flight is done, and a successful answer is cached. Called with mu
-// held.
-func (lt *LeaseTracker) land(ownerID string, f *leaseFlight, epoch int64, res location.OwnerLeaseReadResult, err error) {
+// land ends the read f of ownerID, started at epoch, with its answer got
+// at the local time now: the flight is no longer in flight, and a
+// successful answer is cached. The caller closes f.done after it. Called
+// with mu held.
+func (lt *LeaseTracker) land(ownerID string, f *leaseFlight, epoch int64, now time.Duration, res location.OwnerLeaseReadResult, err error) {
 	if lt.flights[ownerID] == f {
 		delete(lt.flights, ownerID)
 	}
 	if err != nil {
 		f.err = fmt.Errorf("autoconnect: read owner lease %q: %w", ownerID, err)
 	} else {
-		f.snap = leaseSnapshot{result: res, fetchedAt: lt.clock.Now(), epoch: epoch}
+		f.snap = leaseSnapshot{result: res, fetchedAt: now, epoch: epoch}
 		if cur, ok := lt.snapshots[ownerID]; !ok || cur.epoch <= epoch {
 			lt.snapshots[ownerID] = f.snap
 		}
 	}
-	close(f.done)
 }
 
 // await returns the answer of the read f of ownerID, waiting for it when
 // the check joined another's read (joined: joinedFlight is told), and
 // records it for the tick.
-func (lt *LeaseTracker) await(ctx context.Context, tick *tickReads, ownerID string, f *leaseFlight, joined bool) (leaseSnapshot, error) {
+func (lt *LeaseTracker) await(ctx context.Context, reads map[string]leaseSnapshot, ownerID string, f *leaseFlight, joined bool) (leaseSnapshot, error) {
 	if joined {
 		if hook := lt.joinedFlight; hook != nil {
 			hook(ownerID)
@@ -499,6 +633,10 @@ func (lt *LeaseTracker) await(ctx context.Context, tick *tickReads, ownerID stri
 	if f.err != nil {
 		return leaseSnapshot{}, f.err
 	}
-	tick.put(lt, ownerID, f.snap)
+	if reads != nil {
+		lt.mu.Lock()
+		reads[ownerID] = f.snap
+		lt.mu.Unlock()
+	}
 	return f.snap, nil
 }

@@ -26,14 +26,14 @@ const (
 // row order. Rows with the same target key yield one target: the later
 // row's, at the first row's position.
 func Candidates(local Local, rows []location.PeerLocation) []Target {
-	return candidateMap(local, rows).list()
+	return cloneTargets(candidateMap(local, newRowTargets(rows)).list())
 }
 
 // Desired returns the candidates this side dials (ShouldDial), in row order
 // and deduplicated like Candidates. Draining peers are left out unless
 // includeDraining is set.
 func Desired(local Local, rows []location.PeerLocation, includeDraining bool) []Target {
-	return desiredMap(local, rows, includeDraining).list()
+	return cloneTargets(desiredMap(local, newRowTargets(rows), includeDraining).list())
 }
 
 // NotRequired returns, for a RouteMesh local, the peers of the same mesh
@@ -42,16 +42,23 @@ func Desired(local Local, rows []location.PeerLocation, includeDraining bool) []
 // metadata. Role and draining are not checked here. A Fanout local gets none.
 // The list is not deduplicated.
 func NotRequired(local Local, rows []location.PeerLocation) []Target {
+	return notRequired(local, newRowTargets(rows))
+}
+
+// notRequired is NotRequired over a tick's row targets; the targets it
+// returns are deep copies.
+func notRequired(local Local, rt *rowTargets) []Target {
 	if local.AutoConnectType != location.AutoConnectRouteMesh {
 		return []Target{}
 	}
 	out := []Target{}
-	for _, row := range rows {
+	for i := range rt.rows {
+		row := &rt.rows[i]
 		if row.AutoConnectType != local.AutoConnectType || row.MeshName != local.MeshName ||
-			row.Endpoint == "" || IsSelf(local, row) || !connectionNotRequired(local, row) {
+			row.Endpoint == "" || IsSelf(local, *row) || !connectionNotRequired(local, *row) {
 			continue
 		}
-		t := targetOf(row)
+		t := rt.at(i).clone()
 		if text, ok := row.Metadata[MetadataDescriptorRevision]; ok {
 			t.DescriptorRevision = ParseDescriptorRevision(text)
 		}
@@ -61,25 +68,48 @@ func NotRequired(local Local, rows []location.PeerLocation) []Target {
 }
 
 // candidateMap is Candidates as an ordered map.
-func candidateMap(local Local, rows []location.PeerLocation) *targetMap {
-	m := newTargetMap()
-	for _, row := range rows {
-		if IsCandidate(local, row, true) {
-			m.set(targetOf(row))
+func candidateMap(local Local, rt *rowTargets) *targetMap {
+	m := newTargetMap(len(rt.rows))
+	for i := range rt.rows {
+		if IsCandidate(local, rt.rows[i], true) {
+			m.set(rt.at(i))
 		}
 	}
 	return m
 }
 
 // desiredMap is Desired as an ordered map.
-func desiredMap(local Local, rows []location.PeerLocation, includeDraining bool) *targetMap {
-	m := newTargetMap()
-	for _, row := range rows {
-		if IsCandidate(local, row, includeDraining) && ShouldDial(local, row) {
-			m.set(targetOf(row))
+func desiredMap(local Local, rt *rowTargets, includeDraining bool) *targetMap {
+	m := newTargetMap(len(rt.rows))
+	for i := range rt.rows {
+		if IsCandidate(local, rt.rows[i], includeDraining) && ShouldDial(local, rt.rows[i]) {
+			m.set(rt.at(i))
 		}
 	}
 	return m
+}
+
+// rowTargets builds the target of each of one listing's rows at most once
+// (targetOf), however many of a tick's plans use it. The targets share the
+// rows' metadata: they are not modified, and what leaves the reconciler is
+// a deep copy (Target.clone).
+type rowTargets struct {
+	rows    []location.PeerLocation
+	targets []Target
+	built   []bool
+}
+
+// newRowTargets returns the row targets of rows, none built yet.
+func newRowTargets(rows []location.PeerLocation) *rowTargets {
+	return &rowTargets{rows: rows, targets: make([]Target, len(rows)), built: make([]bool, len(rows))}
+}
+
+// at returns the target of row i.
+func (rt *rowTargets) at(i int) Target {
+	if !rt.built[i] {
+		rt.targets[i], rt.built[i] = targetOf(rt.rows[i]), true
+	}
+	return rt.targets[i]
 }
 
 // RoleAllowed reports whether a peer of the given role takes part in

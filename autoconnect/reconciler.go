@@ -128,10 +128,10 @@ func NewReconciler(opts ReconcilerOptions) (*Reconciler, error) {
 		timing:      t,
 		clock:       cmp.Or(opts.Clock, SystemClock()),
 		log:         cmp.Or(opts.Logger, slog.Default()),
-		active:      newTargetMap(),
-		pending:     newTargetMap(),
+		active:      newTargetMap(0),
+		pending:     newTargetMap(0),
 		failed:      map[string]struct{}{},
-		lastDesired: newTargetMap(),
+		lastDesired: newTargetMap(0),
 	}
 	r.local.Endpoint = keys.NormalizeEndpoint(r.local.Endpoint)
 	if opts.LocalRow != nil {

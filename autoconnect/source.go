@@ -10,7 +10,10 @@ import (
 // with only AutoConnectType and MeshName set.
 type PeerSource interface {
 	// ListLivePeers returns the rows that match f and whose owner holds a
-	// live lease. An error makes the tick a store failure.
+	// live lease. An error makes the tick a store failure. The rows are
+	// the caller's: the source must not modify them, or what they
+	// reference (metadata, routing ids), after returning them (the
+	// reconciler keeps what it needs without copying it).
 	ListLivePeers(ctx context.Context, f location.PeerFilter) ([]location.PeerLocation, error)
 }
 

@@ -22,7 +22,9 @@ type Target struct {
 	Role location.PeerRole
 	// Endpoint is the peer's endpoint.
 	Endpoint string
-	// Metadata is a copy of the peer row's metadata (nil when it had none).
+	// Metadata is the peer row's metadata (nil when it had none); every
+	// target the package hands out (to an executor, or from Candidates,
+	// Desired and NotRequired) holds its own copy.
 	Metadata map[string]string
 	// OwnerID is the owner of the peer row.
 	OwnerID string
@@ -54,18 +56,18 @@ func TargetKey(row location.PeerLocation) string {
 	return row.Role.String() + "|" + identity + "|" + strconv.FormatInt(row.Generation, 10)
 }
 
-// targetOf builds the target of a peer row.
+// targetOf builds the target of a peer row, sharing the row's metadata and
+// routing id (rows are not modified once listed, PeerSource).
 func targetOf(row location.PeerLocation) Target {
-	t := Target{
+	return Target{
 		Key:                 TargetKey(row),
 		LifecycleGeneration: row.Generation,
 		Role:                row.Role,
 		Endpoint:            row.Endpoint,
-		Metadata:            maps.Clone(row.Metadata),
+		Metadata:            row.Metadata,
 		OwnerID:             row.OwnerID,
-		NodeRID:             cloneRID(row.NodeRID),
+		NodeRID:             row.NodeRID,
 	}
-	return t
 }
 
 // cloneRID copies an optional routing id.

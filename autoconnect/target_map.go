@@ -11,8 +11,10 @@ type targetMap struct {
 	m    map[string]Target
 }
 
-// newTargetMap returns an empty map.
-func newTargetMap() *targetMap { return &targetMap{m: map[string]Target{}} }
+// newTargetMap returns an empty map with room for size entries.
+func newTargetMap(size int) *targetMap {
+	return &targetMap{keys: make([]string, 0, size), m: make(map[string]Target, size)}
+}
 
 // set inserts or replaces t under t.Key.
 func (tm *targetMap) set(t Target) {
@@ -54,15 +56,6 @@ func (tm *targetMap) list() []Target {
 		out = append(out, tm.m[k])
 	}
 	return out
-}
-
-// copy returns an independent map with the same entries in the same order.
-func (tm *targetMap) copy() *targetMap {
-	c := &targetMap{keys: slices.Clone(tm.keys), m: make(map[string]Target, len(tm.m))}
-	for k, v := range tm.m {
-		c.m[k] = v
-	}
-	return c
 }
 
 // clear removes every entry.

@@ -70,7 +70,7 @@ func (r *Reconciler) Tick(ctx context.Context) error {
 		r.recoveryDeferUntil = r.clock.Now() + r.timing.ownerLeaseTTL
 		r.log.Info("autoconnect: store recovered; removals deferred", "mesh", mesh, "for", r.timing.ownerLeaseTTL)
 	}
-	r.members = map[location.RoutingID]struct{}{}
+	r.members = make(map[location.RoutingID]struct{}, len(rows))
 	for _, row := range rows {
 		if row.NodeRID != nil {
 			r.members[*row.NodeRID] = struct{}{}
@@ -78,16 +78,17 @@ func (r *Reconciler) Tick(ctx context.Context) error {
 	}
 	r.mu.Unlock()
 
-	candidates := candidateMap(r.local, rows)
+	targets := newRowTargets(rows)
+	candidates := candidateMap(r.local, targets)
 	now := r.clock.Now()
 	if r.expecter != nil {
 		r.expecter.ExpectPeers(cloneTargets(candidates.list()))
 	}
 	if r.notRequired != nil {
-		r.notRequired.ReplaceNotRequired(NotRequired(r.local, rows))
+		r.notRequired.ReplaceNotRequired(notRequired(r.local, targets))
 	}
 
-	desired := r.desiredTargets(rows)
+	desired := r.desiredTargets(targets)
 	var change DesiredSetChange
 	r.connectDesired(ctx, desired, &change)
 
@@ -130,13 +131,13 @@ func (r *Reconciler) localRowLost(rows []location.PeerLocation) bool {
 // that starts draining keeps its connection; a draining peer is never newly
 // dialed). Failed endpoints no longer desired are forgotten, and the result
 // becomes lastDesired.
-func (r *Reconciler) desiredTargets(rows []location.PeerLocation) *targetMap {
-	desired := desiredMap(r.local, rows, false)
+func (r *Reconciler) desiredTargets(rt *rowTargets) *targetMap {
+	desired := desiredMap(r.local, rt, false)
 	endpoints := make(map[string]struct{}, desired.len())
 	for _, t := range desired.list() {
 		endpoints[t.Endpoint] = struct{}{}
 	}
-	existing := desiredMap(r.local, rows, true)
+	existing := desiredMap(r.local, rt, true)
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -150,7 +151,7 @@ func (r *Reconciler) desiredTargets(rows []location.PeerLocation) *targetMap {
 			desired.set(t)
 		}
 	}
-	r.lastDesired = desired.copy()
+	r.lastDesired = desired
 	return desired
 }
 

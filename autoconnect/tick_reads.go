@@ -40,28 +40,21 @@ func tickReadsOf(ctx context.Context) *tickReads {
 	return t
 }
 
-// get returns the answer lt read for ownerID during the tick.
-func (t *tickReads) get(lt *LeaseTracker, ownerID string) (leaseSnapshot, bool) {
+// of returns the answers lt read during the tick, nil for a nil
+// *tickReads; a new map has room for size answers. The map is lt's: it is
+// read and written with lt.mu held.
+func (t *tickReads) of(lt *LeaseTracker, size int) map[string]leaseSnapshot {
 	if t == nil {
-		return leaseSnapshot{}, false
+		return nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	snap, ok := t.byTracker[lt][ownerID]
-	return snap, ok
-}
-
-// put records the answer lt read for ownerID during the tick.
-func (t *tickReads) put(lt *LeaseTracker, ownerID string, snap leaseSnapshot) {
-	if t == nil {
-		return
+	reads := t.byTracker[lt]
+	if reads == nil {
+		reads = make(map[string]leaseSnapshot, size)
+		t.byTracker[lt] = reads
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.byTracker[lt] == nil {
-		t.byTracker[lt] = map[string]leaseSnapshot{}
-	}
-	t.byTracker[lt][ownerID] = snap
+	return reads
 }
 
 // noteVersion records the live-owner version lt's listing left.

@@ -678,6 +678,100 @@ func TestTrackerBatchFlights(t *testing.T) {
 	require.Empty(t, cachedOwnersAfter(lt, 1), "nothing cached after a failed batch")
 }
 
+// stampedStore is a livenessStore that stamps its answers with a stamp
+// the test sets (location.OwnerLivenessStamper); stampOK false: it cannot
+// stamp them.
+type stampedStore struct {
+	*livenessStore
+	stamp   int64
+	stampOK bool
+	err     error
+	calls   int
+}
+
+// ReadOwnerLivenessSince implements location.OwnerLivenessStamper.
+func (s *stampedStore) ReadOwnerLivenessSince(ctx context.Context, ownerIDs []string, since int64) (location.OwnerLivenessSince, error) {
+	s.calls++
+	if s.err != nil {
+		return location.OwnerLivenessSince{}, s.err
+	}
+	if s.stampOK && since == s.stamp {
+		return location.OwnerLivenessSince{Stamp: s.stamp}, nil
+	}
+	live, err := s.ReadOwnerLiveness(ctx, ownerIDs)
+	res := location.OwnerLivenessSince{Changed: true, Live: live}
+	if s.stampOK {
+		res.Stamp = s.stamp
+	}
+	return res, err
+}
+
+// With a store that stamps the owners' liveness, LiveOwnerSetVersion reads
+// the followed owners only when the stamp moved or the followed owners
+// changed, however old its answers, and every one of them then; an
+// unstamped answer is read again by the next call.
+func TestTrackerOwnerLivenessStamp(t *testing.T) {
+	ctx := context.Background()
+	store := &stampedStore{livenessStore: &livenessStore{fakeLeaseStore: newFakeLeaseStore(), withoutExpiry: true}, stamp: 7, stampOK: true}
+	store.set("a", found(15_000))
+	clock := newFakeClock()
+	lt := newTracker(t, store, clock, 1000)
+	lt.RetainOwners("scope", []string{"a", "b"})
+
+	steps := []struct {
+		name    string
+		change  func()
+		batches [][]string // owner batches read, sorted
+		moves   bool       // the version moves
+	}{
+		{"first call reads every followed owner", func() {}, [][]string{{"a", "b"}}, true},
+		{"same stamp reads nothing", func() {}, nil, false},
+		{"nor once the answers are old", func() { clock.Advance(5 * time.Second) }, nil, false},
+		{"nor after a change notification", lt.InvalidateLiveness, nil, false},
+		{"a moved stamp reads every owner", func() {
+			store.set("b", found(15_000))
+			store.stamp = 9
+		}, [][]string{{"a", "b"}}, true},
+		{"a moved stamp without a liveness change", func() { store.stamp = 10 }, [][]string{{"a", "b"}}, false},
+		{"a newly followed owner", func() { lt.RetainOwners("scope", []string{"a", "b", "c"}) }, [][]string{{"a", "b", "c"}}, true},
+		{"a forgotten owner", func() { lt.RetainOwners("scope", []string{"a", "b"}) }, [][]string{{"a", "b"}}, true},
+		{"settled again", func() {}, nil, false},
+		{"an unstamped answer", func() { store.stampOK = false }, [][]string{{"a", "b"}}, false},
+		{"is read again", func() {}, [][]string{{"a", "b"}}, false},
+		{"stamped again: read once", func() { store.stampOK = true }, [][]string{{"a", "b"}}, false},
+		{"and then nothing", func() {}, nil, false},
+	}
+	var version int64
+	for _, st := range steps {
+		st.change()
+		v, err := lt.LiveOwnerSetVersion(ctx)
+		require.NoError(t, err, st.name)
+		var got [][]string
+		for _, b := range store.batches.Take() {
+			got = append(got, slices.Sorted(slices.Values(b)))
+		}
+		require.Equal(t, st.batches, got, st.name)
+		require.Equal(t, st.moves, v != version, "%s: version %d after %d", st.name, v, version)
+		version = v
+	}
+	require.Equal(t, len(steps), store.calls, "one read per call")
+
+	// The answers of a stamped read serve the tick's listing.
+	store.stamp = 11
+	tick := withTickReads(ctx)
+	_, err := lt.LiveOwnerSetVersion(tick)
+	require.NoError(t, err)
+	store.batches.Take()
+	live, err := lt.listOwners(tick, "scope", []string{"a", "b"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"a": true, "b": true}, live)
+	require.Empty(t, store.batches.Take(), "the listing reads nothing")
+
+	store.err = errors.New("etcd is away")
+	_, err = lt.LiveOwnerSetVersion(ctx)
+	require.ErrorIs(t, err, store.err)
+}
+
 // cachedOwnersAfter returns the owners whose cached answer is of epoch at
 // least epoch.
 func cachedOwnersAfter(lt *LeaseTracker, epoch int64) []string {

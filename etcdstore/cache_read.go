@@ -388,14 +388,29 @@ func (src *entrySource) IssueObjectGeneration(location.AuthorityKey) int64 { ret
 func (src *entrySource) IssueOwnerGeneration(location.AuthorityKey) int64  { return src.rev + 1 }
 func (src *entrySource) NewReservationID() string                          { return newUUID() }
 
-// liveness answers ReadOwnerLiveness from the cache; ok is false when it
-// cannot.
+// liveness answers ReadOwnerLiveness from the cache (livenessSince); ok is
+// false when it cannot.
 func (c *watchCache) liveness(ctx context.Context, ownerIDs []string) ([]location.OwnerLiveness, bool, error) {
-	out := make([]location.OwnerLiveness, len(ownerIDs))
+	res, hit, err := c.livenessSince(ctx, ownerIDs, 0)
+	return res.Live, hit, err
+}
+
+// livenessSince answers ReadOwnerLivenessSince from the cache once the
+// owner keys are cached through the current revision: the stamp
+// (ownersStamp) and, unless it is since, every owner's liveness. hit is
+// false when the cache cannot answer (off, loading, its watch broken).
+func (c *watchCache) livenessSince(ctx context.Context, ownerIDs []string, since int64) (location.OwnerLivenessSince, bool, error) {
+	var res location.OwnerLivenessSince
 	hit, err := c.readConsistent(ctx, []*cacheRange{c.ownersRange}, 0, func(int64) cacheAnswer {
+		res.Stamp = c.ownersStamp
+		if since != 0 && res.Stamp == since {
+			return captured
+		}
+		res.Changed = true
+		res.Live = make([]location.OwnerLiveness, len(ownerIDs))
 		for i, id := range ownerIDs {
 			if gen, ok := c.owners[id]; ok {
-				out[i] = location.OwnerLiveness{Live: true, Token: location.OwnerToken{OwnerID: id, LeaseGeneration: gen}}
+				res.Live[i] = location.OwnerLiveness{Live: true, Token: location.OwnerToken{OwnerID: id, LeaseGeneration: gen}}
 			}
 		}
 		return captured
@@ -403,5 +418,5 @@ func (c *watchCache) liveness(ctx context.Context, ownerIDs []string) ([]locatio
 	if hit {
 		c.stats.hits.Add(1)
 	}
-	return out, hit, err
+	return res, hit, err
 }

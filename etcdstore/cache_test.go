@@ -642,3 +642,79 @@ func TestWatchCacheProgressAfterAWatchStartsAtTheCurrentRevision(t *testing.T) {
 	require.Equal(t, before.Hits+1, after.Hits, "the cache answered")
 	require.Positive(t, f.s.WatchStats().ProgressNotifications, "the ranges behind caught up by progress")
 }
+
+// ReadOwnerLivenessSince's stamp moves with every change of an owner's
+// liveness (a claim, a release, an expiry, a claim of a new generation)
+// and stays through writes that change none (a renewal rewriting the owner
+// key, a descriptor update); with the stamp it was given it answers no
+// owner, with another it answers every one; each answer is one request.
+// Without the cache the owners are answered without a stamp.
+func TestReadOwnerLivenessSince(t *testing.T) {
+	f := newFixture(t)
+	a := f.claim(t, "a")
+	f.warmCache(t)
+	owners := []string{"a", "b"}
+	read := func(since int64) location.OwnerLivenessSince {
+		t.Helper()
+		res, err := f.s.ReadOwnerLivenessSince(t.Context(), owners, since)
+		require.NoError(t, err)
+		require.Positive(t, res.Stamp)
+		return res
+	}
+	var b location.OwnerToken
+	steps := []struct {
+		name  string
+		do    func()
+		moves bool
+	}{
+		{"nothing", func() {}, false},
+		{"renewal", func() {
+			r, err := f.s.RenewOwnerLease(t.Context(), a, time.Minute)
+			require.NoError(t, err)
+			require.Equal(t, location.KindRenewed, r.Kind)
+		}, false},
+		{"descriptor update", func() {
+			storedIn(t)(f.s.UpdateMeshNode(t.Context(), creationNode("m", "n1", a), location.IntentNewClaim))
+		}, false},
+		{"claim", func() { b = f.claim(t, "b") }, true},
+		{"release", func() {
+			kind, err := f.s.ReleaseOwnerLease(t.Context(), b)
+			require.NoError(t, err)
+			require.Equal(t, location.KindReleased, kind)
+		}, true},
+		{"expiry", func() { require.NoError(t, f.s.ExpireOwnerLease(t.Context(), a.OwnerID)) }, true},
+		{"new generation", func() { f.claim(t, "a") }, true},
+	}
+	prev := read(0)
+	require.True(t, prev.Changed)
+	require.Equal(t, []location.OwnerLiveness{{Live: true, Token: a}, {}}, prev.Live)
+	for _, st := range steps {
+		st.do()
+		f.counts()
+		got := read(prev.Stamp)
+		require.Equal(t, map[string]int{txn.CallGet: 1}, f.counts(), "%s: one request", st.name)
+		if !st.moves {
+			require.Equal(t, location.OwnerLivenessSince{Stamp: prev.Stamp}, got, st.name)
+			continue
+		}
+		require.Greater(t, got.Stamp, prev.Stamp, st.name)
+		require.True(t, got.Changed, st.name)
+		want, err := f.s.ReadOwnerLiveness(t.Context(), owners)
+		require.NoError(t, err)
+		require.Equal(t, want, got.Live, st.name)
+		prev = got
+	}
+
+	off := f.other(t, noCache)
+	res, err := off.ReadOwnerLivenessSince(t.Context(), owners, prev.Stamp)
+	require.NoError(t, err)
+	require.Zero(t, res.Stamp, "no cache, no stamp")
+	require.True(t, res.Changed)
+	require.Len(t, res.Live, 2)
+	_, err = f.s.ReadOwnerLivenessSince(t.Context(), []string{"a", ""}, 0)
+	require.ErrorIs(t, err, location.ErrInvalidArgument)
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = f.s.ReadOwnerLivenessSince(done, owners, 0)
+	require.ErrorIs(t, err, context.Canceled)
+}

@@ -81,7 +81,11 @@ type watchCache struct {
 
 	meshNodes, peers *cacheTable
 	// owners maps the id of every owner key to its CreateRevision.
-	owners      map[string]int64
+	owners map[string]int64
+	// ownersStamp is the revision of the last change of owners (an owner
+	// key created, recreated or deleted), or of its last reload:
+	// OwnerLivenessStamp.
+	ownersStamp int64
 	ownerBytes  int64
 	ownersRange *cacheRange
 	ranges      []*cacheRange
@@ -258,6 +262,7 @@ func (c *watchCache) load(ctx context.Context, r *cacheRange, n int) {
 		for _, kv := range got.kvs {
 			c.ownerChange(kv, false)
 		}
+		c.ownersStamp = max(c.ownersStamp, got.rev)
 	}
 	r.listedAt, r.through = got.rev, max(r.through, got.rev)
 	for _, ev := range r.buffered {
@@ -290,24 +295,30 @@ func (c *watchCache) apply(r *cacheRange, ev *clientv3.Event) {
 	c.bytes += r.table.change(r.part, key[len(r.prefix):], kv, ev.Kv.ModRevision, true)
 }
 
-// ownerChange records an owner key put or deletion. Called with mu held.
+// ownerChange records an owner key put or deletion; one that changes the
+// owners (not a rewrite of a key with the same CreateRevision) moves
+// ownersStamp to its revision. Called with mu held.
 func (c *watchCache) ownerChange(kv *mvccpb.KeyValue, deleted bool) {
 	id, ok := c.s.layout.OwnerIDOfKey(string(kv.Key))
 	if !ok {
 		return
 	}
 	size := int64(len(kv.Key)) + 16
-	_, had := c.owners[id]
+	gen, had := c.owners[id]
 	switch {
 	case deleted && had:
 		delete(c.owners, id)
 		c.ownerBytes -= size
 		c.bytes -= size
+		c.ownersStamp = max(c.ownersStamp, kv.ModRevision)
 	case !deleted:
 		c.owners[id] = kv.CreateRevision
 		if !had {
 			c.ownerBytes += size
 			c.bytes += size
+		}
+		if !had || gen != kv.CreateRevision {
+			c.ownersStamp = max(c.ownersStamp, kv.ModRevision)
 		}
 	}
 }

@@ -44,6 +44,40 @@ type OwnerLiveness struct {
 	LeaseExpiresAt, StoreNow time.Time
 }
 
+// OwnerLivenessStamper is an optional capability of an OwnerLivenessReader
+// for a process that follows many owners' liveness (package autoconnect's
+// LeaseTracker): a stamp of every owner's liveness with each answer, so
+// that the next read answers "nothing changed" with the stamp alone instead
+// of every owner again. etcdstore has it (from its watch cache, the
+// revision of the last change of the owner keys); memstore, whose leases
+// end by time without a write, does not.
+type OwnerLivenessStamper interface {
+	// ReadOwnerLivenessSince is ReadOwnerLiveness for a caller that holds
+	// the answers of an earlier call stamped since (0: none). It answers
+	// as of one moment between the call and its return, as
+	// ReadOwnerLiveness does: the stamp of that moment, and, unless that
+	// stamp is since, every owner's liveness (Changed). The same stamp at
+	// two moments means every owner's answer (Live and Token) is the same
+	// at both; a stamp never returns to an earlier value, and may move
+	// without any change. A zero Stamp says the store could not stamp this
+	// answer (etcdstore: its watch cache is off or cannot answer now); the
+	// owners are still answered. Bad input (ValidateOwnerID of any id) is
+	// an *InputError and nothing is read; a done ctx is an error wrapping
+	// ctx.Err().
+	ReadOwnerLivenessSince(ctx context.Context, ownerIDs []string, since int64) (OwnerLivenessSince, error)
+}
+
+// OwnerLivenessSince is a ReadOwnerLivenessSince answer.
+type OwnerLivenessSince struct {
+	// Stamp is the stamp of the answer's moment; 0 when the store could
+	// not stamp it.
+	Stamp int64
+	// Changed is set when Live holds every owner's liveness (in the order
+	// of the ids): always unless Stamp equals the since of the call.
+	Changed bool
+	Live    []OwnerLiveness
+}
+
 // ValidateOwnerIDs checks every id of a ReadOwnerLiveness call
 // (ValidateOwnerID); the first bad one is the error.
 func ValidateOwnerIDs(ownerIDs []string) error {
