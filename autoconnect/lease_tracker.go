@@ -218,6 +218,7 @@ func (lt *LeaseTracker) LiveOwnerSetVersion(ctx context.Context) (int64, error) 
 		if !res.Changed {
 			lt.mu.Lock()
 			defer lt.mu.Unlock()
+			tickReadsOf(ctx).noteStamp(lt, since)
 			return lt.version, nil
 		}
 		if len(res.Live) != len(owners) {
@@ -234,6 +235,9 @@ func (lt *LeaseTracker) LiveOwnerSetVersion(ctx context.Context) (int64, error) 
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
 	lt.stamp, lt.stampChanges, lt.stampOwners = stamp, changes, owners
+	if stamp != 0 {
+		tickReadsOf(ctx).noteStamp(lt, stamp)
+	}
 	same := lt.versioned && len(lt.followed) == len(owners)
 	for i, o := range owners {
 		if !same {
@@ -310,13 +314,29 @@ func (lt *LeaseTracker) RetainOwners(scope string, ownerIDs []string) {
 // noted in ctx's tickReads for the Loop.
 func (lt *LeaseTracker) listOwners(ctx context.Context, scope string, owners []string) (map[string]bool, error) {
 	distinct := slices.Compact(slices.Sorted(slices.Values(owners)))
-	snaps, err := lt.readAll(ctx, distinct)
+	tick := tickReadsOf(ctx)
+	live := make(map[string]bool, len(distinct))
+	read := distinct
+	lt.mu.Lock()
+	if stamp, ok := tick.stampOf(lt); ok && stamp == lt.stamp && lt.stampChanges == lt.changes {
+		// The tick's LiveOwnerSetVersion vouched for every followed
+		// owner's liveness: read only the others.
+		read = nil
+		for _, o := range distinct {
+			if l, ok := lt.followed[o]; ok {
+				live[o] = l
+			} else {
+				read = append(read, o)
+			}
+		}
+	}
+	lt.mu.Unlock()
+	snaps, err := lt.readAll(ctx, read)
 	if err != nil {
 		return nil, err
 	}
 	now := lt.clock.Now()
-	live := make(map[string]bool, len(distinct))
-	for i, o := range distinct {
+	for i, o := range read {
 		live[o] = lt.remainingAt(snaps[i], now) > 0
 	}
 	lt.mu.Lock()

@@ -18,6 +18,10 @@ type tickReads struct {
 	// versions holds, per tracker, the live-owner version the tick's
 	// listing left (listOwners).
 	versions map[*LeaseTracker]int64
+	// stamps holds, per tracker, the owner liveness stamp its
+	// LiveOwnerSetVersion call in the tick found its followed owners'
+	// liveness at.
+	stamps map[*LeaseTracker]int64
 }
 
 // tickReadsKey is the context key of a tick's tickReads.
@@ -31,6 +35,7 @@ func withTickReads(ctx context.Context) context.Context {
 	}
 	return context.WithValue(ctx, tickReadsKey{}, &tickReads{
 		byTracker: map[*LeaseTracker]map[string]leaseSnapshot{}, versions: map[*LeaseTracker]int64{},
+		stamps: map[*LeaseTracker]int64{},
 	})
 }
 
@@ -77,4 +82,26 @@ func (t *tickReads) listingVersion(lt *LeaseTracker) (int64, bool) {
 	defer t.mu.Unlock()
 	v, ok := t.versions[lt]
 	return v, ok
+}
+
+// noteStamp records that lt's followed owners' liveness was found at stamp
+// during the tick.
+func (t *tickReads) noteStamp(lt *LeaseTracker, stamp int64) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stamps[lt] = stamp
+}
+
+// stampOf returns the stamp noted for lt during the tick, if any.
+func (t *tickReads) stampOf(lt *LeaseTracker) (int64, bool) {
+	if t == nil {
+		return 0, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.stamps[lt]
+	return s, ok
 }

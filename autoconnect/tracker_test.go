@@ -767,6 +767,19 @@ func TestTrackerOwnerLivenessStamp(t *testing.T) {
 	require.Equal(t, map[string]bool{"a": true, "b": true}, live)
 	require.Empty(t, store.batches.Take(), "the listing reads nothing")
 
+	// A tick whose stamp did not move vouches for the followed owners,
+	// however old their answers: its listing reads only an owner it meets
+	// first.
+	clock.Advance(5 * time.Second)
+	tick = withTickReads(ctx)
+	_, err = lt.LiveOwnerSetVersion(tick)
+	require.NoError(t, err)
+	require.Empty(t, store.batches.Take())
+	live, err = lt.listOwners(tick, "scope", []string{"a", "b", "d"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"a": true, "b": true, "d": false}, live)
+	require.Equal(t, [][]string{{"d"}}, store.batches.Take())
+
 	store.err = errors.New("etcd is away")
 	_, err = lt.LiveOwnerSetVersion(ctx)
 	require.ErrorIs(t, err, store.err)
