@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/zlink-systems/zlink-etcd/keys"
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -26,6 +28,77 @@ type MeshNodeSource struct {
 	store    MeshNodeLister
 	liveness LivenessChecker
 	pageSize int
+
+	// memo holds the peer row built from each descriptor of the latest
+	// listing, with what it was built from: a descriptor listed again
+	// unchanged in those fields reuses its row (rows are not modified once
+	// listed, PeerSource), so that a steady mesh costs a listing no row
+	// building. listings counts the listings, to forget the descriptors the
+	// latest one did not return.
+	mu       sync.Mutex
+	memo     map[meshNodeKey]memoPeer
+	listings int64
+}
+
+// meshNodeKey names a descriptor: its mesh and routing id.
+type meshNodeKey struct {
+	mesh string
+	rid  location.RoutingID
+}
+
+// memoPeer is a memoized peer row: the row, what PeerFromMeshNode read to
+// build it, and the listing that last returned its descriptor.
+type memoPeer struct {
+	from    peerInputs
+	row     location.PeerLocation
+	listing int64
+}
+
+// peerInputs are the descriptor fields PeerFromMeshNode reads.
+type peerInputs struct {
+	endpoint, securityIdentity, ownerID string
+	objectRole                          location.ObjectRole
+	serving, hasServerChannel           bool
+	revision, generation                int64
+	updatedAt                           time.Time
+}
+
+// inputsOf returns the fields of d that PeerFromMeshNode reads (beside its
+// mesh and routing id).
+func inputsOf(d *location.MeshNodeDescriptor) peerInputs {
+	return peerInputs{endpoint: d.Endpoint, securityIdentity: d.SecurityIdentity, ownerID: d.OwnerID,
+		objectRole: d.ObjectRole, serving: d.State == location.StateServing, hasServerChannel: len(d.ChannelWeights) > 0,
+		revision: d.DescriptorRevision, generation: d.LifecycleGeneration, updatedAt: d.UpdatedAt}
+}
+
+// peerRows returns the peer rows of one listing's descriptors, reusing the
+// memoized row of every descriptor unchanged since the latest listing, and
+// makes them the memo.
+func (s *MeshNodeSource) peerRows(descriptors []location.MeshNodeDescriptor) []location.PeerLocation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.memo == nil {
+		s.memo = make(map[meshNodeKey]memoPeer, len(descriptors))
+	}
+	s.listings++
+	rows := make([]location.PeerLocation, len(descriptors))
+	for i := range descriptors {
+		d := &descriptors[i]
+		key, in := meshNodeKey{d.MeshName, d.RID}, inputsOf(d)
+		m, ok := s.memo[key]
+		if !ok || m.from != in {
+			m = memoPeer{from: in, row: PeerFromMeshNode(d)}
+		}
+		m.listing = s.listings
+		s.memo[key] = m
+		rows[i] = m.row
+	}
+	for key, m := range s.memo {
+		if m.listing != s.listings {
+			delete(s.memo, key)
+		}
+	}
+	return rows
 }
 
 // NewMeshNodeSource returns a source over store, filtering by liveness and
@@ -55,10 +128,10 @@ func (s *MeshNodeSource) ListLivePeers(ctx context.Context, f location.PeerFilte
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]location.PeerLocation, 0, len(descriptors))
-	owners := make([]string, 0, len(descriptors))
-	for i := range descriptors {
-		row := PeerFromMeshNode(&descriptors[i])
+	all := s.peerRows(descriptors)
+	rows := all[:0]
+	owners := make([]string, 0, len(all))
+	for _, row := range all {
 		if (f.NodeRID != nil && !location.RoutingIDsEqual(row.NodeRID, f.NodeRID)) ||
 			(f.Endpoint != nil && row.Endpoint != *f.Endpoint) {
 			continue

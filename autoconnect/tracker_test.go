@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"sync"
@@ -1034,5 +1035,55 @@ func TestTickReadsEachOwnerOnce(t *testing.T) {
 			m.tick()
 			require.Equal(t, tc.after, m.store.counts(), "owners that left are not read; the joiner's answer was recorded by the listing")
 		})
+	}
+}
+
+// A MeshNodeSource reuses the row it built from a descriptor listed again
+// unchanged in what PeerFromMeshNode reads, and builds it again after any
+// of those changes; every row is PeerFromMeshNode's.
+func TestMeshNodeSourceReusesUnchangedRows(t *testing.T) {
+	ctx := context.Background()
+	store := newFakeLeaseStore()
+	store.set("o1", found(15_000))
+	store.set("o2", found(15_000))
+	lt := newTracker(t, store, newFakeClock(), 1000)
+	base := descriptor("o1", "01", "tcp://10.0.0.1:7300")
+	base.ChannelWeights = map[string]int64{"c": 1}
+	nodes := &fakeMeshNodes{nodes: []location.MeshNodeDescriptor{base}}
+	src, err := NewMeshNodeSource(nodes, lt, Options{})
+	require.NoError(t, err)
+	list := func() location.PeerLocation {
+		t.Helper()
+		rows, err := src.ListLivePeers(ctx, routeMeshFilter())
+		require.NoError(t, err)
+		require.Len(t, rows, 1)
+		require.Equal(t, PeerFromMeshNode(&nodes.nodes[0]), rows[0])
+		return rows[0]
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(d *location.MeshNodeDescriptor)
+		reused bool
+	}{
+		{"unchanged", func(*location.MeshNodeDescriptor) {}, true},
+		{"a field the row does not carry", func(d *location.MeshNodeDescriptor) { d.PlacementWeight = 7 }, true},
+		{"endpoint", func(d *location.MeshNodeDescriptor) { d.Endpoint = "tcp://10.0.0.2:7300" }, false},
+		{"state", func(d *location.MeshNodeDescriptor) { d.State = location.StateDraining }, false},
+		{"revision", func(d *location.MeshNodeDescriptor) { d.DescriptorRevision++ }, false},
+		{"generation", func(d *location.MeshNodeDescriptor) { d.LifecycleGeneration++ }, false},
+		{"lease generation (not in the row)", func(d *location.MeshNodeDescriptor) { d.LeaseGeneration++ }, true},
+		{"owner", func(d *location.MeshNodeDescriptor) { d.OwnerID = "o2" }, false},
+		{"object role", func(d *location.MeshNodeDescriptor) { d.ObjectRole = location.RoleClient }, false},
+		{"server channel", func(d *location.MeshNodeDescriptor) { d.ChannelWeights = nil }, false},
+		{"security identity", func(d *location.MeshNodeDescriptor) { d.SecurityIdentity = "spiffe://x" }, false},
+		{"updated at", func(d *location.MeshNodeDescriptor) { d.UpdatedAt = time.Unix(5, 0) }, false},
+	} {
+		before := list()
+		nodes.mu.Lock()
+		tc.change(&nodes.nodes[0])
+		nodes.mu.Unlock()
+		after := list()
+		same := reflect.ValueOf(before.Metadata).UnsafePointer() == reflect.ValueOf(after.Metadata).UnsafePointer()
+		require.Equal(t, tc.reused, same, tc.name)
 	}
 }
