@@ -40,8 +40,8 @@ func (b backend) Decide(ctx context.Context, c *storecore.Call) error {
 	op := s.calls.get(s.now())
 	defer s.calls.put(op)
 	var prefetch txn.Prefetch
-	if c.Reads != nil {
-		prefetch = s.prefetch(op, c.Reads(s.peek))
+	if rs, ok := c.Reads(s.peeker); ok {
+		prefetch = s.prefetch(op, rs)
 	}
 	_, out, err := decide(ctx, s, c.Op.Name, op, prefetch, func(tx *rules.Tx, _ *txn.View) (struct{}, []txn.Write, error) {
 		return struct{}{}, nil, c.Run(tx)
@@ -50,7 +50,7 @@ func (b backend) Decide(ctx context.Context, c *storecore.Call) error {
 		return err
 	}
 	if out.Written && c.Result != nil {
-		s.replaceVersions(c.Result, versionOf(out.Revision))
+		s.replaceVersions(c.Result, out.Revision)
 	}
 	return nil
 }
@@ -112,10 +112,15 @@ func (s *Store) peek(t rules.Table, key string) (rules.Record, bool) {
 }
 
 // replaceVersions replaces every pendingVersion inside *res (res is a
-// pointer; through structs, pointers, slices and interfaces) by v, skipping
-// what cannot hold a store version.
-func (s *Store) replaceVersions(res any, v location.StoreVersion) {
-	s.versionTypes.walk(reflect.ValueOf(res).Elem(), v)
+// pointer; through structs, pointers, slices and interfaces) by the store
+// version of revision rev, skipping what cannot hold a store version (and
+// formatting the version only when *res may hold one).
+func (s *Store) replaceVersions(res any, rev int64) {
+	val := reflect.ValueOf(res).Elem()
+	if val.Kind() != reflect.Interface && !s.versionTypes.mayHold(val.Type()) {
+		return
+	}
+	s.versionTypes.walk(val, versionOf(rev))
 }
 
 // versionTypes remembers, per type, whether a value of it may hold a
