@@ -37,10 +37,10 @@ func (b backend) Leases() storecore.Leases { return b.s.leases }
 // storecore.Backend.
 func (b backend) Decide(ctx context.Context, c *storecore.Call) error {
 	s := b.s
-	op := s.calls.get(s.now())
+	op := s.calls.get(s, s.now())
 	defer s.calls.put(op)
 	var prefetch txn.Prefetch
-	if rs, ok := c.Reads(s.peeker); ok {
+	if rs, ok := c.Reads(op.peek); ok {
 		prefetch = s.prefetch(op, rs)
 	}
 	_, out, err := decide(ctx, s, c.Op.Name, op, prefetch, func(tx *rules.Tx, _ *txn.View) (struct{}, []txn.Write, error) {
@@ -98,9 +98,10 @@ func (s *Store) refKey(r storecore.Ref) string {
 }
 
 // peek answers a read-set hint from the engine's cache (storecore.Peek): the
-// decoded row when the cache holds it present, shared with the cache.
-func (s *Store) peek(t rules.Table, key string) (rules.Record, bool) {
-	o, ok := s.engine.Cached(s.tableKey(t, key))
+// decoded row when the cache holds it present, shared with the cache. c
+// memoizes the row's etcd key (the read set and the runs need it again).
+func (s *Store) peek(c *call, t rules.Table, key string) (rules.Record, bool) {
+	o, ok := s.engine.Cached(c.etcdKey(s, t, key))
 	if !ok || !o.Present {
 		return rules.Record{}, false
 	}

@@ -104,9 +104,6 @@ type Store struct {
 	exact        jsonExact
 	stamps       stampKeys
 	versionTypes versionTypes
-	// peeker is s.peek, bound once (a method value made per decision would
-	// be an allocation of its own).
-	peeker storecore.Peek
 	// hub shares the store's etcd watches among their consumers; cache is
 	// the watch cache (nil when disabled).
 	hub   *watchHub
@@ -132,7 +129,6 @@ func New(client *clientv3.Client, opts Options) (*Store, error) {
 	}
 	s := &Store{client: client, kv: client.KV, watcher: client.Watcher, layout: layout, clock: opts.Clock, log: opts.Logger,
 		exact: newJSONExact()}
-	s.peeker = s.peek
 	lease := client.Lease
 	// Kept owner leases renew on keep-alive streams of the client, unless
 	// the caller's Lease must see every lease request.

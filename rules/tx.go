@@ -98,11 +98,12 @@ type Tx struct {
 	overlay      []overlayEntry
 	overlayIndex map[tableKey]int
 	// The first writes and stamps of a decision (most write one row and
-	// two stamps) live in the Tx itself instead of allocations of their
-	// own.
-	overlayBuf [2]overlayEntry
-	writesBuf  [2]Write
-	stampsBuf  [2]StampCounter
+	// two stamps, a mesh node's also its mesh-node stamp) live in the Tx
+	// itself instead of allocations of their own.
+	overlayBuf        [2]overlayEntry
+	writesBuf         [2]Write
+	stampsBuf         [2]StampCounter
+	meshNodeStampsBuf [1]string
 }
 
 // overlayEntry is the latest write of one key by the decision.
@@ -250,6 +251,9 @@ func (tx *Tx) Bump(kind location.LocationKind, mesh *string) {
 
 // BumpMeshNodeStamp plans a move of the mesh's mesh-node change stamp.
 func (tx *Tx) BumpMeshNodeStamp(mesh string) {
+	if tx.plan.MeshNodeStamps == nil {
+		tx.plan.MeshNodeStamps = tx.meshNodeStampsBuf[:0]
+	}
 	tx.plan.MeshNodeStamps = append(tx.plan.MeshNodeStamps, mesh)
 }
 
