@@ -221,7 +221,10 @@ func (s *Store) decodedForm(w rules.Write, rt roundTrip) any {
 		if rt == roundTripUnknown && !s.exact.survives(t, row) {
 			return nil
 		}
-		return authorityForm{row: row.Clone(), generation: generation}
+		if !w.Owned {
+			row = row.Clone()
+		}
+		return authorityForm{row: row, generation: generation}
 	}
 	if rt == roundTripUnknown && !s.exact.survives(t, value) {
 		return nil

@@ -51,8 +51,10 @@ type Write struct {
 	Value      any
 	Generation int64
 	// Owned marks a Value that nothing outside the plan refers to (a deep
-	// copy the decision made for the write, PutOwned): a backend may keep
-	// it as it is instead of copying it.
+	// copy the decision made for the write, PutOwned), apart from parts it
+	// may share with a record the decision read shared (GetShared), which
+	// nobody modifies: a backend may keep it as it is instead of copying
+	// it.
 	Owned bool
 }
 
@@ -210,7 +212,9 @@ func (tx *Tx) Put(t Table, key string, value any, generation int64) {
 }
 
 // PutOwned is Put of a value that nothing else refers to: a deep copy made
-// for this write, that the decision neither keeps nor returns (Write.Owned).
+// for this write, that the decision neither keeps nor returns (Write.Owned),
+// or a copy of a shared record (GetShared) whose changed parts are the
+// decision's own.
 func (tx *Tx) PutOwned(t Table, key string, value any, generation int64) {
 	tx.overwrite(tableKey{t, key}, Record{Value: value, Generation: generation}, false)
 	tx.addWrite(Write{Table: t, Key: key, Value: value, Generation: generation, Owned: true})
