@@ -118,7 +118,7 @@ func (s *Store) peek(c *call, t rules.Table, key string) (rules.Record, bool) {
 // formatting the version only when *res may hold one).
 func (s *Store) replaceVersions(res any, rev int64) {
 	val := reflect.ValueOf(res).Elem()
-	if val.Kind() != reflect.Interface && !s.versionTypes.mayHold(val.Type()) {
+	if val.Kind() != reflect.Interface && !s.versionTypes.of(val.Type()).may {
 		return
 	}
 	s.versionTypes.walk(val, versionOf(rev))
@@ -126,27 +126,42 @@ func (s *Store) replaceVersions(res any, rev int64) {
 
 // versionTypes remembers, per type, whether a value of it may hold a
 // location.StoreVersion that replaceVersions would set (results hold byte
-// slices, times and counts that need no walk).
+// slices, times and counts that need no walk), and for a struct which of
+// its fields may.
 type versionTypes struct {
-	may sync.Map // reflect.Type → bool
+	types sync.Map // reflect.Type → *versionType
+}
+
+// versionType is what versionTypes remembers of one type.
+type versionType struct {
+	// may: a value of the type may hold a settable StoreVersion.
+	may bool
+	// fields are the indices of a struct's fields that may.
+	fields []int
 }
 
 // storeVersionType is the type replaceVersions sets.
 var storeVersionType = reflect.TypeFor[location.StoreVersion]()
 
-// mayHold reports whether a value of type t may hold a settable
-// StoreVersion.
-func (vt *versionTypes) mayHold(t reflect.Type) bool {
-	if m, ok := vt.may.Load(t); ok {
-		return m.(bool)
+// of returns what is remembered of type t.
+func (vt *versionTypes) of(t reflect.Type) *versionType {
+	if m, ok := vt.types.Load(t); ok {
+		return m.(*versionType)
 	}
-	m := mayHoldVersion(t, map[reflect.Type]bool{})
-	vt.may.Store(t, m)
+	m := &versionType{may: mayHoldVersion(t, map[reflect.Type]bool{})}
+	if m.may && t.Kind() == reflect.Struct {
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() && mayHoldVersion(f.Type, map[reflect.Type]bool{}) {
+				m.fields = append(m.fields, i)
+			}
+		}
+	}
+	vt.types.Store(t, m)
 	return m
 }
 
-// mayHoldVersion answers mayHold; visiting marks the types being visited (a
-// recursive type is assumed to hold one).
+// mayHoldVersion answers versionType.may; visiting marks the types being
+// visited (a recursive type is assumed to hold one).
 func mayHoldVersion(t reflect.Type, visiting map[reflect.Type]bool) bool {
 	if t == storeVersionType || t.Kind() == reflect.Interface || visiting[t] {
 		return true
@@ -168,23 +183,24 @@ func mayHoldVersion(t reflect.Type, visiting map[reflect.Type]bool) bool {
 
 // walk replaces every pendingVersion inside val by v.
 func (vt *versionTypes) walk(val reflect.Value, v location.StoreVersion) {
-	if val.Kind() != reflect.Interface && !vt.mayHold(val.Type()) {
-		return
-	}
 	switch val.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if !val.IsNil() {
-			vt.walk(val.Elem(), v)
+			if e := val.Elem(); e.Kind() == reflect.Interface || vt.of(e.Type()).may {
+				vt.walk(e, v)
+			}
 		}
 	case reflect.Struct:
-		for i := range val.NumField() {
+		for _, i := range vt.of(val.Type()).fields {
 			if f := val.Field(i); f.CanSet() {
 				vt.walk(f, v)
 			}
 		}
 	case reflect.Slice:
-		for i := range val.Len() {
-			vt.walk(val.Index(i), v)
+		if val.Len() > 0 && vt.of(val.Type().Elem()).may {
+			for i := range val.Len() {
+				vt.walk(val.Index(i), v)
+			}
 		}
 	case reflect.String:
 		if val.Type() == storeVersionType && val.CanSet() &&
