@@ -64,12 +64,22 @@ const (
 // appendValue appends the encoding of one table value (encodeValue) to dst,
 // and says whether decoding it gives the value back.
 func appendValue(dst []byte, t rules.Table, value any, generation int64, nonce string, now time.Time) ([]byte, roundTrip, error) {
-	if row, ok := value.(rules.AuthorityRow); ok {
-		row.StoreVersion = ""
-		value = row
-	}
 	head := appendEnvelopeHead(dst, t, generation, now.UnixMilli(), nonce)
-	if b, ok, exact := appendRowJSON(head, value); ok {
+	var (
+		b         []byte
+		ok, exact bool
+	)
+	if row, isRow := value.(rules.AuthorityRow); isRow {
+		row.StoreVersion = ""
+		// The row is encoded from here (not boxed again: appendRowJSON
+		// would encode the same bytes), unless json.Marshal must.
+		if b, ok, exact = appendAuthorityJSON(head, &row); !ok {
+			value = row
+		}
+	} else {
+		b, ok, exact = appendRowJSON(head, value)
+	}
+	if ok {
 		rt := roundTripLossy
 		if exact {
 			rt = roundTripExact
@@ -211,7 +221,10 @@ func (s *Store) decodedForm(w rules.Write, rt roundTrip) any {
 		if rt == roundTripUnknown && !s.exact.survives(t, row) {
 			return nil
 		}
-		return authorityForm{row: row.Clone(), generation: generation}
+		if !w.Owned {
+			row = row.Clone()
+		}
+		return authorityForm{row: row, generation: generation}
 	}
 	if rt == roundTripUnknown && !s.exact.survives(t, value) {
 		return nil

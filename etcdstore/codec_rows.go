@@ -38,14 +38,18 @@ func appendRowJSON(dst []byte, value any) (out []byte, ok, exact bool) {
 	case location.MeshNodeDescriptor:
 		w.meshNode(&v)
 	case rules.AuthorityRow:
-		w.authority(&v)
+		return appendAuthorityJSON(dst, &v)
 	default:
 		return dst, false, false
 	}
-	if w.refused {
-		return dst, false, false
-	}
-	return w.b, true, !w.lossy
+	return w.done(dst)
+}
+
+// appendAuthorityJSON is appendRowJSON of an authority row.
+func appendAuthorityJSON(dst []byte, r *rules.AuthorityRow) (out []byte, ok, exact bool) {
+	w := rowWriter{b: dst}
+	w.authority(r)
+	return w.done(dst)
 }
 
 // rowWriter appends JSON to b as encoding/json writes it (HTML-escaped
@@ -56,6 +60,15 @@ type rowWriter struct {
 	refused bool
 	// lossy: a value decoding would not give back was met.
 	lossy bool
+}
+
+// done returns what appendRowJSON returns once the row is written: the
+// JSON, or dst as it was when the row was refused.
+func (w *rowWriter) done(dst []byte) (out []byte, ok, exact bool) {
+	if w.refused {
+		return dst, false, false
+	}
+	return w.b, true, !w.lossy
 }
 
 // raw appends literal JSON (punctuation and field names).

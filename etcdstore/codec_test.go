@@ -159,6 +159,67 @@ func TestEnvelopeBytes(t *testing.T) {
 	}
 }
 
+// A stored value is, byte for byte, encoding/json's envelope around
+// encoding/json's row (an authority row without its StoreVersion, which is
+// not stored), whichever way the store encodes it (by hand for the hot
+// rows, the authority row included, or by json.Marshal): on every table's
+// value with every field set, and on random values of the hand-encoded
+// rows, their StoreVersion set.
+func TestEncodeValueIsJSONMarshal(t *testing.T) {
+	want := func(t *testing.T, table rules.Table, v any, generation int64) string {
+		t.Helper()
+		if row, ok := v.(rules.AuthorityRow); ok {
+			row.StoreVersion = ""
+			v = row
+		}
+		raw, err := json.Marshal(v)
+		require.NoError(t, err)
+		env, err := json.Marshal(envelope{Format: formatOf(table), Generation: generation, WrittenAtMs: goldenTime.UnixMilli(), Nonce: goldenNonce, Value: raw})
+		require.NoError(t, err)
+		return string(env)
+	}
+	var e encoder
+	check := func(t *testing.T, table rules.Table, v any, generation int64) {
+		t.Helper()
+		if _, err := json.Marshal(v); err != nil {
+			return // refused by both (TestRowJSON)
+		}
+		got, err := encodeValue(table, v, generation, goldenNonce, goldenTime)
+		require.NoError(t, err)
+		require.Equal(t, want(t, table, v, generation), string(got))
+		pooled, _, err := e.encode(table, v, generation, goldenNonce, goldenTime)
+		require.NoError(t, err)
+		require.Equal(t, string(got), string(pooled), "the store's pooled encoder")
+	}
+	for _, spec := range rules.Tables() {
+		t.Run(string(spec.Name()), func(t *testing.T) {
+			check(t, spec.Name(), filled.Value(spec.Type()), 7)
+		})
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		table rules.Table
+		typ   reflect.Type
+	}{
+		{location.TableSpots, reflect.TypeFor[location.SpotLocation]()},
+		{location.TableActors, reflect.TypeFor[location.ActorLocation]()},
+		{location.TablePeers, reflect.TypeFor[location.PeerLocation]()},
+		{location.TableMeshNodes, reflect.TypeFor[location.MeshNodeDescriptor]()},
+		{rules.TableAuthority, reflect.TypeFor[rules.AuthorityRow]()},
+	} {
+		t.Run("random "+string(tc.table), func(t *testing.T) {
+			for i := range 500 {
+				v := reflect.New(tc.typ).Elem()
+				randomFill(rng, v, 0)
+				check(t, tc.table, v.Interface(), int64(i%3))
+			}
+		})
+	}
+	t.Run("authority with a store version", func(t *testing.T) {
+		check(t, rules.TableAuthority, rules.AuthorityRow{StoreVersion: "42", Payload: []byte("p")}, 0)
+	})
+}
+
 // randomFill sets v to a random value that often holds what JSON does not
 // keep: empty but non-nil slices and maps, invalid UTF-8, times in other
 // zones or with a monotonic reading, non-nil interfaces.

@@ -37,11 +37,11 @@ func (b backend) Leases() storecore.Leases { return b.s.leases }
 // storecore.Backend.
 func (b backend) Decide(ctx context.Context, c *storecore.Call) error {
 	s := b.s
-	op := s.calls.get(s.now())
+	op := s.calls.get(s, s.now())
 	defer s.calls.put(op)
 	var prefetch txn.Prefetch
-	if c.Reads != nil {
-		prefetch = s.prefetch(op, c.Reads(s.peek))
+	if rs, ok := c.Reads(op.peek); ok {
+		prefetch = s.prefetch(op, rs)
 	}
 	_, out, err := decide(ctx, s, c.Op.Name, op, prefetch, func(tx *rules.Tx, _ *txn.View) (struct{}, []txn.Write, error) {
 		return struct{}{}, nil, c.Run(tx)
@@ -50,7 +50,7 @@ func (b backend) Decide(ctx context.Context, c *storecore.Call) error {
 		return err
 	}
 	if out.Written && c.Result != nil {
-		s.replaceVersions(c.Result, versionOf(out.Revision))
+		s.replaceVersions(c.Result, out.Revision)
 	}
 	return nil
 }
@@ -98,9 +98,10 @@ func (s *Store) refKey(r storecore.Ref) string {
 }
 
 // peek answers a read-set hint from the engine's cache (storecore.Peek): the
-// decoded row when the cache holds it present, shared with the cache.
-func (s *Store) peek(t rules.Table, key string) (rules.Record, bool) {
-	o, ok := s.engine.Cached(s.tableKey(t, key))
+// decoded row when the cache holds it present, shared with the cache. c
+// memoizes the row's etcd key (the read set and the runs need it again).
+func (s *Store) peek(c *call, t rules.Table, key string) (rules.Record, bool) {
+	o, ok := s.engine.Cached(c.etcdKey(s, t, key))
 	if !ok || !o.Present {
 		return rules.Record{}, false
 	}
@@ -112,35 +113,55 @@ func (s *Store) peek(t rules.Table, key string) (rules.Record, bool) {
 }
 
 // replaceVersions replaces every pendingVersion inside *res (res is a
-// pointer; through structs, pointers, slices and interfaces) by v, skipping
-// what cannot hold a store version.
-func (s *Store) replaceVersions(res any, v location.StoreVersion) {
-	s.versionTypes.walk(reflect.ValueOf(res).Elem(), v)
+// pointer; through structs, pointers, slices and interfaces) by the store
+// version of revision rev, skipping what cannot hold a store version (and
+// formatting the version only when *res may hold one).
+func (s *Store) replaceVersions(res any, rev int64) {
+	val := reflect.ValueOf(res).Elem()
+	if val.Kind() != reflect.Interface && !s.versionTypes.of(val.Type()).may {
+		return
+	}
+	s.versionTypes.walk(val, versionOf(rev))
 }
 
 // versionTypes remembers, per type, whether a value of it may hold a
 // location.StoreVersion that replaceVersions would set (results hold byte
-// slices, times and counts that need no walk).
+// slices, times and counts that need no walk), and for a struct which of
+// its fields may.
 type versionTypes struct {
-	may sync.Map // reflect.Type → bool
+	types sync.Map // reflect.Type → *versionType
+}
+
+// versionType is what versionTypes remembers of one type.
+type versionType struct {
+	// may: a value of the type may hold a settable StoreVersion.
+	may bool
+	// fields are the indices of a struct's fields that may.
+	fields []int
 }
 
 // storeVersionType is the type replaceVersions sets.
 var storeVersionType = reflect.TypeFor[location.StoreVersion]()
 
-// mayHold reports whether a value of type t may hold a settable
-// StoreVersion.
-func (vt *versionTypes) mayHold(t reflect.Type) bool {
-	if m, ok := vt.may.Load(t); ok {
-		return m.(bool)
+// of returns what is remembered of type t.
+func (vt *versionTypes) of(t reflect.Type) *versionType {
+	if m, ok := vt.types.Load(t); ok {
+		return m.(*versionType)
 	}
-	m := mayHoldVersion(t, map[reflect.Type]bool{})
-	vt.may.Store(t, m)
+	m := &versionType{may: mayHoldVersion(t, map[reflect.Type]bool{})}
+	if m.may && t.Kind() == reflect.Struct {
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() && mayHoldVersion(f.Type, map[reflect.Type]bool{}) {
+				m.fields = append(m.fields, i)
+			}
+		}
+	}
+	vt.types.Store(t, m)
 	return m
 }
 
-// mayHoldVersion answers mayHold; visiting marks the types being visited (a
-// recursive type is assumed to hold one).
+// mayHoldVersion answers versionType.may; visiting marks the types being
+// visited (a recursive type is assumed to hold one).
 func mayHoldVersion(t reflect.Type, visiting map[reflect.Type]bool) bool {
 	if t == storeVersionType || t.Kind() == reflect.Interface || visiting[t] {
 		return true
@@ -162,23 +183,24 @@ func mayHoldVersion(t reflect.Type, visiting map[reflect.Type]bool) bool {
 
 // walk replaces every pendingVersion inside val by v.
 func (vt *versionTypes) walk(val reflect.Value, v location.StoreVersion) {
-	if val.Kind() != reflect.Interface && !vt.mayHold(val.Type()) {
-		return
-	}
 	switch val.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if !val.IsNil() {
-			vt.walk(val.Elem(), v)
+			if e := val.Elem(); e.Kind() == reflect.Interface || vt.of(e.Type()).may {
+				vt.walk(e, v)
+			}
 		}
 	case reflect.Struct:
-		for i := range val.NumField() {
+		for _, i := range vt.of(val.Type()).fields {
 			if f := val.Field(i); f.CanSet() {
 				vt.walk(f, v)
 			}
 		}
 	case reflect.Slice:
-		for i := range val.Len() {
-			vt.walk(val.Index(i), v)
+		if val.Len() > 0 && vt.of(val.Type().Elem()).may {
+			for i := range val.Len() {
+				vt.walk(val.Index(i), v)
+			}
 		}
 	case reflect.String:
 		if val.Type() == storeVersionType && val.CanSet() &&

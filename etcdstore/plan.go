@@ -55,18 +55,21 @@ func (s *Store) commitOf(v *txn.View, call *call, p *rules.Plan) (txn.Commit, er
 		}
 	}
 	c.Touch = call.touchBuf[:0]
-	touch := func(key string) {
-		if !slices.Contains(c.Touch, key) {
-			c.Touch = append(c.Touch, key)
-		}
-	}
 	for _, st := range p.Stamps {
-		touch(s.stamps.key(s.layout, stampName{kind: string(st.Kind), mesh: st.Mesh}))
+		c.Touch = appendNew(c.Touch, s.stamps.key(s.layout, stampName{kind: string(st.Kind), mesh: st.Mesh}))
 	}
 	for _, mesh := range p.MeshNodeStamps {
-		touch(s.stamps.key(s.layout, stampName{mesh: mesh, meshNode: true}))
+		c.Touch = appendNew(c.Touch, s.stamps.key(s.layout, stampName{mesh: mesh, meshNode: true}))
 	}
 	return c, nil
+}
+
+// appendNew appends key to keys unless keys holds it already.
+func appendNew(keys []string, key string) []string {
+	if slices.Contains(keys, key) {
+		return keys
+	}
+	return append(keys, key)
 }
 
 // stampKeys remembers the keys of the change stamps a store touched, so

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
+	"github.com/zlink-systems/zlink-etcd/storecore"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
 
@@ -33,11 +34,15 @@ type call struct {
 	// run that built it).
 	prefetchBuf [4]string
 	writeBuf    [2]txn.Write
-	touchBuf    [2]string
+	touchBuf    [4]string
 	// src and tx are the source and the rules transaction of the current
 	// run of the decision, in the call's allocation (runs are sequential).
 	src source
 	tx  rules.Tx
+	// peek is Store.peek through this call's keys, for the read set
+	// (storecore.Call.Reads); bound once per call the pool makes, so that
+	// a decision does not make a function value.
+	peek storecore.Peek
 }
 
 // callKey is one memoized etcd key: of a row (table, key), or of an owner
@@ -63,11 +68,13 @@ func newCall(now time.Time) *call {
 // commits, and every write makes one.
 type callPool struct{ p sync.Pool }
 
-// get returns a call of an operation at time now.
-func (cp *callPool) get(now time.Time) *call {
+// get returns a call of an operation of s at time now.
+func (cp *callPool) get(s *Store, now time.Time) *call {
 	c, ok := cp.p.Get().(*call)
 	if !ok {
-		return newCall(now)
+		c = newCall(now)
+		c.peek = func(t rules.Table, key string) (rules.Record, bool) { return s.peek(c, t, key) }
+		return c
 	}
 	c.now = now
 	c.keys = c.keyBuf[:0]
@@ -77,9 +84,9 @@ func (cp *callPool) get(now time.Time) *call {
 // put recycles c once its operation is over. Nothing refers to a call
 // then: what its decision produced (the result, the written values, their
 // decoded forms, the keys) are allocations of their own, and its View is
-// recycled by the engine.
+// recycled by the engine. Its bound peek stays (the pool is its store's).
 func (cp *callPool) put(c *call) {
-	*c = call{}
+	*c = call{peek: c.peek}
 	cp.p.Put(c)
 }
 

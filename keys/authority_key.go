@@ -139,6 +139,20 @@ func DecodeAuthorityKey(key string) (AuthorityKind, string, error) {
 	if declared > MaxAuthorityIdentityBytes {
 		return 0, "", codecError(ProblemShape, CodeAuthorityDeclaredLength, "authority key declares "+strconv.Itoa(declared)+" identity bytes, more than 255")
 	}
+	if !strings.Contains(rest, "%") {
+		// No escape: the identity is rest itself (no copy), once every
+		// byte is a literal one (unreserved bytes are ASCII, so valid
+		// UTF-8).
+		for i := range len(rest) {
+			if !isUnreserved(rest[i]) {
+				return 0, "", codecError(ProblemShape, CodeAuthorityLiteral, "authority key byte 0x"+hexByte(rest[i])+" at identity offset "+strconv.Itoa(i)+" must be escaped")
+			}
+		}
+		if len(rest) != declared {
+			return 0, "", codecError(ProblemShape, CodeAuthorityLengthMismatch, "authority key declares "+strconv.Itoa(declared)+" identity bytes but holds "+strconv.Itoa(len(rest)))
+		}
+		return kind, rest, nil
+	}
 	id := make([]byte, 0, len(rest))
 	for i := 0; i < len(rest); {
 		c := rest[i]

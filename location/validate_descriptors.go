@@ -74,7 +74,8 @@ func ValidateMeshNode(d MeshNodeDescriptor, intent WriteIntent) error {
 	if err := validateCapabilities(d.ObjectCapabilities); err != nil {
 		return err
 	}
-	if err := requireUTF8(meshNodeTextFields(&d)...); err != nil {
+	var fields [8]textField // room for the usual ones, on the stack
+	if err := requireUTF8(meshNodeTextFields(fields[:0], &d)...); err != nil {
 		return err
 	}
 	return ValidateWriteIntent(intent)
@@ -116,8 +117,8 @@ func (nc namedCapacity) label() string {
 // non-negative integer, active+reserved within a non-zero limit, activation
 // concurrency, placement weight, and the capability count.
 func validateMeshNodeCapacity(d *MeshNodeDescriptor) error {
-	caps := make([]namedCapacity, 0, 2+len(d.PopulationCapacity.SpotTypes))
-	caps = append(caps,
+	var room [8]namedCapacity // the usual ones, on the stack
+	caps := append(room[:0],
 		namedCapacity{name: "populationCapacity.actors", c: d.PopulationCapacity.Actors},
 		namedCapacity{name: "populationCapacity.spots", c: d.PopulationCapacity.Spots})
 	for i, st := range d.PopulationCapacity.SpotTypes {
@@ -192,16 +193,15 @@ func validateCapabilities(caps []ObjectCapability) error {
 	return nil
 }
 
-// meshNodeTextFields lists the mesh node's text fields that no reference
-// rule covers, for the UTF-8 sweep (the indexed ones only where they are
-// not valid UTF-8: the sweep reports the first such field, and naming the
-// valid ones would cost every write a few string formats).
-func meshNodeTextFields(d *MeshNodeDescriptor) []textField {
-	fields := []textField{
-		{"mesh node endpoint", d.Endpoint},
-		{"mesh node objectRole", string(d.ObjectRole)},
-		{"mesh node securityIdentity", d.SecurityIdentity},
-	}
+// meshNodeTextFields appends to fields the mesh node's text fields that no
+// reference rule covers, for the UTF-8 sweep (the indexed ones only where
+// they are not valid UTF-8: the sweep reports the first such field, and
+// naming the valid ones would cost every write a few string formats).
+func meshNodeTextFields(fields []textField, d *MeshNodeDescriptor) []textField {
+	fields = append(fields,
+		textField{"mesh node endpoint", d.Endpoint},
+		textField{"mesh node objectRole", string(d.ObjectRole)},
+		textField{"mesh node securityIdentity", d.SecurityIdentity})
 	if d.MaintenanceWave != nil {
 		fields = append(fields, textField{"mesh node maintenanceWave", *d.MaintenanceWave})
 	}

@@ -22,7 +22,7 @@ import (
 func (b backend) RemoveOwned(ctx context.Context, t location.OwnerToken) (int64, error) {
 	s := b.s
 	var removed int64
-	err := b.Decide(ctx, &storecore.Call{Op: storecore.Op{Name: "RemoveAllByOwner"}, Run: func(tx *rules.Tx) error {
+	err := b.Decide(ctx, storecore.NewCall(storecore.Op{Name: "RemoveAllByOwner"}, func(tx *rules.Tx) error {
 		removed = 0
 		if g, live := tx.Source().LiveLease(t.OwnerID); !live || g != t.LeaseGeneration {
 			return nil
@@ -48,7 +48,7 @@ func (b backend) RemoveOwned(ctx context.Context, t location.OwnerToken) (int64,
 			}
 		}
 		return nil
-	}})
+	}))
 	if err != nil {
 		return 0, err
 	}

@@ -108,7 +108,9 @@ func casRewrite(tx *Tx, key string, row AuthorityRow, payload []byte) location.C
 	}
 	row.StoreVersion = tx.Source().IssueVersion()
 	row.Payload = bytes.Clone(payload)
-	tx.Put(TableAuthority, key, row, 0)
+	// The row is the shared record's copy with a payload of its own, and
+	// the result gets a copy of it (casStored): the plan may own it.
+	tx.PutOwned(TableAuthority, key, row, 0)
 	tx.BumpScanRevision()
 	return casStored(tx, row)
 }

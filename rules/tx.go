@@ -51,8 +51,10 @@ type Write struct {
 	Value      any
 	Generation int64
 	// Owned marks a Value that nothing outside the plan refers to (a deep
-	// copy the decision made for the write, PutOwned): a backend may keep
-	// it as it is instead of copying it.
+	// copy the decision made for the write, PutOwned), apart from parts it
+	// may share with a record the decision read shared (GetShared), which
+	// nobody modifies: a backend may keep it as it is instead of copying
+	// it.
 	Owned bool
 }
 
@@ -98,11 +100,12 @@ type Tx struct {
 	overlay      []overlayEntry
 	overlayIndex map[tableKey]int
 	// The first writes and stamps of a decision (most write one row and
-	// two stamps) live in the Tx itself instead of allocations of their
-	// own.
-	overlayBuf [2]overlayEntry
-	writesBuf  [2]Write
-	stampsBuf  [2]StampCounter
+	// two stamps, a mesh node's also its mesh-node stamp) live in the Tx
+	// itself instead of allocations of their own.
+	overlayBuf        [2]overlayEntry
+	writesBuf         [2]Write
+	stampsBuf         [2]StampCounter
+	meshNodeStampsBuf [1]string
 }
 
 // overlayEntry is the latest write of one key by the decision.
@@ -209,7 +212,9 @@ func (tx *Tx) Put(t Table, key string, value any, generation int64) {
 }
 
 // PutOwned is Put of a value that nothing else refers to: a deep copy made
-// for this write, that the decision neither keeps nor returns (Write.Owned).
+// for this write, that the decision neither keeps nor returns (Write.Owned),
+// or a copy of a shared record (GetShared) whose changed parts are the
+// decision's own.
 func (tx *Tx) PutOwned(t Table, key string, value any, generation int64) {
 	tx.overwrite(tableKey{t, key}, Record{Value: value, Generation: generation}, false)
 	tx.addWrite(Write{Table: t, Key: key, Value: value, Generation: generation, Owned: true})
@@ -250,6 +255,9 @@ func (tx *Tx) Bump(kind location.LocationKind, mesh *string) {
 
 // BumpMeshNodeStamp plans a move of the mesh's mesh-node change stamp.
 func (tx *Tx) BumpMeshNodeStamp(mesh string) {
+	if tx.plan.MeshNodeStamps == nil {
+		tx.plan.MeshNodeStamps = tx.meshNodeStampsBuf[:0]
+	}
 	tx.plan.MeshNodeStamps = append(tx.plan.MeshNodeStamps, mesh)
 }
 

@@ -23,19 +23,26 @@ func (s *Store) ReadAuthority(ctx context.Context, key location.AuthorityKey) (l
 // version is expected (rules.CompareExchangeAuthority, which also guards
 // the mutation's shape itself). It implements location.AuthorityStore.
 func (s *Store) CompareExchangeAuthority(ctx context.Context, key location.AuthorityKey, expected location.StoreVersion, m location.AuthorityMutation) (location.CompareExchangeResult, error) {
-	return decideOn(ctx, s, Op{"CompareExchangeAuthority", rules.TableAuthority}, exchange{key: key, expected: expected, m: m},
-		func(x *exchange) error { return location.ValidateCompareExchange(x.key, x.m) },
-		exchangeReads,
-		func(tx *rules.Tx, x *exchange) (location.CompareExchangeResult, error) {
-			return rules.CompareExchangeAuthority(tx, x.key, x.expected, x.m)
-		})
+	return decideOn[location.CompareExchangeResult](ctx, s, Op{"CompareExchangeAuthority", rules.TableAuthority},
+		exchange{key: key, expected: expected, m: m})
 }
 
-// exchange is the input of CompareExchangeAuthority.
+// exchange is the input of CompareExchangeAuthority (decideOn).
 type exchange struct {
 	key      location.AuthorityKey
 	expected location.StoreVersion
 	m        location.AuthorityMutation
+}
+
+func (x *exchange) check() error { return location.ValidateCompareExchange(x.key, x.m) }
+
+func (x *exchange) readSet(p Peek, rs *ReadSet) bool {
+	exchangeReads(x, p, rs)
+	return true
+}
+
+func (x *exchange) decide(tx *rules.Tx) (location.CompareExchangeResult, error) {
+	return rules.CompareExchangeAuthority(tx, x.key, x.expected, x.m)
 }
 
 // ListAuthorities lists the records whose key starts with prefix, in byte

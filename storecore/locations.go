@@ -14,7 +14,7 @@ import (
 
 // rowWrite is the write of one location row: the row, the intent, and the
 // table's validation, read set and decision (plain functions, so that the
-// write's input and its call take one allocation: decideOn).
+// write's input and its call take one allocation: decideOn's input).
 type rowWrite[T any] struct {
 	row      T
 	intent   location.WriteIntent
@@ -25,14 +25,17 @@ type rowWrite[T any] struct {
 
 // writeRow runs a location row's write.
 func writeRow[T any](ctx context.Context, s *Store, op Op, w rowWrite[T]) (location.WriteResult, error) {
-	return decideOn(ctx, s, op, w, validateRowWrite[T], readsOfRowWrite[T], runRowWrite[T])
+	return decideOn[location.WriteResult](ctx, s, op, w)
 }
 
-func validateRowWrite[T any](w *rowWrite[T]) error { return w.validate(w.row, w.intent) }
+func (w *rowWrite[T]) check() error { return w.validate(w.row, w.intent) }
 
-func readsOfRowWrite[T any](w *rowWrite[T], _ Peek, rs *ReadSet) { w.reads(&w.row, w.intent, rs) }
+func (w *rowWrite[T]) readSet(_ Peek, rs *ReadSet) bool {
+	w.reads(&w.row, w.intent, rs)
+	return true
+}
 
-func runRowWrite[T any](tx *rules.Tx, w *rowWrite[T]) (location.WriteResult, error) {
+func (w *rowWrite[T]) decide(tx *rules.Tx) (location.WriteResult, error) {
 	return w.run(tx, w.row, w.intent)
 }
 

@@ -64,22 +64,51 @@ type Leases interface {
 	Expire(ctx context.Context, ownerID string) error
 }
 
-// Call is one decision for Backend.Decide.
+// Call is one decision for Backend.Decide: the operation, its decision
+// (Run, run as often as the backend needs) and the read set it names
+// (Reads).
 type Call struct {
 	// Op is the operation.
 	Op Op
-	// Reads, when set, names what the decision is expected to read, so that
-	// a backend that reads remotely can fetch it before the first run. It
-	// is a hint: what the decision reads beyond it is read on demand.
-	Reads func(Peek) ReadSet
-	// Run is the decision. Its result is kept by the caller; Result points
-	// at it.
-	Run func(tx *rules.Tx) error
 	// Result points at the result of the last run of Run (a *R), for
 	// backends that complete results after applying them (etcd replaces the
-	// store versions a decision issued by its commit's revision).
+	// store versions a decision issued by its commit's revision); nil when
+	// there is none.
 	Result any
+	// runner runs the decision and names its read set.
+	runner decider
 }
+
+// decider is what a Call runs: one run of its decision, and the read set
+// it names (ok false when it names none).
+type decider interface {
+	run(tx *rules.Tx) error
+	readSet(p Peek) (rs ReadSet, ok bool)
+}
+
+// NewCall returns the call of a decision that names no read set and keeps
+// its result itself: run is the decision.
+func NewCall(op Op, run func(tx *rules.Tx) error) *Call {
+	return &Call{Op: op, runner: runFunc(run)}
+}
+
+// Run runs the decision once over tx: the caller's Run, or the rules
+// decision of a Store's operation. It may run more than once (each run
+// starts from a fresh Tx).
+func (c *Call) Run(tx *rules.Tx) error { return c.runner.run(tx) }
+
+// Reads names what the decision is expected to read, so that a backend
+// that reads remotely can fetch it before the first run; ok is false when
+// the decision names nothing. It is a hint: what the decision reads beyond
+// it is read on demand.
+func (c *Call) Reads(p Peek) (rs ReadSet, ok bool) { return c.runner.readSet(p) }
+
+// runFunc is the decider of NewCall.
+type runFunc func(tx *rules.Tx) error
+
+func (f runFunc) run(tx *rules.Tx) error { return f(tx) }
+
+func (runFunc) readSet(Peek) (ReadSet, bool) { return ReadSet{}, false }
 
 // Peek answers from what a backend holds at hand (etcd: its cache of
 // recently seen keys) without I/O, for read-set hints that depend on a row
@@ -229,15 +258,7 @@ func (s *Store) wrap(op Op, err error) error {
 
 // decide runs one decision of package rules (run) through the backend.
 func decide[R any](ctx context.Context, s *Store, op Op, validate func() error, reads func(Peek) ReadSet, run func(tx *rules.Tx) (R, error)) (R, error) {
-	var v func(*closures[R]) error
-	if validate != nil {
-		v = validateClosure[R]
-	}
-	var rs func(*closures[R], Peek, *ReadSet)
-	if reads != nil {
-		rs = readsClosure[R]
-	}
-	return decideOn(ctx, s, op, closures[R]{validate: validate, reads: reads, run: run}, v, rs, runClosure[R])
+	return decideOn[R](ctx, s, op, closures[R]{validate: validate, reads: reads, run: run})
 }
 
 // closures are decide's functions, as the input of decideOn.
@@ -247,65 +268,87 @@ type closures[R any] struct {
 	run      func(tx *rules.Tx) (R, error)
 }
 
-func validateClosure[R any](c *closures[R]) error { return c.validate() }
+func (c *closures[R]) check() error {
+	if c.validate == nil {
+		return nil
+	}
+	return c.validate()
+}
 
-func readsClosure[R any](c *closures[R], p Peek, rs *ReadSet) {
+func (c *closures[R]) readSet(p Peek, rs *ReadSet) bool {
+	if c.reads == nil {
+		return false
+	}
 	got := c.reads(p)
 	rs.Refs = append(rs.Refs, got.Refs...)
 	rs.Absent = append(rs.Absent, got.Absent...)
+	return true
 }
 
-func runClosure[R any](tx *rules.Tx, c *closures[R]) (R, error) { return c.run(tx) }
+func (c *closures[R]) decide(tx *rules.Tx) (R, error) { return c.run(tx) }
+
+// input is the input of a decision (decideOn), *A: its validation, the
+// read set it names (appended to rs; false when it names none) and its run.
+// These are methods of the input rather than closures over it, so that the
+// input, the call, its read set and its result take one allocation.
+type input[A, R any] interface {
+	*A
+	check() error
+	readSet(p Peek, rs *ReadSet) bool
+	decide(tx *rules.Tx) (R, error)
+}
 
 // decideOn runs one decision of package rules through the backend, with
-// the operation's input arg: validate (nil for none), reads (nil for none)
-// and run are plain functions of it rather than closures over it, so that
-// the call, its input, its read set and its result take one allocation
-// (the steady-state writes are a few dozen microseconds of CPU, of which
+// the operation's input arg (P is *A, its methods the decision's steps).
+// The decision is the operation and the backend's Call at once, so that
+// the call, its input, its read set and its result take one allocation (the
+// steady-state writes are a few dozen microseconds of CPU, of which
 // allocations are a good part).
-func decideOn[A, R any](ctx context.Context, s *Store, op Op, arg A, validate func(*A) error, reads func(*A, Peek, *ReadSet), run func(*rules.Tx, *A) (R, error)) (R, error) {
-	d := &decision[A, R]{arg: arg, run: run, reads: reads}
-	var check func() error
-	if validate != nil {
-		check = func() error { return validate(&d.arg) }
-	}
-	return Do(ctx, s, op, check, func(ctx context.Context) (R, error) {
-		d.Call = Call{Op: op, Result: &d.res, Run: d.decide}
-		if reads != nil {
-			d.Reads = d.readSet
-		}
-		if err := s.b.Decide(ctx, &d.Call); err != nil {
-			var zero R
-			return zero, err
-		}
-		return d.res, nil
-	})
+func decideOn[R, A any, P input[A, R]](ctx context.Context, s *Store, op Op, arg A) (R, error) {
+	d := &decision[A, R, P]{s: s, arg: arg}
+	d.Call = Call{Op: op, Result: &d.res, runner: d}
+	// The validation is the first step of d.do rather than Do's own, which
+	// would take a second function: Do checks the context, then d.do
+	// validates before the backend decides, the same steps in the same
+	// order.
+	return Do(ctx, s, op, nil, d.do)
 }
 
 // decision is one decideOn call: the backend's Call, the input, the result
 // of the last run, and room for a small read set.
-type decision[A, R any] struct {
+type decision[A, R any, P input[A, R]] struct {
 	Call
+	s      *Store
 	arg    A
 	res    R
-	run    func(*rules.Tx, *A) (R, error)
-	reads  func(*A, Peek, *ReadSet)
 	rs     ReadSet
 	refBuf [4]Ref
 }
 
-// decide is Call.Run: one run of the decision, its result kept.
-func (d *decision[A, R]) decide(tx *rules.Tx) error {
-	r, err := d.run(tx, &d.arg)
+// do validates the input, then runs the decision through the backend.
+func (d *decision[A, R, P]) do(ctx context.Context) (R, error) {
+	var zero R
+	if err := P(&d.arg).check(); err != nil {
+		return zero, err
+	}
+	if err := d.s.b.Decide(ctx, &d.Call); err != nil {
+		return zero, err
+	}
+	return d.res, nil
+}
+
+// run is one run of the decision, its result kept (decider).
+func (d *decision[A, R, P]) run(tx *rules.Tx) error {
+	r, err := P(&d.arg).decide(tx)
 	d.res = r
 	return err
 }
 
-// readSet is Call.Reads.
-func (d *decision[A, R]) readSet(p Peek) ReadSet {
+// readSet is the decision's read set (decider).
+func (d *decision[A, R, P]) readSet(p Peek) (ReadSet, bool) {
 	d.rs = ReadSet{Refs: d.refBuf[:0]}
-	d.reads(&d.arg, p, &d.rs)
-	return d.rs
+	ok := P(&d.arg).readSet(p, &d.rs)
+	return d.rs, ok
 }
 
 // list runs one location list through the backend.

@@ -216,7 +216,7 @@ func (f *failing) RemoveOwned(context.Context, location.OwnerToken) (int64, erro
 
 func (f *failing) Decide(_ context.Context, c *storecore.Call) error {
 	f.calls++
-	f.reads = c.Reads(func(rules.Table, string) (rules.Record, bool) { return rules.Record{}, false })
+	f.reads, _ = c.Reads(func(rules.Table, string) (rules.Record, bool) { return rules.Record{}, false })
 	for range f.runs {
 		if err := c.Run(rules.NewTx(emptySource{})); err != nil {
 			return err

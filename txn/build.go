@@ -24,7 +24,7 @@ func (e *Engine) build(op string, v *View, c *Commit) (Guarded, error) {
 	n := c.writeCount() + len(c.Touch)
 	seen := newKeySet(n)
 	g := Guarded{Read: v.order, Nonce: v.nonce, Before: v.obs,
-		Then: make([]clientv3.Op, 0, n), Puts: make([]string, 0, n)}
+		Then: slices.Grow(v.then[:0], n), Puts: slices.Grow(v.puts[:0], n)}
 	size := 0
 	for w := range c.allWrites() {
 		if !seen.add(w.Key) {
@@ -51,7 +51,7 @@ func (e *Engine) build(op string, v *View, c *Commit) (Guarded, error) {
 		g.Puts = append(g.Puts, k)
 		size += keyCost(k) + len(v.nonce)
 	}
-	g.If = guardCompares(v, len(v.issued))
+	g.If = appendGuardCompares(slices.Grow(v.cmps[:0], len(v.order)+len(v.issued)), v)
 	for _, k := range v.order {
 		size += 2 * keyCost(k) // one compare and one Get per guarded key
 		if !v.obs[k].Present {
@@ -62,6 +62,8 @@ func (e *Engine) build(op string, v *View, c *Commit) (Guarded, error) {
 		g.If = append(g.If, ModRevisionBelow(f.key, f.readAt+1))
 		size += keyCost(f.key)
 	}
+	// The View keeps the room for its next operation (View.reset clears it).
+	v.then, v.puts, v.cmps = g.Then, g.Puts, g.If
 	if err := e.limits.Check(op, TxnShape{Compares: len(g.If), Then: len(g.Then), Else: len(g.Read), Bytes: size}); err != nil {
 		return Guarded{}, err
 	}

@@ -591,13 +591,16 @@ func (e *Engine) verify(ctx context.Context, v *View) (bool, *View, error) {
 // guardOps returns the compares of the view's guards and the Gets that read
 // the same keys.
 func guardOps(v *View) ([]clientv3.Cmp, []clientv3.Op) {
-	return guardCompares(v, 0), getsOf(v.order)
+	return guardCompares(v), getsOf(v.order)
 }
 
-// guardCompares returns the compares of the view's guards, with room for
-// extra more.
-func guardCompares(v *View, extra int) []clientv3.Cmp {
-	cmps := make([]clientv3.Cmp, 0, len(v.order)+extra)
+// guardCompares returns the compares of the view's guards.
+func guardCompares(v *View) []clientv3.Cmp {
+	return appendGuardCompares(make([]clientv3.Cmp, 0, len(v.order)), v)
+}
+
+// appendGuardCompares appends the compares of the view's guards to cmps.
+func appendGuardCompares(cmps []clientv3.Cmp, v *View) []clientv3.Cmp {
 	for _, k := range v.order {
 		o := v.obs[k]
 		switch {

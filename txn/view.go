@@ -1,5 +1,7 @@
 package txn
 
+import clientv3 "go.etcd.io/etcd/client/v3"
+
 // GuardKind says what a commit re-asserts about an observed key.
 type GuardKind int
 
@@ -41,6 +43,14 @@ type View struct {
 	// (Revision), each with the revision its absence was read at: the
 	// commit asserts that their delete fences have not moved since.
 	issued map[string]int64
+
+	// then, puts and cmps are room for the Then operations, put keys and
+	// compares of the transaction built from the view (Engine.build),
+	// kept for the operations that reuse the View: nothing refers to them
+	// once the transaction is sent and settled.
+	then []clientv3.Op
+	puts []string
+	cmps []clientv3.Cmp
 }
 
 // newView returns an empty view.
@@ -54,6 +64,10 @@ func (v *View) reset() {
 	clear(v.remembered)
 	v.consistent, v.rev = false, 0
 	v.begin("")
+	clear(v.then)
+	clear(v.puts)
+	clear(v.cmps)
+	v.then, v.puts, v.cmps = v.then[:0], v.puts[:0], v.cmps[:0]
 }
 
 // begin resets the per-run records for a new run of the decision.
