@@ -170,7 +170,7 @@ func (s *MeshNodeSource) listPages(ctx context.Context, meshName string) ([]loca
 	var all []location.MeshNodeDescriptor
 	token := ""
 	for {
-		page, err := s.store.ListMeshNodes(ctx, meshName, location.PageRequest{PageSize: s.pageSize, ContinuationToken: token})
+		page, err := s.listPage(ctx, meshName, location.PageRequest{PageSize: s.pageSize, ContinuationToken: token})
 		if err != nil {
 			return nil, fmt.Errorf("autoconnect: list mesh nodes of %q: %w", meshName, err)
 		}
@@ -183,6 +183,16 @@ func (s *MeshNodeSource) listPages(ctx context.Context, meshName string) ([]loca
 		}
 		token = page.ContinuationToken
 	}
+}
+
+// listPage lists one page of the mesh's descriptors, shared when the store
+// can (SharedMeshNodeLister): the source only reads them (PeerFromMeshNode
+// copies what it keeps).
+func (s *MeshNodeSource) listPage(ctx context.Context, meshName string, p location.PageRequest) (location.Page[location.MeshNodeDescriptor], error) {
+	if shared, ok := s.store.(SharedMeshNodeLister); ok {
+		return shared.ListMeshNodesShared(ctx, meshName, p)
+	}
+	return s.store.ListMeshNodes(ctx, meshName, p)
 }
 
 // ChangeWatch implements WatchableSource: the mesh-node table, when the

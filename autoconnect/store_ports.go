@@ -36,6 +36,17 @@ type MeshNodeLister interface {
 	ListMeshNodes(ctx context.Context, meshName string, p location.PageRequest) (location.Page[location.MeshNodeDescriptor], error)
 }
 
+// SharedMeshNodeLister is an optional MeshNodeLister capability (the
+// stores built on storecore: etcdstore, memstore): ListMeshNodesShared
+// lists descriptors that the caller only reads, which may share their maps,
+// slices and pointers with the store's cache instead of being deep copies.
+// MeshNodeSource uses it when its store has it, so a wrapper that
+// overrides ListMeshNodes of a store it embeds (to count or fail calls)
+// overrides this one too.
+type SharedMeshNodeLister interface {
+	ListMeshNodesShared(ctx context.Context, meshName string, p location.PageRequest) (location.Page[location.MeshNodeDescriptor], error)
+}
+
 // OwnerLeaseReader reads owner leases; location.OwnerLeaseStore satisfies it.
 type OwnerLeaseReader interface {
 	ReadOwnerLease(ctx context.Context, ownerID string) (location.OwnerLeaseReadResult, error)

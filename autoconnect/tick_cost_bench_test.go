@@ -56,6 +56,12 @@ func (c *countingStore) ListMeshNodes(ctx context.Context, meshName string, p lo
 	return page, err
 }
 
+// ListMeshNodesShared implements SharedMeshNodeLister, counted as
+// ListMeshNodes.
+func (c *countingStore) ListMeshNodesShared(ctx context.Context, meshName string, p location.PageRequest) (location.Page[location.MeshNodeDescriptor], error) {
+	return c.ListMeshNodes(ctx, meshName, p)
+}
+
 // GetMeshNodeChangeStamp implements location.MeshNodeChangeStamper.
 func (c *countingStore) GetMeshNodeChangeStamp(ctx context.Context, meshName string) (int64, bool, error) {
 	c.calls.Add(1)

@@ -317,13 +317,20 @@ func collect(versions [][]*cacheEntry, q *storecore.ListQuery, after string) ([]
 // over a source that answers the row's own ledger buckets, anything else
 // making ok false, and memoized on the immutable entry: a projection over
 // the cache depends on the row and its ledger alone, rules.ProjectMeshNode),
-// or of the rows themselves.
+// or of the rows themselves; for a q.Shared list, the memoized rows
+// themselves.
 func (c *watchCache) project(q *storecore.ListQuery, entries []*cacheEntry, rev int64) ([]any, bool, error) {
 	spec, _ := rules.Lookup(q.Table)
+	own := func(row any) any {
+		if q.Shared {
+			return row
+		}
+		return spec.Clone(row)
+	}
 	out := make([]any, 0, len(entries))
 	if q.Project == nil {
 		for _, e := range entries {
-			out = append(out, spec.Clone(e.row))
+			out = append(out, own(e.row))
 		}
 		return out, true, nil
 	}
@@ -331,7 +338,7 @@ func (c *watchCache) project(q *storecore.ListQuery, entries []*cacheEntry, rev 
 	var tx *rules.Tx
 	for _, e := range entries {
 		if p := e.projected.Load(); p != nil && p.op == q.Op.Name {
-			out = append(out, spec.Clone(p.row))
+			out = append(out, own(p.row))
 			continue
 		}
 		if e.ledgerErr != nil {
@@ -350,7 +357,7 @@ func (c *watchCache) project(q *storecore.ListQuery, entries []*cacheEntry, rev 
 			return nil, false, fmt.Errorf("%w: a list projection planned writes", location.ErrInternal)
 		}
 		e.projected.Store(&projection{op: q.Op.Name, row: row})
-		out = append(out, spec.Clone(row))
+		out = append(out, own(row))
 	}
 	return out, true, nil
 }

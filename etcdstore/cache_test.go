@@ -718,3 +718,34 @@ func TestReadOwnerLivenessSince(t *testing.T) {
 	_, err = f.s.ReadOwnerLivenessSince(done, owners, 0)
 	require.ErrorIs(t, err, context.Canceled)
 }
+
+// ListMeshNodesShared lists what ListMeshNodes lists; from the cache its
+// descriptors share their slices with the cache (no deep copy), where
+// ListMeshNodes's are the caller's own.
+func TestListMeshNodesShared(t *testing.T) {
+	f := newFixture(t)
+	a := f.claim(t, "a")
+	for _, rid := range []location.RoutingID{"n1", "n2"} {
+		storedIn(t)(f.s.UpdateMeshNode(t.Context(), creationNode("m", rid, a), location.IntentNewClaim))
+	}
+	f.warmCache(t)
+	list := func(shared bool) []location.MeshNodeDescriptor {
+		t.Helper()
+		lister := f.s.ListMeshNodes
+		if shared {
+			lister = f.s.ListMeshNodesShared
+		}
+		page, err := lister(t.Context(), "m", location.PageRequest{})
+		require.NoError(t, err)
+		require.Len(t, page.Items, 2)
+		return page.Items
+	}
+	same := func(x, y []location.MeshNodeDescriptor) bool {
+		return &x[0].SpotTypes[0] == &y[0].SpotTypes[0]
+	}
+	own, shared := list(false), list(true)
+	require.Equal(t, own, shared)
+	require.True(t, same(shared, list(true)), "shared descriptors are the cache's")
+	require.False(t, same(own, list(false)), "listed descriptors are copies")
+	require.False(t, same(own, shared))
+}

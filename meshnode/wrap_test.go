@@ -131,6 +131,12 @@ func (w *wrapStore) ListMeshNodes(ctx context.Context, meshName string, p locati
 	return w.Store.ListMeshNodes(ctx, meshName, p)
 }
 
+// ListMeshNodesShared is ListMeshNodes (the auto-connect source lists
+// shared descriptors when the store can: the wrapper must see it).
+func (w *wrapStore) ListMeshNodesShared(ctx context.Context, meshName string, p location.PageRequest) (location.Page[location.MeshNodeDescriptor], error) {
+	return w.ListMeshNodes(ctx, meshName, p)
+}
+
 func (w *wrapStore) UpdatePeer(ctx context.Context, p location.PeerLocation, intent location.WriteIntent) (location.WriteResult, error) {
 	if err := w.note("UpdatePeer %s", intent); err != nil {
 		return location.WriteResult{}, err

@@ -59,6 +59,21 @@ func (s *Store) RemoveMeshNode(ctx context.Context, k location.MeshNodeKey, owne
 // authority ledgers' usage at the rows' point in time
 // (rules.ProjectMeshNode). It implements location.MeshNodeStore.
 func (s *Store) ListMeshNodes(ctx context.Context, meshName string, p location.PageRequest) (location.Page[location.MeshNodeDescriptor], error) {
+	return list[location.MeshNodeDescriptor](ctx, s, meshNodesQuery(meshName, p, false))
+}
+
+// ListMeshNodesShared is ListMeshNodes for a caller that only reads the
+// descriptors: they may share their maps, slices and pointers with the
+// store's cache (ListQuery.Shared), so the caller must not modify them or
+// what they reference. A follower that maps every descriptor of a mesh on
+// each change (package autoconnect's MeshNodeSource) lists them without a
+// deep copy each.
+func (s *Store) ListMeshNodesShared(ctx context.Context, meshName string, p location.PageRequest) (location.Page[location.MeshNodeDescriptor], error) {
+	return list[location.MeshNodeDescriptor](ctx, s, meshNodesQuery(meshName, p, true))
+}
+
+// meshNodesQuery is the query of ListMeshNodes (shared: ListMeshNodesShared).
+func meshNodesQuery(meshName string, p location.PageRequest, shared bool) *ListQuery {
 	q := listQuery(Op{"ListMeshNodes", location.TableMeshNodes}, keys.Segments(meshName), meshName,
 		func(d *location.MeshNodeDescriptor) bool { return d.MeshName == meshName }, p)
 	q.Project = func(tx *rules.Tx, row any) any { return rules.ProjectMeshNode(tx, row.(location.MeshNodeDescriptor)) }
@@ -66,7 +81,8 @@ func (s *Store) ListMeshNodes(ctx context.Context, meshName string, p location.P
 		d := row.(location.MeshNodeDescriptor)
 		return projectionReads(&d)
 	}
-	return list[location.MeshNodeDescriptor](ctx, s, q)
+	q.Shared = shared
+	return q
 }
 
 // UpdateClientServer writes a client-server descriptor

@@ -176,6 +176,11 @@ type ListQuery struct {
 	// Page is the caller's page request; a page size of 0 or less lists
 	// every row.
 	Page location.PageRequest
+	// Shared says that the caller neither modifies the rows nor what they
+	// reference: a backend may list rows that share their maps, slices and
+	// pointers with what it keeps (etcdstore's watch cache) instead of
+	// deep copies.
+	Shared bool
 }
 
 // ListPage is one page of a list: rows in byte order of their table key,
