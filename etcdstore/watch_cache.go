@@ -83,8 +83,8 @@ type watchCache struct {
 	// owners maps the id of every owner key to its CreateRevision.
 	owners map[string]int64
 	// ownersStamp is the revision of the last change of owners (an owner
-	// key created, recreated or deleted), or of its last reload:
-	// OwnerLivenessStamp.
+	// key created, recreated or deleted), or of its last reload: the stamp
+	// of ReadOwnerLivenessSince.
 	ownersStamp int64
 	ownerBytes  int64
 	ownersRange *cacheRange
