@@ -14,14 +14,22 @@ import (
 // A nil *tickReads holds nothing.
 type tickReads struct {
 	mu        sync.Mutex
-	byTracker map[*LeaseTracker]map[string]leaseSnapshot
-	// versions holds, per tracker, the live-owner version the tick's
-	// listing left (listOwners).
-	versions map[*LeaseTracker]int64
-	// stamps holds, per tracker, the owner liveness stamp its
-	// LiveOwnerSetVersion call in the tick found its followed owners'
-	// liveness at.
-	stamps map[*LeaseTracker]int64
+	byTracker map[*LeaseTracker]*trackerTick
+}
+
+// trackerTick is what one tracker left in a tick.
+type trackerTick struct {
+	// reads are the answers it read; the map is the tracker's, read and
+	// written with its mu held.
+	reads map[string]leaseSnapshot
+	// version is the live-owner version the tick's listing left
+	// (listOwners), if versioned.
+	version   int64
+	versioned bool
+	// stamp is the owner liveness stamp its LiveOwnerSetVersion call found
+	// its followed owners' liveness at, if stamped.
+	stamp   int64
+	stamped bool
 }
 
 // tickReadsKey is the context key of a tick's tickReads.
@@ -33,10 +41,7 @@ func withTickReads(ctx context.Context) context.Context {
 	if tickReadsOf(ctx) != nil {
 		return ctx
 	}
-	return context.WithValue(ctx, tickReadsKey{}, &tickReads{
-		byTracker: map[*LeaseTracker]map[string]leaseSnapshot{}, versions: map[*LeaseTracker]int64{},
-		stamps: map[*LeaseTracker]int64{},
-	})
+	return context.WithValue(ctx, tickReadsKey{}, &tickReads{byTracker: map[*LeaseTracker]*trackerTick{}})
 }
 
 // tickReadsOf returns ctx's tickReads, or nil.
@@ -45,63 +50,57 @@ func tickReadsOf(ctx context.Context) *tickReads {
 	return t
 }
 
+// with calls fn with lt's entry (created when missing) under the lock; a
+// nil *tickReads calls nothing and reports false.
+func (t *tickReads) with(lt *LeaseTracker, fn func(e *trackerTick)) bool {
+	if t == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.byTracker[lt]
+	if e == nil {
+		e = &trackerTick{}
+		t.byTracker[lt] = e
+	}
+	fn(e)
+	return true
+}
+
 // of returns the answers lt read during the tick, nil for a nil
 // *tickReads; a new map has room for size answers. The map is lt's: it is
 // read and written with lt.mu held.
 func (t *tickReads) of(lt *LeaseTracker, size int) map[string]leaseSnapshot {
-	if t == nil {
-		return nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	reads := t.byTracker[lt]
-	if reads == nil {
-		reads = make(map[string]leaseSnapshot, size)
-		t.byTracker[lt] = reads
-	}
+	var reads map[string]leaseSnapshot
+	t.with(lt, func(e *trackerTick) {
+		if e.reads == nil {
+			e.reads = make(map[string]leaseSnapshot, size)
+		}
+		reads = e.reads
+	})
 	return reads
 }
 
 // noteVersion records the live-owner version lt's listing left.
 func (t *tickReads) noteVersion(lt *LeaseTracker, version int64) {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.versions[lt] = version
+	t.with(lt, func(e *trackerTick) { e.version, e.versioned = version, true })
 }
 
 // listingVersion returns the live-owner version lt's listing in the tick
 // left, if one did.
-func (t *tickReads) listingVersion(lt *LeaseTracker) (int64, bool) {
-	if t == nil {
-		return 0, false
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	v, ok := t.versions[lt]
+func (t *tickReads) listingVersion(lt *LeaseTracker) (v int64, ok bool) {
+	t.with(lt, func(e *trackerTick) { v, ok = e.version, e.versioned })
 	return v, ok
 }
 
 // noteStamp records that lt's followed owners' liveness was found at stamp
 // during the tick.
 func (t *tickReads) noteStamp(lt *LeaseTracker, stamp int64) {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.stamps[lt] = stamp
+	t.with(lt, func(e *trackerTick) { e.stamp, e.stamped = stamp, true })
 }
 
 // stampOf returns the stamp noted for lt during the tick, if any.
-func (t *tickReads) stampOf(lt *LeaseTracker) (int64, bool) {
-	if t == nil {
-		return 0, false
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s, ok := t.stamps[lt]
-	return s, ok
+func (t *tickReads) stampOf(lt *LeaseTracker) (stamp int64, ok bool) {
+	t.with(lt, func(e *trackerTick) { stamp, ok = e.stamp, e.stamped })
+	return stamp, ok
 }
