@@ -418,34 +418,6 @@ func TestReadKeysChunks(t *testing.T) {
 	require.Error(t, err, "a future revision")
 }
 
-// The cache forgets the least recently used keys and keeps only present
-// ones.
-func TestCache(t *testing.T) {
-	c := newCache(2)
-	c.store(Observation{Key: "a", Present: true, Revision: 1})
-	c.store(Observation{Key: "b", Present: true, Revision: 1})
-	_, ok := c.get("a")
-	require.True(t, ok)
-	c.store(Observation{Key: "c", Present: true, Revision: 2})
-	_, ok = c.get("b")
-	require.False(t, ok, "b was the least recently used")
-	c.store(Observation{Key: "a", Present: true, Revision: 0})
-	o, _ := c.get("a")
-	require.Equal(t, int64(1), o.Revision, "an older observation never replaces a newer one")
-	c.store(Observation{Key: "a", Revision: 3})
-	o, ok = c.get("a")
-	require.True(t, ok, "an absence is remembered")
-	require.False(t, o.Present)
-	c.forget("a")
-	_, ok = c.get("a")
-	require.False(t, ok)
-	require.Equal(t, 1, c.len())
-	off := newCache(-1)
-	off.store(Observation{Key: "a", Present: true})
-	_, ok = off.get("a")
-	require.False(t, ok)
-}
-
 func TestIsAmbiguous(t *testing.T) {
 	tests := []struct {
 		err  error
