@@ -2,6 +2,8 @@ package etcdstore
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -26,7 +28,19 @@ import (
 // disturbs less than ns/op. Run it with -benchmem, for example
 //
 //	go test -run '^$' -bench ClientCPU -benchmem ./etcdstore/
-func BenchmarkClientCPU(b *testing.B) {
+func BenchmarkClientCPU(b *testing.B) { clientCPU(b, 1) }
+
+// BenchmarkClientCPUConcurrent is BenchmarkClientCPU with 64 callers at
+// once (b.N calls in all, shared out evenly), so that what the callers
+// share (the engine's cache, the pools) shows its contention: with more
+// goroutines than processors, a caller that waits for a lock parks and
+// must be woken. cpu-ns/op is the process's CPU time per call, as in
+// BenchmarkClientCPU.
+func BenchmarkClientCPUConcurrent(b *testing.B) { clientCPU(b, 64) }
+
+// clientCPU runs BenchmarkClientCPU's operations with callers concurrent
+// callers, each its own rows.
+func clientCPU(b *testing.B, callers int) {
 	ops := []struct {
 		name  string
 		build func(tb fixtureTB, w *benchWorld, callers int) (benchSide, benchSide)
@@ -41,7 +55,7 @@ func BenchmarkClientCPU(b *testing.B) {
 	for _, op := range ops {
 		b.Run(op.name, func(b *testing.B) {
 			w := newBenchWorld(b, etcdtest.Connect(b))
-			store, raw := op.build(b, w, 1)
+			store, raw := op.build(b, w, callers)
 			sides := []struct {
 				name string
 				side benchSide
@@ -61,10 +75,21 @@ func BenchmarkClientCPU(b *testing.B) {
 					b.ReportAllocs()
 					b.ResetTimer()
 					before := processCPU()
-					for range b.N {
-						if err := sd.side.call(ctx, 0); err != nil {
-							b.Fatal(err)
-						}
+					calls := splitCalls(b.N, callers)
+					var wg sync.WaitGroup
+					errs := make([]error, callers)
+					for c, n := range calls {
+						wg.Go(func() {
+							for range n {
+								if errs[c] = sd.side.call(ctx, c); errs[c] != nil {
+									return
+								}
+							}
+						})
+					}
+					wg.Wait()
+					if err := errors.Join(errs...); err != nil {
+						b.Fatal(err)
 					}
 					b.ReportMetric(float64(processCPU()-before)/float64(b.N), "cpu-ns/op")
 				})
