@@ -66,11 +66,14 @@ type renewalVariant struct {
 
 // renewalWorld holds one lease per caller for every variant.
 type renewalWorld struct {
-	w        *benchWorld
-	callers  int
-	metrics  string
-	events   atomic.Int64
-	notify   chan struct{} // a value after events moved
+	w       *benchWorld
+	callers int
+	metrics string
+	events  atomic.Int64
+	// seen is the header revision of the watcher's last response (events
+	// or a progress notification).
+	seen     atomic.Int64
+	notify   chan struct{} // a value after a response
 	variants []renewalVariant
 }
 
@@ -86,6 +89,7 @@ func newRenewalWorld(tb fixtureTB, client *clientv3.Client, callers int) *renewa
 	go func() {
 		for resp := range wch {
 			rw.events.Add(int64(len(resp.Events)))
+			rw.seen.Store(resp.Header.Revision)
 			select {
 			case rw.notify <- struct{}{}:
 			default:
@@ -164,7 +168,32 @@ func newRenewalWorld(tb fixtureTB, client *clientv3.Client, callers int) *renewa
 			return err
 		}}},
 	}
+	// The set-up's own writes (claims, kept leases) must not count as the
+	// first phase's events, however late the watcher receives them.
+	rw.catchUp(tb, wctx)
 	return rw
+}
+
+// catchUp waits (at most ten seconds) until the watcher has received
+// everything up to the current revision, asking the member for progress
+// notifications.
+func (rw *renewalWorld) catchUp(tb fixtureTB, wctx context.Context) {
+	tb.Helper()
+	resp, err := rw.w.client.Get(wctx, "catch-up-probe")
+	must(tb, err)
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for rw.seen.Load() < resp.Header.Revision {
+		must(tb, rw.w.client.RequestProgress(wctx))
+		retry := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-rw.notify:
+		case <-retry.C:
+		case <-deadline.C:
+			tb.Fatalf("renewal world: the watcher is still at revision %d of %d", rw.seen.Load(), resp.Header.Revision)
+		}
+		retry.Stop()
+	}
 }
 
 // renewed checks that a renewal answered renewed.
