@@ -64,7 +64,11 @@ type Map struct {
 	maxAtt  int
 	log     *slog.Logger
 
-	mu    sync.Mutex
+	// mu guards known and pending. Every renewal reads known and offers
+	// what it learnt back, which is nearly always what known already says:
+	// such a renewal takes only the read lock, so concurrent renewals do
+	// not queue.
+	mu    sync.RWMutex
 	known map[string]leaseInfo // by owner id: the etcd lease of a generation
 	// pending holds, by owner id, the last claim whose outcome is unknown,
 	// until Settle settles it (claim.go).
@@ -131,6 +135,9 @@ func (m *Map) leaseSeconds(ms int64) int64 {
 }
 
 func (m *Map) remember(ownerID string, info leaseInfo) {
+	if old, ok := m.lookupOwner(ownerID); ok && old == info {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.known[ownerID] = info
@@ -144,8 +151,8 @@ func (m *Map) forget(ownerID string) {
 
 // lookupOwner returns what the map last learnt of ownerID's lease.
 func (m *Map) lookupOwner(ownerID string) (leaseInfo, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	info, ok := m.known[ownerID]
 	return info, ok
 }
