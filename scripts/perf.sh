@@ -137,7 +137,7 @@ section() {
 		both renewal etcdstore '^BenchmarkOwnerLeaseRenewal$' "$(benchtime 2000x)" "$PERF_COUNT" ;;
 	client)
 		# A KV that commits without etcd: fsync does not apply.
-		measure client - etcdstore '^BenchmarkClientCPU$' "$(benchtime 20000x)" "$PERF_COUNT" -benchmem ;;
+		measure client - etcdstore '^BenchmarkClientCPU(Concurrent)?$' "$(benchtime 20000x)" "$PERF_COUNT" -benchmem ;;
 	tick)
 		# memstore: fsync does not apply.
 		measure tick - autoconnect '^BenchmarkTickCost$' "$(benchtime 200x)" "$PERF_COUNT" ;;

@@ -220,20 +220,34 @@ func renewalTable(b *strings.Builder, outs []output) {
 	}
 }
 
-// clientTable renders BenchmarkClientCPU: per operation, the store's and
-// the raw twin's allocations, bytes and CPU per call (medians).
+// clientTable renders BenchmarkClientCPU (one caller) and
+// BenchmarkClientCPUConcurrent (64): per operation and number of callers,
+// the store's and the raw twin's allocations, bytes and CPU per call
+// (medians).
 func clientTable(b *strings.Builder, outs []output) {
-	header(b, "Operation", "store allocs/op", "raw allocs/op", "store B/op", "raw B/op", "store CPU µs/call", "raw CPU µs/call")
+	header(b, "Operation", "callers", "store allocs/op", "raw allocs/op", "store B/op", "raw B/op", "store CPU µs/call", "raw CPU µs/call")
+	benches := []struct{ name, callers string }{{"BenchmarkClientCPU", "1"}, {"BenchmarkClientCPUConcurrent", "64"}}
 	for _, o := range outs {
-		for _, sub := range o.file.subNames("BenchmarkClientCPU") {
-			op, side, ok := strings.Cut(sub, "/")
-			if !ok || side != "store" {
-				continue
+		var ops []string
+		for _, bench := range benches {
+			for _, sub := range o.file.subNames(bench.name) {
+				if op, side, ok := strings.Cut(sub, "/"); ok && side == "store" && !slices.Contains(ops, op) {
+					ops = append(ops, op)
+				}
 			}
-			store := o.file.runs("BenchmarkClientCPU/" + op + "/store")
-			raw := o.file.runs("BenchmarkClientCPU/" + op + "/raw")
-			row(b, op, median(store, "allocs/op"), median(raw, "allocs/op"), median(store, "B/op"), median(raw, "B/op"),
-				micros(store), micros(raw))
+		}
+		for _, op := range ops {
+			label := op
+			for _, bench := range benches {
+				store := o.file.runs(bench.name + "/" + op + "/store")
+				raw := o.file.runs(bench.name + "/" + op + "/raw")
+				if len(store) == 0 && len(raw) == 0 {
+					continue
+				}
+				row(b, label, bench.callers, median(store, "allocs/op"), median(raw, "allocs/op"), median(store, "B/op"), median(raw, "B/op"),
+					micros(store), micros(raw))
+				label = ""
+			}
 		}
 	}
 }
