@@ -33,6 +33,13 @@ import (
 // which runs without fsync.
 const envBenchFsync = "ZLINK_BENCH_FSYNC"
 
+// envBenchSide, set to store or raw, makes compare run that side only (the
+// other side's figures are then 0), so that a CPU profile
+// (-cpuprofile) shows one side's work; for example
+//
+//	ZLINK_BENCH_SIDE=store go test -run '^$' -bench 'UpdateMeshNodeRevision$/callers=1$' -cpuprofile store.out ./etcdstore/
+const envBenchSide = "ZLINK_BENCH_SIDE"
+
 // benchCallers are the numbers of concurrent callers of every benchmark.
 func benchCallers() []int { return []int{1, 16, 64} }
 
@@ -155,10 +162,23 @@ func runPhase(ctx context.Context, side benchSide, callers, perCaller int) (phas
 	return res, errors.Join(errs...)
 }
 
-// benchRounds is the number of rounds in which compare alternates the two
-// sides (store, raw, raw, store each), so that the load of a shared machine,
-// which changes from second to second, falls on both sides alike.
-const benchRounds = 4
+// compare alternates the two sides in rounds (store, raw, raw, store each),
+// so that the load of a shared machine, which changes from one tenth of a
+// second to the next, falls on both sides alike: the more rounds, the finer
+// the alternation, but a phase's start and end (its callers ramping up and
+// down) must stay small beside it. So: at least minBenchRounds rounds, more
+// while every caller still makes minPhaseCalls calls per phase, at most
+// maxBenchRounds.
+const (
+	minBenchRounds = 4
+	maxBenchRounds = 32
+	minPhaseCalls  = 25
+)
+
+// benchRounds returns the number of rounds for perCaller calls per caller.
+func benchRounds(perCaller int) int {
+	return min(maxBenchRounds, max(minBenchRounds, perCaller/(2*minPhaseCalls)))
+}
 
 // splitCalls splits n calls into parts as even as can be (some may be 0).
 func splitCalls(n, parts int) []int {
@@ -191,7 +211,8 @@ func compare(b *testing.B, callers int, store, raw benchSide) {
 	b.StopTimer()
 	b.ResetTimer()
 	perCaller := (b.N + callers - 1) / callers
-	parts := splitCalls(perCaller, 2*benchRounds)
+	rounds := benchRounds(perCaller)
+	parts := splitCalls(perCaller, 2*rounds)
 	var st, rw sideResult
 	phase := func(side benchSide, n int, timed bool, into *sideResult) {
 		if n == 0 {
@@ -219,11 +240,18 @@ func compare(b *testing.B, callers int, store, raw benchSide) {
 			}
 		}
 	}
-	for r := range benchRounds {
-		phase(store, parts[2*r], true, &st)
-		phase(raw, parts[2*r], false, &rw)
-		phase(raw, parts[2*r+1], false, &rw)
-		phase(store, parts[2*r+1], true, &st)
+	only := os.Getenv(envBenchSide)
+	for r := range rounds {
+		if only != "raw" {
+			phase(store, parts[2*r], true, &st)
+		}
+		if only != "store" {
+			phase(raw, parts[2*r], false, &rw)
+			phase(raw, parts[2*r+1], false, &rw)
+		}
+		if only != "raw" {
+			phase(store, parts[2*r+1], true, &st)
+		}
 	}
 
 	calls := float64(st.calls)
