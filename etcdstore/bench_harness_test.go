@@ -329,3 +329,15 @@ func TestSplitCalls(t *testing.T) {
 		}
 	}
 }
+
+// The rounds of a comparison: at least 4, at most 32, and in between as
+// many as leave every caller 25 calls per phase.
+func TestBenchRounds(t *testing.T) {
+	for _, tc := range []struct{ perCaller, want int }{
+		{0, 4}, {1, 4}, {199, 4}, {200, 4}, {250, 5}, {1000, 20}, {1599, 31}, {1600, 32}, {100000, 32},
+	} {
+		if got := benchRounds(tc.perCaller); got != tc.want {
+			t.Errorf("benchRounds(%d) = %d, want %d", tc.perCaller, got, tc.want)
+		}
+	}
+}
