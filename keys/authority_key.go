@@ -139,28 +139,19 @@ func DecodeAuthorityKey(key string) (AuthorityKind, string, error) {
 	if declared > MaxAuthorityIdentityBytes {
 		return 0, "", codecError(ProblemShape, CodeAuthorityDeclaredLength, "authority key declares "+strconv.Itoa(declared)+" identity bytes, more than 255")
 	}
-	if !strings.Contains(rest, "%") {
-		// No escape: the identity is rest itself (no copy), once every
-		// byte is a literal one (unreserved bytes are ASCII, so valid
-		// UTF-8).
-		for i := range len(rest) {
-			if !isUnreserved(rest[i]) {
-				return 0, "", codecError(ProblemShape, CodeAuthorityLiteral, "authority key byte 0x"+hexByte(rest[i])+" at identity offset "+strconv.Itoa(i)+" must be escaped")
-			}
-		}
-		if len(rest) != declared {
-			return 0, "", codecError(ProblemShape, CodeAuthorityLengthMismatch, "authority key declares "+strconv.Itoa(declared)+" identity bytes but holds "+strconv.Itoa(len(rest)))
-		}
-		return kind, rest, nil
-	}
-	id := make([]byte, 0, len(rest))
+	// id stays nil while every byte is a literal one: the identity is then
+	// rest itself, without a copy (unreserved bytes are ASCII, so valid
+	// UTF-8).
+	var id []byte
 	for i := 0; i < len(rest); {
 		c := rest[i]
 		if c != '%' {
 			if !isUnreserved(c) {
 				return 0, "", codecError(ProblemShape, CodeAuthorityLiteral, "authority key byte 0x"+hexByte(c)+" at identity offset "+strconv.Itoa(i)+" must be escaped")
 			}
-			id = append(id, c)
+			if id != nil {
+				id = append(id, c)
+			}
 			i++
 			continue
 		}
@@ -171,11 +162,21 @@ func DecodeAuthorityKey(key string) (AuthorityKind, string, error) {
 		if isUnreserved(v) {
 			return 0, "", codecError(ProblemShape, CodeAuthorityEscapeUnreserved, "authority key escape "+rest[i:i+3]+" at identity offset "+strconv.Itoa(i)+" encodes a byte that must be literal")
 		}
+		if id == nil {
+			id = append(make([]byte, 0, len(rest)), rest[:i]...)
+		}
 		id = append(id, v)
 		i += 3
 	}
-	if len(id) != declared {
-		return 0, "", codecError(ProblemShape, CodeAuthorityLengthMismatch, "authority key declares "+strconv.Itoa(declared)+" identity bytes but holds "+strconv.Itoa(len(id)))
+	n := len(rest)
+	if id != nil {
+		n = len(id)
+	}
+	if n != declared {
+		return 0, "", codecError(ProblemShape, CodeAuthorityLengthMismatch, "authority key declares "+strconv.Itoa(declared)+" identity bytes but holds "+strconv.Itoa(n))
+	}
+	if id == nil {
+		return kind, rest, nil
 	}
 	if !utf8.Valid(id) {
 		return 0, "", codecError(ProblemShape, CodeAuthorityUTF8, "authority key identity is not valid UTF-8")
