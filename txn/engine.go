@@ -670,11 +670,8 @@ func (e *Engine) viewOf(keys []string, now Observations) *View {
 // get: the highest revision seen before sending (every such revision was
 // committed before the new commit was sent).
 func (e *Engine) sentAfter(v *View) int64 {
-	rev := max(v.rev, e.LastRevision())
-	for _, o := range v.obs {
-		rev = max(rev, o.Revision)
-	}
-	return rev
+	// v.rev is at least the Revision of every observation (View.add).
+	return max(v.rev, e.LastRevision())
 }
 
 // applied updates the cache after a commit was applied at rev.
