@@ -29,6 +29,10 @@ type descriptorTable[D location.Cloner[D]] struct {
 	claim func(tx *Tx, next *D) (bool, error)
 	// replace moves claims on the takeover path (nil: none).
 	replace func(tx *Tx, cur, next *D) (bool, error)
+	// copyOver returns the deep copy of d that a write stores, sharing the
+	// parts equal to cur's (the stored row; nil on a create); nil means
+	// d's Clone.
+	copyOver func(d, cur *D) D
 }
 
 // meshNodeTable is the mesh-node descriptor table: Peer-kind stamps plus the
@@ -48,6 +52,7 @@ func meshNodeTable() descriptorTable[location.MeshNodeDescriptor] {
 		bump:           func(tx *Tx, d *location.MeshNodeDescriptor) { bumpMeshNode(tx, d.MeshName) },
 		claim:          claimEntrySpot,
 		replace:        replaceEntrySpot,
+		copyOver:       meshNodeCopy,
 	}
 }
 
@@ -163,7 +168,7 @@ func writeDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key st
 				return rejectedConflictResult(), nil
 			}
 		}
-		return putDescriptor(tx, dt, key, d, tx.Source().NextGeneration(dt.table, key), now), nil
+		return putDescriptor(tx, dt, key, d, nil, tx.Source().NextGeneration(dt.table, key), now), nil
 	}
 	// Rule 3: takeover (no fingerprint check: any field may change).
 	owner := dt.token(&cur)
@@ -177,7 +182,7 @@ func writeDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key st
 				return rejectedConflictResult(), nil
 			}
 		}
-		return putDescriptor(tx, dt, key, d, tx.Source().NextGeneration(dt.table, key), now), nil
+		return putDescriptor(tx, dt, key, d, &cur, tx.Source().NextGeneration(dt.table, key), now), nil
 	}
 	// Rule 4: exact replay (the full fingerprint includes owner, lease,
 	// lifecycle and revision): no write, the stored updatedAt.
@@ -192,13 +197,22 @@ func writeDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key st
 		return ignoredStaleResult(), nil
 	}
 	// Rule 6: revision update, generation unchanged.
-	return putDescriptor(tx, dt, key, d, rec.Generation, now), nil
+	return putDescriptor(tx, dt, key, d, &cur, rec.Generation, now), nil
+}
+
+// copyOf returns the deep copy of d that a write stores (copyOver).
+func (dt *descriptorTable[D]) copyOf(d, cur *D) D {
+	if dt.copyOver != nil {
+		return dt.copyOver(d, cur)
+	}
+	return (*d).Clone()
 }
 
 // putDescriptor plans the write of a copy of d stamped with now under
-// generation g, and its change stamps.
-func putDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key string, d *D, g int64, now time.Time) location.WriteResult {
-	tx.PutOwned(dt.table, key, dt.withUpdatedAt((*d).Clone(), now), g)
+// generation g, and its change stamps; cur is the stored row it replaces
+// (nil: none), whose parts equal to d's the copy shares (copyOver).
+func putDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key string, d, cur *D, g int64, now time.Time) location.WriteResult {
+	tx.PutOwned(dt.table, key, dt.withUpdatedAt(dt.copyOf(d, cur), now), g)
 	dt.bump(tx, d)
 	return storedResult(g, now)
 }

@@ -22,6 +22,10 @@ type ownerRowTable[R location.Cloner[R]] struct {
 	withStamp func(r R, generation int64, now time.Time) R
 	// bump plans the change stamps of a changed row.
 	bump func(tx *Tx, r *R)
+	// copyOver returns the deep copy of r that a write stores, sharing the
+	// parts equal to cur's (the stored row; nil: none); nil means r's
+	// Clone.
+	copyOver func(r, cur *R) R
 }
 
 // peerTable is the peer table: (Peer, mesh) stamps.
@@ -34,7 +38,8 @@ func peerTable() ownerRowTable[location.PeerLocation] {
 			p.Generation, p.UpdatedAt = g, now
 			return p
 		},
-		bump: func(tx *Tx, p *location.PeerLocation) { tx.Bump(location.LocationPeer, &p.MeshName) },
+		bump:     func(tx *Tx, p *location.PeerLocation) { tx.Bump(location.LocationPeer, &p.MeshName) },
+		copyOver: peerCopy,
 	}
 }
 
@@ -81,6 +86,14 @@ func RemoveRoute(tx *Tx, k location.RouteKey, owner location.OwnerToken) (locati
 	return removeOwnerRow(tx, routeTable(), RouteKey(k), owner)
 }
 
+// copyOf returns the deep copy of r that a write stores (copyOver).
+func (ot *ownerRowTable[R]) copyOf(r, cur *R) R {
+	if ot.copyOver != nil {
+		return ot.copyOver(r, cur)
+	}
+	return (*r).Clone()
+}
+
 // writeOwnerRow is the shared write (02 §3.1, rules 1–4).
 func writeOwnerRow[R location.Cloner[R]](tx *Tx, ot ownerRowTable[R], key string, r *R, intent location.WriteIntent) (location.WriteResult, error) {
 	now := tx.Now()
@@ -93,7 +106,11 @@ func writeOwnerRow[R location.Cloner[R]](tx *Tx, ot ownerRowTable[R], key string
 	}
 	if intent == location.IntentNewClaim || intent == location.IntentTakeover {
 		g := tx.Source().NextGeneration(ot.table, key)
-		tx.PutOwned(ot.table, key, ot.withStamp((*r).Clone(), g, now), g)
+		var over *R
+		if exists {
+			over = &cur
+		}
+		tx.PutOwned(ot.table, key, ot.withStamp(ot.copyOf(r, over), g, now), g)
 		ot.bump(tx, r)
 		return storedResult(g, now), nil
 	}
@@ -101,7 +118,7 @@ func writeOwnerRow[R location.Cloner[R]](tx *Tx, ot ownerRowTable[R], key string
 	if exists && ot.owner(&cur) == ot.owner(r) && (want == 0 || ot.generation(&cur) == want) {
 		// Anomaly A-01 fixed: the row keeps its generation (the reference
 		// would store the caller's value, 0 for the wildcard).
-		tx.PutOwned(ot.table, key, ot.withStamp((*r).Clone(), rec.Generation, now), rec.Generation)
+		tx.PutOwned(ot.table, key, ot.withStamp(ot.copyOf(r, &cur), rec.Generation, now), rec.Generation)
 		ot.bump(tx, r)
 		return storedResult(rec.Generation, now), nil
 	}
