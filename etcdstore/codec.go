@@ -191,16 +191,19 @@ type decodedRecord struct {
 
 // authorityForm is the decoded form of an authority row being written: its
 // StoreVersion is the commit's revision (decodeFresh reads it from the
-// ModRevision), known once the commit applies.
+// ModRevision), known once the commit applies. row is the rules.AuthorityRow
+// as the plan boxed it (its StoreVersion aside), so that the form does not
+// copy the row again until it is derived.
 type authorityForm struct {
-	row        rules.AuthorityRow
+	row        any
 	generation int64
 }
 
 // DeriveAt implements txn.DerivedAt.
 func (f authorityForm) DeriveAt(revision int64) any {
-	f.row.StoreVersion = versionOf(revision)
-	return decodedRecord{table: rules.TableAuthority, rec: rules.Record{Value: f.row, Generation: f.generation}}
+	row := f.row.(rules.AuthorityRow) // decodedForm boxes only these
+	row.StoreVersion = versionOf(revision)
+	return decodedRecord{table: rules.TableAuthority, rec: rules.Record{Value: row, Generation: f.generation}}
 }
 
 // decodedForm returns what a reader would decode from the value of w, which
@@ -222,9 +225,9 @@ func (s *Store) decodedForm(w rules.Write, rt roundTrip) any {
 			return nil
 		}
 		if !w.Owned {
-			row = row.Clone()
+			value = row.Clone()
 		}
-		return authorityForm{row: row, generation: generation}
+		return authorityForm{row: value, generation: generation}
 	}
 	if rt == roundTripUnknown && !s.exact.survives(t, value) {
 		return nil
