@@ -103,6 +103,29 @@ type encoder struct {
 // maxScratch is the largest scratch buffer an encoder keeps.
 const maxScratch = 64 << 10
 
+// sizeSlack is what encode adds to a size hint: a rewritten value may be a
+// few bytes longer than the one it replaces (a timestamp's fraction).
+const sizeSlack = 16
+
+// encodeSized is encode with the value's expected size, when positive
+// (the length of the value the key holds): the value is encoded straight
+// into a buffer of that size and a little more, and copied to one of its
+// exact size only when it did not fit.
+func (e *encoder) encodeSized(t rules.Table, value any, generation int64, nonce string, now time.Time, sizeHint int) ([]byte, roundTrip, error) {
+	if sizeHint <= 0 {
+		return e.encode(t, value, generation, nonce, now)
+	}
+	size := sizeHint + sizeSlack
+	b, rt, err := appendValue(make([]byte, 0, size), t, value, generation, nonce, now)
+	if err != nil {
+		return nil, rt, err
+	}
+	if cap(b) != size {
+		b = bytes.Clone(b)
+	}
+	return b, rt, nil
+}
+
 // encode is appendValue to a buffer of its own.
 func (e *encoder) encode(t rules.Table, value any, generation int64, nonce string, now time.Time) ([]byte, roundTrip, error) {
 	p, _ := e.scratch.Get().(*[]byte)
