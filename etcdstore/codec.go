@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
@@ -177,7 +178,7 @@ func appendEnvelopeHead(dst []byte, t rules.Table, generation, writtenAtMs int64
 func appendJSONString(dst []byte, parts ...string) []byte {
 	for _, s := range parts {
 		for i := range len(s) {
-			if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			if c := s[i]; c >= utf8.RuneSelf || !jsonSafe[c] || c == 0x7f {
 				b, _ := json.Marshal(strings.Join(parts, "")) // a string always encodes
 				return append(dst, b...)
 			}

@@ -87,7 +87,7 @@ func (w *rowWriter) str(s string) {
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if jsonSafe[c] {
 				i++
 				continue
 			}
@@ -133,6 +133,16 @@ func (w *rowWriter) str(s string) {
 	b = append(b, s[start:]...)
 	w.b = append(b, '"')
 }
+
+// jsonSafe[c] reports whether encoding/json writes the ASCII byte c of a
+// string as it is: printable, and neither '"', '\\' nor one of the HTML
+// characters '<', '>', '&' it escapes.
+var jsonSafe = func() (safe [utf8.RuneSelf]bool) {
+	for c := range byte(utf8.RuneSelf) {
+		safe[c] = c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return safe
+}()
 
 // rid appends a routing id as location.RoutingID.MarshalJSON writes it.
 func (w *rowWriter) rid(r location.RoutingID) {
