@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/rules"
@@ -103,6 +104,29 @@ type encoder struct {
 // maxScratch is the largest scratch buffer an encoder keeps.
 const maxScratch = 64 << 10
 
+// sizeSlack is what encode adds to a size hint: a rewritten value may be a
+// few bytes longer than the one it replaces (a timestamp's fraction).
+const sizeSlack = 16
+
+// encodeSized is encode with the value's expected size, when positive
+// (the length of the value the key holds): the value is encoded straight
+// into a buffer of that size and a little more, and copied to one of its
+// exact size only when it did not fit.
+func (e *encoder) encodeSized(t rules.Table, value any, generation int64, nonce string, now time.Time, sizeHint int) ([]byte, roundTrip, error) {
+	if sizeHint <= 0 {
+		return e.encode(t, value, generation, nonce, now)
+	}
+	size := sizeHint + sizeSlack
+	b, rt, err := appendValue(make([]byte, 0, size), t, value, generation, nonce, now)
+	if err != nil {
+		return nil, rt, err
+	}
+	if cap(b) != size {
+		b = bytes.Clone(b)
+	}
+	return b, rt, nil
+}
+
 // encode is appendValue to a buffer of its own.
 func (e *encoder) encode(t rules.Table, value any, generation int64, nonce string, now time.Time) ([]byte, roundTrip, error) {
 	p, _ := e.scratch.Get().(*[]byte)
@@ -154,7 +178,7 @@ func appendEnvelopeHead(dst []byte, t rules.Table, generation, writtenAtMs int64
 func appendJSONString(dst []byte, parts ...string) []byte {
 	for _, s := range parts {
 		for i := range len(s) {
-			if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			if c := s[i]; c >= utf8.RuneSelf || !jsonSafe[c] || c == 0x7f {
 				b, _ := json.Marshal(strings.Join(parts, "")) // a string always encodes
 				return append(dst, b...)
 			}
@@ -191,16 +215,19 @@ type decodedRecord struct {
 
 // authorityForm is the decoded form of an authority row being written: its
 // StoreVersion is the commit's revision (decodeFresh reads it from the
-// ModRevision), known once the commit applies.
+// ModRevision), known once the commit applies. row is the rules.AuthorityRow
+// as the plan boxed it (its StoreVersion aside), so that the form does not
+// copy the row again until it is derived.
 type authorityForm struct {
-	row        rules.AuthorityRow
+	row        any
 	generation int64
 }
 
 // DeriveAt implements txn.DerivedAt.
 func (f authorityForm) DeriveAt(revision int64) any {
-	f.row.StoreVersion = versionOf(revision)
-	return decodedRecord{table: rules.TableAuthority, rec: rules.Record{Value: f.row, Generation: f.generation}}
+	row := f.row.(rules.AuthorityRow) // decodedForm boxes only these
+	row.StoreVersion = versionOf(revision)
+	return decodedRecord{table: rules.TableAuthority, rec: rules.Record{Value: row, Generation: f.generation}}
 }
 
 // decodedForm returns what a reader would decode from the value of w, which
@@ -222,9 +249,9 @@ func (s *Store) decodedForm(w rules.Write, rt roundTrip) any {
 			return nil
 		}
 		if !w.Owned {
-			row = row.Clone()
+			value = row.Clone()
 		}
-		return authorityForm{row: row, generation: generation}
+		return authorityForm{row: value, generation: generation}
 	}
 	if rt == roundTripUnknown && !s.exact.survives(t, value) {
 		return nil

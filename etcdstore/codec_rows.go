@@ -74,7 +74,20 @@ func (w *rowWriter) done(dst []byte) (out []byte, ok, exact bool) {
 // raw appends literal JSON (punctuation and field names).
 func (w *rowWriter) raw(s string) { w.b = append(w.b, s...) }
 
-func (w *rowWriter) int(n int64) { w.b = strconv.AppendInt(w.b, n, 10) }
+// int appends n in decimal; the small numbers most fields hold (counts,
+// limits, generations) without strconv's general loop.
+func (w *rowWriter) int(n int64) {
+	switch {
+	case 0 <= n && n < 10:
+		w.b = append(w.b, byte('0'+n))
+	case 10 <= n && n < 100:
+		w.b = append(w.b, byte('0'+n/10), byte('0'+n%10))
+	case 100 <= n && n < 1000:
+		w.b = append(w.b, byte('0'+n/100), byte('0'+n/10%10), byte('0'+n%10))
+	default:
+		w.b = strconv.AppendInt(w.b, n, 10)
+	}
+}
 
 func (w *rowWriter) bool(v bool) { w.b = strconv.AppendBool(w.b, v) }
 
@@ -87,7 +100,7 @@ func (w *rowWriter) str(s string) {
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if jsonSafe[c] {
 				i++
 				continue
 			}
@@ -133,6 +146,16 @@ func (w *rowWriter) str(s string) {
 	b = append(b, s[start:]...)
 	w.b = append(b, '"')
 }
+
+// jsonSafe[c] reports whether encoding/json writes the ASCII byte c of a
+// string as it is: printable, and neither '"', '\\' nor one of the HTML
+// characters '<', '>', '&' it escapes.
+var jsonSafe = func() (safe [utf8.RuneSelf]bool) {
+	for c := range byte(utf8.RuneSelf) {
+		safe[c] = c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return safe
+}()
 
 // rid appends a routing id as location.RoutingID.MarshalJSON writes it.
 func (w *rowWriter) rid(r location.RoutingID) {

@@ -30,19 +30,30 @@ func (s *Store) commitOf(v *txn.View, call *call, p *rules.Plan) (txn.Commit, er
 	c := txn.Commit{Writes: call.writeBuf[:0]}
 	for _, w := range writes {
 		etcdKey := call.etcdKey(s, w.Table, w.Key)
+		// The value an indexed row's key holds (the decision read it): its
+		// owner is the owner index's entry, its size the new value's likely
+		// size.
+		isIndexed := indexed(w.Table)
+		var (
+			old      txn.Observation
+			observed bool
+		)
+		if isIndexed {
+			old, observed = v.Get(etcdKey)
+		}
 		if w.Value == nil {
 			c.Writes = append(c.Writes, txn.Delete(etcdKey))
 		} else {
-			b, rt, err := s.encoder.encode(w.Table, w.Value, w.Generation, nonce, call.now)
+			b, rt, err := s.encoder.encodeSized(w.Table, w.Value, w.Generation, nonce, call.now, len(old.Value))
 			if err != nil {
 				return txn.Commit{}, err
 			}
 			c.Writes = append(c.Writes, txn.Write{Key: etcdKey, Value: b, Derived: s.decodedForm(w, rt)})
 		}
-		if !indexed(w.Table) {
+		if !isIndexed {
 			continue
 		}
-		oldOwner, hadOwner, err := s.observedOwner(v, w.Table, etcdKey)
+		oldOwner, hadOwner, err := observedOwner(w.Table, old, observed)
 		if err != nil {
 			return txn.Commit{}, err
 		}
@@ -162,12 +173,11 @@ func ownerOf(t rules.Table, value any) (string, bool) {
 	return spec.OwnerID(value)
 }
 
-// observedOwner returns the owner id of the value the decision observed at
-// etcdKey before its own writes (the engine guards that observation). The
-// decision decoded that value already: the decoded form memoized on the
-// observation answers.
-func (s *Store) observedOwner(v *txn.View, t rules.Table, etcdKey string) (string, bool, error) {
-	o, ok := v.Get(etcdKey)
+// observedOwner returns the owner id of o, the value of table t the
+// decision observed (ok: present or not) before its own writes (the engine
+// guards that observation). The decision decoded that value already: the
+// decoded form memoized on the observation answers.
+func observedOwner(t rules.Table, o txn.Observation, ok bool) (string, bool, error) {
 	if !ok {
 		return "", false, nil
 	}

@@ -66,6 +66,21 @@ const (
 	StateError      RuntimeState = 6
 )
 
+// runtimeStateNames name the runtime states.
+var runtimeStateNames = enumCodes[RuntimeState, string]{
+	{StatePreparing, "preparing"},
+	{StateServing, "serving"},
+	{StateRelocating, "relocating"},
+	{StateRelocated, "relocated"},
+	{StateDraining, "draining"},
+	{StateStopped, "stopped"},
+	{StateError, "error"},
+}
+
+// String returns the state's name ("serving"), or a numeric form
+// ("RuntimeState(9)") for a value without one.
+func (s RuntimeState) String() string { return enumString(runtimeStateNames, s, "RuntimeState") }
+
 // MaintenancePolicy is an object capability's maintenance policy.
 type MaintenancePolicy string
 
@@ -171,6 +186,18 @@ const (
 	RouteSpotName       RouteKind = 2
 	RouteFrameworkRoute RouteKind = 3
 )
+
+// routeKindNames name the route kinds.
+var routeKindNames = enumCodes[RouteKind, string]{
+	{RouteActorSession, "actor-session"},
+	{RouteSpotName, "spot-name"},
+	{RouteFrameworkRoute, "framework-route"},
+}
+
+// String returns the kind's name ("actor-session"), or a numeric form
+// ("RouteKind(0)") for a value without one. The key segment is the decimal
+// value, not this name.
+func (k RouteKind) String() string { return enumString(routeKindNames, k, "RouteKind") }
 
 // LocationKind names a location table family; change-stamp scopes use it.
 type LocationKind int

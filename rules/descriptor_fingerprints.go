@@ -41,16 +41,18 @@ func EqualMeshNodeImmutable(a, b *location.MeshNodeDescriptor) bool {
 // concurrency, channel weights, maintenance wave and state. UpdatedAt is
 // never compared.
 func EqualMeshNode(a, b *location.MeshNodeDescriptor) bool {
-	return EqualMeshNodeImmutable(a, b) &&
-		a.DescriptorRevision == b.DescriptorRevision &&
+	// The scalars first: a revision update differs there, and answers
+	// before the immutable part's collections are compared.
+	return a.DescriptorRevision == b.DescriptorRevision &&
 		a.PlacementWeight == b.PlacementWeight &&
 		a.PopulationCapacity.Actors == b.PopulationCapacity.Actors &&
 		a.PopulationCapacity.Spots == b.PopulationCapacity.Spots &&
-		slices.Equal(a.PopulationCapacity.SpotTypes, b.PopulationCapacity.SpotTypes) &&
 		a.ActivationConcurrency == b.ActivationConcurrency &&
+		a.State == b.State &&
+		EqualMeshNodeImmutable(a, b) &&
+		slices.Equal(a.PopulationCapacity.SpotTypes, b.PopulationCapacity.SpotTypes) &&
 		maps.Equal(a.ChannelWeights, b.ChannelWeights) &&
-		equalOptionalString(a.MaintenanceWave, b.MaintenanceWave) &&
-		a.State == b.State
+		equalOptionalString(a.MaintenanceWave, b.MaintenanceWave)
 }
 
 // EqualClientServerImmutable compares the immutable fingerprint of two

@@ -12,80 +12,100 @@ import (
 // claims.
 
 // descriptorTable describes one descriptor table to the shared procedures.
+// Its functions take rows by value: a row passed by pointer to a function
+// value would escape, and the write would allocate its copies of the
+// caller's row and of the stored one on the heap.
 type descriptorTable[D location.Cloner[D]] struct {
 	ownedTable[D]
-	// lifecycle and revision return the ordering fields.
-	lifecycle func(*D) int64
-	revision  func(*D) int64
-	updatedAt func(*D) time.Time
+	// facts returns a row's owner token and ordering fields.
+	facts func(D) descriptorFacts
 	// withUpdatedAt returns d with UpdatedAt = now.
 	withUpdatedAt func(d D, now time.Time) D
 	// equal and equalImmutable compare full and immutable fingerprints.
-	equal          func(a, b *D) bool
-	equalImmutable func(a, b *D) bool
+	equal          func(a, b D) bool
+	equalImmutable func(a, b D) bool
 	// bump plans the change stamps of a changed row.
-	bump func(tx *Tx, d *D)
+	bump func(tx *Tx, d D)
 	// claim takes the create path's entry-spot claim (nil: none).
-	claim func(tx *Tx, next *D) (bool, error)
+	claim func(tx *Tx, next D) (bool, error)
 	// replace moves claims on the takeover path (nil: none).
-	replace func(tx *Tx, cur, next *D) (bool, error)
+	replace func(tx *Tx, cur, next D) (bool, error)
+	// copyOver returns the deep copy of d that a write stores, sharing the
+	// parts equal to cur's when stored (cur is the stored row); nil means
+	// d's Clone.
+	copyOver func(d, cur D, stored bool) D
+}
+
+// descriptorFacts are the fields of a descriptor the shared write orders
+// and reports by.
+type descriptorFacts struct {
+	owner               location.OwnerToken
+	lifecycle, revision int64
+	updatedAt           time.Time
 }
 
 // meshNodeTable is the mesh-node descriptor table: Peer-kind stamps plus the
 // mesh-node stamp (00-decisions), entry-spot claims.
 func meshNodeTable() descriptorTable[location.MeshNodeDescriptor] {
-	return descriptorTable[location.MeshNodeDescriptor]{
-		ownedTable: ownedTable[location.MeshNodeDescriptor]{table: location.TableMeshNodes, token: (*location.MeshNodeDescriptor).Owner},
-		lifecycle:  func(d *location.MeshNodeDescriptor) int64 { return d.LifecycleGeneration },
-		revision:   func(d *location.MeshNodeDescriptor) int64 { return d.DescriptorRevision },
-		updatedAt:  func(d *location.MeshNodeDescriptor) time.Time { return d.UpdatedAt },
-		withUpdatedAt: func(d location.MeshNodeDescriptor, now time.Time) location.MeshNodeDescriptor {
+	type row = location.MeshNodeDescriptor
+	return descriptorTable[row]{
+		ownedTable: ownedTable[row]{table: location.TableMeshNodes, token: func(d row) location.OwnerToken { return d.Owner() }},
+		facts: func(d row) descriptorFacts {
+			return descriptorFacts{owner: d.Owner(), lifecycle: d.LifecycleGeneration, revision: d.DescriptorRevision, updatedAt: d.UpdatedAt}
+		},
+		withUpdatedAt: func(d row, now time.Time) row {
 			d.UpdatedAt = now
 			return d
 		},
-		equal:          EqualMeshNode,
-		equalImmutable: EqualMeshNodeImmutable,
-		bump:           func(tx *Tx, d *location.MeshNodeDescriptor) { bumpMeshNode(tx, d.MeshName) },
-		claim:          claimEntrySpot,
-		replace:        replaceEntrySpot,
+		equal:          func(a, b row) bool { return EqualMeshNode(&a, &b) },
+		equalImmutable: func(a, b row) bool { return EqualMeshNodeImmutable(&a, &b) },
+		bump:           func(tx *Tx, d row) { bumpMeshNode(tx, d.MeshName) },
+		claim:          func(tx *Tx, next row) (bool, error) { return claimEntrySpot(tx, &next) },
+		replace:        func(tx *Tx, cur, next row) (bool, error) { return replaceEntrySpot(tx, &cur, &next) },
+		copyOver: func(d, cur row, stored bool) row {
+			if !stored {
+				return d.Clone()
+			}
+			return meshNodeCopy(&d, &cur)
+		},
 	}
 }
 
 // clientServerTable is the client-server table: ClientServer-kind stamps with
 // the channel name in the mesh slot (anomaly A-06, reproduced).
 func clientServerTable() descriptorTable[location.ClientServerDescriptor] {
-	return descriptorTable[location.ClientServerDescriptor]{
-		ownedTable: ownedTable[location.ClientServerDescriptor]{table: location.TableClientServers, token: (*location.ClientServerDescriptor).Owner},
-		lifecycle:  func(d *location.ClientServerDescriptor) int64 { return d.LifecycleGeneration },
-		revision:   func(d *location.ClientServerDescriptor) int64 { return d.DescriptorRevision },
-		updatedAt:  func(d *location.ClientServerDescriptor) time.Time { return d.UpdatedAt },
-		withUpdatedAt: func(d location.ClientServerDescriptor, now time.Time) location.ClientServerDescriptor {
+	type row = location.ClientServerDescriptor
+	return descriptorTable[row]{
+		ownedTable: ownedTable[row]{table: location.TableClientServers, token: func(d row) location.OwnerToken { return d.Owner() }},
+		facts: func(d row) descriptorFacts {
+			return descriptorFacts{owner: d.Owner(), lifecycle: d.LifecycleGeneration, revision: d.DescriptorRevision, updatedAt: d.UpdatedAt}
+		},
+		withUpdatedAt: func(d row, now time.Time) row {
 			d.UpdatedAt = now
 			return d
 		},
-		equal:          EqualClientServer,
-		equalImmutable: EqualClientServerImmutable,
-		bump: func(tx *Tx, d *location.ClientServerDescriptor) {
-			tx.Bump(location.LocationClientServer, &d.ChannelName)
-		},
+		equal:          func(a, b row) bool { return EqualClientServer(&a, &b) },
+		equalImmutable: func(a, b row) bool { return EqualClientServerImmutable(&a, &b) },
+		bump:           func(tx *Tx, d row) { tx.Bump(location.LocationClientServer, &d.ChannelName) },
 	}
 }
 
 // fanoutPublisherTable is the fanout publisher table: no stamps at all
 // (anomaly A-07, reproduced).
 func fanoutPublisherTable() descriptorTable[location.FanoutPublisherDescriptor] {
-	return descriptorTable[location.FanoutPublisherDescriptor]{
-		ownedTable: ownedTable[location.FanoutPublisherDescriptor]{table: location.TableFanoutPublishers, token: (*location.FanoutPublisherDescriptor).Owner},
-		lifecycle:  func(d *location.FanoutPublisherDescriptor) int64 { return d.LifecycleGeneration },
-		revision:   func(d *location.FanoutPublisherDescriptor) int64 { return d.DescriptorRevision },
-		updatedAt:  func(d *location.FanoutPublisherDescriptor) time.Time { return d.UpdatedAt },
-		withUpdatedAt: func(d location.FanoutPublisherDescriptor, now time.Time) location.FanoutPublisherDescriptor {
+	type row = location.FanoutPublisherDescriptor
+	return descriptorTable[row]{
+		ownedTable: ownedTable[row]{table: location.TableFanoutPublishers, token: func(d row) location.OwnerToken { return d.Owner() }},
+		facts: func(d row) descriptorFacts {
+			return descriptorFacts{owner: d.Owner(), lifecycle: d.LifecycleGeneration, revision: d.DescriptorRevision, updatedAt: d.UpdatedAt}
+		},
+		withUpdatedAt: func(d row, now time.Time) row {
 			d.UpdatedAt = now
 			return d
 		},
-		equal:          EqualFanoutPublisher,
-		equalImmutable: EqualFanoutPublisherImmutable,
-		bump:           func(*Tx, *location.FanoutPublisherDescriptor) {},
+		equal:          func(a, b row) bool { return EqualFanoutPublisher(&a, &b) },
+		equalImmutable: func(a, b row) bool { return EqualFanoutPublisherImmutable(&a, &b) },
+		bump:           func(*Tx, row) {},
 	}
 }
 
@@ -140,7 +160,8 @@ func RemoveFanoutPublisher(tx *Tx, k location.FanoutPublisherKey, owner location
 // procedure, rules 1–6).
 func writeDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key string, d *D, intent location.WriteIntent) (location.WriteResult, error) {
 	now := tx.Now()
-	writer := dt.token(d)
+	next := dt.facts(*d)
+	writer := next.owner
 	// Rule 1: the writer's own exact lease must be live, whatever the intent.
 	if !exactLeaseLive(tx, writer.OwnerID, writer.LeaseGeneration) {
 		return rejectedConflictResult(), nil
@@ -155,7 +176,7 @@ func writeDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key st
 			return ignoredStaleResult(), nil
 		}
 		if dt.claim != nil {
-			ok, err := dt.claim(tx, d)
+			ok, err := dt.claim(tx, *d)
 			if err != nil {
 				return location.WriteResult{}, err
 			}
@@ -163,13 +184,14 @@ func writeDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key st
 				return rejectedConflictResult(), nil
 			}
 		}
-		return putDescriptor(tx, dt, key, d, tx.Source().NextGeneration(dt.table, key), now), nil
+		return putDescriptor(tx, dt, key, d, &cur, false, tx.Source().NextGeneration(dt.table, key), now), nil
 	}
 	// Rule 3: takeover (no fingerprint check: any field may change).
-	owner := dt.token(&cur)
+	stored := dt.facts(cur)
+	owner := stored.owner
 	if takeoverAllowed(tx, owner.OwnerID, owner.LeaseGeneration, writer.OwnerID, writer.LeaseGeneration, intent) {
 		if dt.replace != nil {
-			ok, err := dt.replace(tx, &cur, d)
+			ok, err := dt.replace(tx, cur, *d)
 			if err != nil {
 				return location.WriteResult{}, err
 			}
@@ -177,28 +199,35 @@ func writeDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key st
 				return rejectedConflictResult(), nil
 			}
 		}
-		return putDescriptor(tx, dt, key, d, tx.Source().NextGeneration(dt.table, key), now), nil
+		return putDescriptor(tx, dt, key, d, &cur, true, tx.Source().NextGeneration(dt.table, key), now), nil
 	}
 	// Rule 4: exact replay (the full fingerprint includes owner, lease,
 	// lifecycle and revision): no write, the stored updatedAt.
-	if dt.equal(&cur, d) {
-		return storedResult(rec.Generation, dt.updatedAt(&cur)), nil
+	if dt.equal(cur, *d) {
+		return storedResult(rec.Generation, stored.updatedAt), nil
 	}
 	// Rule 5: stale.
 	if owner != writer ||
-		dt.lifecycle(&cur) != dt.lifecycle(d) ||
-		dt.revision(d) <= dt.revision(&cur) ||
-		!dt.equalImmutable(&cur, d) {
+		stored.lifecycle != next.lifecycle ||
+		next.revision <= stored.revision ||
+		!dt.equalImmutable(cur, *d) {
 		return ignoredStaleResult(), nil
 	}
 	// Rule 6: revision update, generation unchanged.
-	return putDescriptor(tx, dt, key, d, rec.Generation, now), nil
+	return putDescriptor(tx, dt, key, d, &cur, true, rec.Generation, now), nil
 }
 
 // putDescriptor plans the write of a copy of d stamped with now under
-// generation g, and its change stamps.
-func putDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key string, d *D, g int64, now time.Time) location.WriteResult {
-	tx.PutOwned(dt.table, key, dt.withUpdatedAt((*d).Clone(), now), g)
-	dt.bump(tx, d)
+// generation g, and its change stamps; when stored, cur is the stored row
+// it replaces, whose parts equal to d's the copy shares (copyOver).
+func putDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key string, d, cur *D, stored bool, g int64, now time.Time) location.WriteResult {
+	var c D
+	if dt.copyOver != nil {
+		c = dt.copyOver(*d, *cur, stored)
+	} else {
+		c = (*d).Clone()
+	}
+	tx.PutOwned(dt.table, key, dt.withUpdatedAt(c, now), g)
+	dt.bump(tx, *d)
 	return storedResult(g, now)
 }

@@ -17,30 +17,32 @@ type leaseRowTable[R location.Cloner[R]] struct {
 	// withUpdatedAt returns r with UpdatedAt = now.
 	withUpdatedAt func(r R, now time.Time) R
 	// bump plans the change stamps of a changed row.
-	bump func(tx *Tx, r *R)
+	bump func(tx *Tx, r R)
 }
 
 // spotTable is the spot table: (Spot, mesh) stamps.
 func spotTable() leaseRowTable[location.SpotLocation] {
 	return leaseRowTable[location.SpotLocation]{
-		ownedTable: ownedTable[location.SpotLocation]{table: location.TableSpots, token: (*location.SpotLocation).Owner},
+		ownedTable: ownedTable[location.SpotLocation]{table: location.TableSpots,
+			token: func(s location.SpotLocation) location.OwnerToken { return s.Owner() }},
 		withUpdatedAt: func(s location.SpotLocation, now time.Time) location.SpotLocation {
 			s.UpdatedAt = now
 			return s
 		},
-		bump: func(tx *Tx, s *location.SpotLocation) { tx.Bump(location.LocationSpot, &s.MeshName) },
+		bump: func(tx *Tx, s location.SpotLocation) { tx.Bump(location.LocationSpot, &s.MeshName) },
 	}
 }
 
 // actorTable is the actor table: (Actor, mesh) stamps.
 func actorTable() leaseRowTable[location.ActorLocation] {
 	return leaseRowTable[location.ActorLocation]{
-		ownedTable: ownedTable[location.ActorLocation]{table: location.TableActors, token: (*location.ActorLocation).Owner},
+		ownedTable: ownedTable[location.ActorLocation]{table: location.TableActors,
+			token: func(a location.ActorLocation) location.OwnerToken { return a.Owner() }},
 		withUpdatedAt: func(a location.ActorLocation, now time.Time) location.ActorLocation {
 			a.UpdatedAt = now
 			return a
 		},
-		bump: func(tx *Tx, a *location.ActorLocation) { tx.Bump(location.LocationActor, &a.MeshName) },
+		bump: func(tx *Tx, a location.ActorLocation) { tx.Bump(location.LocationActor, &a.MeshName) },
 	}
 }
 
@@ -80,18 +82,18 @@ func writeLeaseRow[R location.Cloner[R]](tx *Tx, lt leaseRowTable[R], key string
 	}
 	var owner location.OwnerToken
 	if exists {
-		owner = lt.token(&cur)
+		owner = lt.token(cur)
 	}
 	if intent == location.IntentNewClaim && exists && ownerIDLive(tx, owner.OwnerID) {
 		return rejectedConflictResult(), nil
 	}
-	writer := lt.token(r)
+	writer := lt.token(*r)
 	if intent == location.IntentRenew {
 		if !exists || owner != writer {
 			return ignoredStaleResult(), nil
 		}
 		tx.PutOwned(lt.table, key, lt.withUpdatedAt((*r).Clone(), now), rec.Generation)
-		lt.bump(tx, r)
+		lt.bump(tx, *r)
 		return storedResult(rec.Generation, now), nil
 	}
 	if exists && !takeoverAllowed(tx, owner.OwnerID, owner.LeaseGeneration, writer.OwnerID, writer.LeaseGeneration, intent) {
@@ -99,6 +101,6 @@ func writeLeaseRow[R location.Cloner[R]](tx *Tx, lt leaseRowTable[R], key string
 	}
 	g := tx.Source().NextGeneration(lt.table, key)
 	tx.PutOwned(lt.table, key, lt.withUpdatedAt((*r).Clone(), now), g)
-	lt.bump(tx, r)
+	lt.bump(tx, *r)
 	return storedResult(g, now), nil
 }

@@ -16,25 +16,37 @@ import (
 type ownerRowTable[R location.Cloner[R]] struct {
 	table Table
 	// owner returns the row's owner id; generation its row generation.
-	owner      func(*R) string
-	generation func(*R) int64
+	// These functions take rows by value: a row passed by pointer to a
+	// function value would escape to the heap.
+	owner      func(R) string
+	generation func(R) int64
 	// withStamp returns r with the given row generation and UpdatedAt = now.
 	withStamp func(r R, generation int64, now time.Time) R
 	// bump plans the change stamps of a changed row.
-	bump func(tx *Tx, r *R)
+	bump func(tx *Tx, r R)
+	// copyOver returns the deep copy of r that a write stores, sharing the
+	// parts equal to cur's when stored (cur is the stored row); nil means
+	// r's Clone.
+	copyOver func(r, cur R, stored bool) R
 }
 
 // peerTable is the peer table: (Peer, mesh) stamps.
 func peerTable() ownerRowTable[location.PeerLocation] {
 	return ownerRowTable[location.PeerLocation]{
 		table:      location.TablePeers,
-		owner:      func(p *location.PeerLocation) string { return p.OwnerID },
-		generation: func(p *location.PeerLocation) int64 { return p.Generation },
+		owner:      func(p location.PeerLocation) string { return p.OwnerID },
+		generation: func(p location.PeerLocation) int64 { return p.Generation },
 		withStamp: func(p location.PeerLocation, g int64, now time.Time) location.PeerLocation {
 			p.Generation, p.UpdatedAt = g, now
 			return p
 		},
-		bump: func(tx *Tx, p *location.PeerLocation) { tx.Bump(location.LocationPeer, &p.MeshName) },
+		bump: func(tx *Tx, p location.PeerLocation) { tx.Bump(location.LocationPeer, &p.MeshName) },
+		copyOver: func(p, cur location.PeerLocation, stored bool) location.PeerLocation {
+			if !stored {
+				return p.Clone()
+			}
+			return peerCopy(&p, &cur)
+		},
 	}
 }
 
@@ -43,13 +55,13 @@ func peerTable() ownerRowTable[location.PeerLocation] {
 func routeTable() ownerRowTable[location.RouteLocation] {
 	return ownerRowTable[location.RouteLocation]{
 		table:      location.TableRoutes,
-		owner:      func(r *location.RouteLocation) string { return r.OwnerID },
-		generation: func(r *location.RouteLocation) int64 { return r.Generation },
+		owner:      func(r location.RouteLocation) string { return r.OwnerID },
+		generation: func(r location.RouteLocation) int64 { return r.Generation },
 		withStamp: func(r location.RouteLocation, g int64, now time.Time) location.RouteLocation {
 			r.Generation, r.UpdatedAt = g, now
 			return r
 		},
-		bump: func(tx *Tx, _ *location.RouteLocation) { tx.Bump(location.LocationRoute, nil) },
+		bump: func(tx *Tx, _ location.RouteLocation) { tx.Bump(location.LocationRoute, nil) },
 	}
 }
 
@@ -81,6 +93,14 @@ func RemoveRoute(tx *Tx, k location.RouteKey, owner location.OwnerToken) (locati
 	return removeOwnerRow(tx, routeTable(), RouteKey(k), owner)
 }
 
+// copyOf returns the deep copy of r that a write stores (copyOver).
+func (ot *ownerRowTable[R]) copyOf(r, cur *R, stored bool) R {
+	if ot.copyOver != nil {
+		return ot.copyOver(*r, *cur, stored)
+	}
+	return (*r).Clone()
+}
+
 // writeOwnerRow is the shared write (02 §3.1, rules 1–4).
 func writeOwnerRow[R location.Cloner[R]](tx *Tx, ot ownerRowTable[R], key string, r *R, intent location.WriteIntent) (location.WriteResult, error) {
 	now := tx.Now()
@@ -88,21 +108,21 @@ func writeOwnerRow[R location.Cloner[R]](tx *Tx, ot ownerRowTable[R], key string
 	if err != nil {
 		return location.WriteResult{}, err
 	}
-	if intent == location.IntentNewClaim && exists && ownerIDLive(tx, ot.owner(&cur)) {
+	if intent == location.IntentNewClaim && exists && ownerIDLive(tx, ot.owner(cur)) {
 		return rejectedConflictResult(), nil
 	}
 	if intent == location.IntentNewClaim || intent == location.IntentTakeover {
 		g := tx.Source().NextGeneration(ot.table, key)
-		tx.PutOwned(ot.table, key, ot.withStamp((*r).Clone(), g, now), g)
-		ot.bump(tx, r)
+		tx.PutOwned(ot.table, key, ot.withStamp(ot.copyOf(r, &cur, exists), g, now), g)
+		ot.bump(tx, *r)
 		return storedResult(g, now), nil
 	}
-	want := ot.generation(r)
-	if exists && ot.owner(&cur) == ot.owner(r) && (want == 0 || ot.generation(&cur) == want) {
+	want := ot.generation(*r)
+	if exists && ot.owner(cur) == ot.owner(*r) && (want == 0 || ot.generation(cur) == want) {
 		// Anomaly A-01 fixed: the row keeps its generation (the reference
 		// would store the caller's value, 0 for the wildcard).
-		tx.PutOwned(ot.table, key, ot.withStamp((*r).Clone(), rec.Generation, now), rec.Generation)
-		ot.bump(tx, r)
+		tx.PutOwned(ot.table, key, ot.withStamp(ot.copyOf(r, &cur, true), rec.Generation, now), rec.Generation)
+		ot.bump(tx, *r)
 		return storedResult(rec.Generation, now), nil
 	}
 	return ignoredStaleResult(), nil
@@ -114,7 +134,7 @@ func removeOwnerRow[R location.Cloner[R]](tx *Tx, ot ownerRowTable[R], key strin
 	if err != nil {
 		return location.WriteResult{}, err
 	}
-	if !exists || ot.owner(&cur) != owner.OwnerID || ot.generation(&cur) != owner.LeaseGeneration {
+	if !exists || ot.owner(cur) != owner.OwnerID || ot.generation(cur) != owner.LeaseGeneration {
 		return ignoredStaleResult(), nil
 	}
 	if err := RemoveLocationRow(tx, ot.table, key); err != nil {

@@ -89,8 +89,9 @@ func rowAs[T any](rec Record, ok bool, t Table, key string) (T, Record, bool, er
 // lease generation): the descriptor tables and the spot and actor tables.
 type ownedTable[R any] struct {
 	table Table
-	// token returns the row's owner token.
-	token func(*R) location.OwnerToken
+	// token returns the row's owner token (the row by value: a row passed
+	// by pointer to a function value escapes to the heap).
+	token func(R) location.OwnerToken
 }
 
 // removeOwnedRow is the shared remove of a row that carries its owner's
@@ -104,7 +105,7 @@ func removeOwnedRow[R any](tx *Tx, ot ownedTable[R], key string, owner location.
 	if err != nil {
 		return "", err
 	}
-	if !exists || ot.token(&cur) != owner {
+	if !exists || ot.token(cur) != owner {
 		return location.IgnoredStale, nil
 	}
 	if err := RemoveLocationRow(tx, ot.table, key); err != nil {

@@ -67,7 +67,7 @@ func sectionSpecs() []sectionSpec {
 			func(r Row[location.MeshNodeDescriptor]) []string {
 				d := r.Value
 				return []string{d.MeshName, d.RID.String(), itoa(d.LifecycleGeneration), itoa(d.DescriptorRevision), d.Endpoint,
-					string(d.ObjectRole), stateName(d.State), usage(d.PopulationCapacity.Actors), usage(d.PopulationCapacity.Spots),
+					string(d.ObjectRole), d.State.String(), usage(d.PopulationCapacity.Actors), usage(d.PopulationCapacity.Spots),
 					d.OwnerID, itoa(d.LeaseGeneration), yesNo(r.OwnerLive)}
 			}),
 		section(SectionClientServers, "clientServers", func(s *Snapshot) *[]Row[location.ClientServerDescriptor] { return &s.ClientServers },
@@ -76,7 +76,7 @@ func sectionSpecs() []sectionSpec {
 			func(r Row[location.ClientServerDescriptor]) []string {
 				d := r.Value
 				return []string{d.ChannelName, d.ServerRID.String(), itoa(d.LifecycleGeneration), itoa(d.DescriptorRevision), d.Endpoint,
-					itoa(d.Weight), stateName(d.State), d.OwnerID, itoa(d.LeaseGeneration), yesNo(r.OwnerLive)}
+					itoa(d.Weight), d.State.String(), d.OwnerID, itoa(d.LeaseGeneration), yesNo(r.OwnerLive)}
 			}),
 		section(SectionFanoutPublishers, "fanoutPublishers", func(s *Snapshot) *[]Row[location.FanoutPublisherDescriptor] { return &s.FanoutPublishers },
 			tableRows[location.FanoutPublisherDescriptor](location.TableFanoutPublishers),
@@ -84,7 +84,7 @@ func sectionSpecs() []sectionSpec {
 			func(r Row[location.FanoutPublisherDescriptor]) []string {
 				d := r.Value
 				return []string{d.ChannelName, d.PublisherRID.String(), itoa(d.LifecycleGeneration), itoa(d.DescriptorRevision), d.Endpoint,
-					stateName(d.State), d.OwnerID, itoa(d.LeaseGeneration), yesNo(r.OwnerLive)}
+					d.State.String(), d.OwnerID, itoa(d.LeaseGeneration), yesNo(r.OwnerLive)}
 			}),
 		section(SectionPeers, "peers", func(s *Snapshot) *[]Row[location.PeerLocation] { return &s.Peers },
 			tableRows[location.PeerLocation](location.TablePeers),
@@ -115,7 +115,7 @@ func sectionSpecs() []sectionSpec {
 			"ROUTES", []string{"KIND", "KEY", "NODE", "OWNER", "GEN", "VALUE BYTES", "LIVE"},
 			func(r Row[location.RouteLocation]) []string {
 				rt := r.Value
-				return []string{routeKindName(rt.RouteKind), rt.RouteKey, rt.OwnerNodeRID.String(), rt.OwnerID,
+				return []string{rt.RouteKind.String(), rt.RouteKey, rt.OwnerNodeRID.String(), rt.OwnerID,
 					itoa(r.Generation), strconv.Itoa(len(rt.Value)), yesNo(r.OwnerLive)}
 			}),
 		section(SectionOwnerLeases, "ownerLeases", func(s *Snapshot) *[]OwnerLease { return &s.OwnerLeases },

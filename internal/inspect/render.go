@@ -116,32 +116,6 @@ func usage(c location.PopulationCapacity) string {
 	return fmt.Sprintf("%d/%d/%d", c.Active, c.Reserved, c.Limit)
 }
 
-// stateName renders a runtime state.
-func stateName(s location.RuntimeState) string {
-	return enumName(s, "state", map[location.RuntimeState]string{
-		location.StatePreparing: "preparing", location.StateServing: "serving", location.StateRelocating: "relocating",
-		location.StateRelocated: "relocated", location.StateDraining: "draining", location.StateStopped: "stopped",
-		location.StateError: "error",
-	})
-}
-
-// routeKindName renders a route kind.
-func routeKindName(k location.RouteKind) string {
-	return enumName(k, "kind", map[location.RouteKind]string{
-		location.RouteActorSession: "actor-session", location.RouteSpotName: "spot-name",
-		location.RouteFrameworkRoute: "framework-route",
-	})
-}
-
-// enumName is the name names gives v, or "what(v)" for a value it does
-// not name.
-func enumName[E ~int](v E, what string, names map[E]string) string {
-	if n, ok := names[v]; ok {
-		return n
-	}
-	return what + "(" + strconv.Itoa(int(v)) + ")"
-}
-
 // ridText renders an optional routing id.
 func ridText(r *location.RoutingID) string {
 	if r == nil {
