@@ -6,7 +6,7 @@ import (
 	"maps"
 	"slices"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 
 	"github.com/zlink-systems/zlink-etcd/location"
 )
@@ -20,50 +20,70 @@ func (e *Engine) build(op string, v *View, c *Commit) (Guarded, error) {
 		c.Touch = append(c.Touch, e.markerKey)
 	}
 	c.Touch = dedupe(c.Touch)
-	nonce := []byte(v.nonce)
+	fences := e.issuedFences(v)
+	// One room holds the bytes of every key of the transaction and of the
+	// nonce, which every touched key's value shares.
+	keyBytes := len(v.nonce)
+	for _, ws := range [2][]Write{c.Writes, c.Unguarded} {
+		for i := range ws {
+			keyBytes += len(ws[i].Key)
+		}
+	}
+	for _, k := range c.Touch {
+		keyBytes += len(k)
+	}
+	for _, k := range v.order {
+		keyBytes += len(k)
+	}
+	for _, f := range fences {
+		keyBytes += len(f.key)
+	}
+	room := newOpRoom(e.protos, keyBytes, len(v.order)+len(fences))
+	nonce := room.bytes(v.nonce)
 	n := c.writeCount() + len(c.Touch)
 	seen := newKeySet(n)
 	g := Guarded{Read: v.order, Nonce: v.nonce, Before: v.obs,
 		Then: slices.Grow(v.then[:0], n), Puts: slices.Grow(v.puts[:0], n)}
 	size := 0
-	for w := range c.allWrites() {
-		if !seen.add(w.Key) {
-			return Guarded{}, fmt.Errorf("%s: %w: key %q written twice in one commit", op, location.ErrInternal, w.Key)
+	for _, ws := range [2][]Write{c.Writes, c.Unguarded} {
+		for i := range ws {
+			w := &ws[i]
+			if !seen.add(w.Key) {
+				return Guarded{}, fmt.Errorf("%s: %w: key %q written twice in one commit", op, location.ErrInternal, w.Key)
+			}
+			if w.Delete {
+				g.Then = append(g.Then, room.del(room.bytes(w.Key)))
+				g.Deletes = append(g.Deletes, w.Key)
+				size += keyCost(w.Key)
+				continue
+			}
+			if !bytes.Contains(w.Value, nonce) {
+				return Guarded{}, fmt.Errorf("%s: %w: the value of %q does not carry the write nonce", op, location.ErrInternal, w.Key)
+			}
+			g.Then = append(g.Then, room.put(room.bytes(w.Key), w.Value))
+			g.Puts = append(g.Puts, w.Key)
+			size += keyCost(w.Key) + len(w.Value)
 		}
-		if w.Delete {
-			g.Then = append(g.Then, clientv3.OpDelete(w.Key))
-			g.Deletes = append(g.Deletes, w.Key)
-			size += keyCost(w.Key)
-			continue
-		}
-		if !bytes.Contains(w.Value, nonce) {
-			return Guarded{}, fmt.Errorf("%s: %w: the value of %q does not carry the write nonce", op, location.ErrInternal, w.Key)
-		}
-		g.Then = append(g.Then, PutBytes(w.Key, w.Value))
-		g.Puts = append(g.Puts, w.Key)
-		size += keyCost(w.Key) + len(w.Value)
 	}
 	for _, k := range c.Touch {
 		if !seen.add(k) {
 			return Guarded{}, fmt.Errorf("%s: %w: key %q both written and touched", op, location.ErrInternal, k)
 		}
-		g.Then = append(g.Then, clientv3.OpPut(k, v.nonce))
+		g.Then = append(g.Then, room.put(room.bytes(k), nonce))
 		g.Puts = append(g.Puts, k)
 		size += keyCost(k) + len(v.nonce)
 	}
-	g.If = appendGuardCompares(slices.Grow(v.cmps[:0], len(v.order)+len(v.issued)), v)
+	g.If, g.elseOps, g.Absent = appendGuardOps(&room, v,
+		slices.Grow(v.cmps[:0], len(v.order)+len(fences)), slices.Grow(v.gets[:0], len(v.order)), nil)
 	for _, k := range v.order {
 		size += 2 * keyCost(k) // one compare and one Get per guarded key
-		if !v.obs[k].Present {
-			g.Absent = append(g.Absent, k)
-		}
 	}
-	for _, f := range e.issuedFences(v) {
-		g.If = append(g.If, ModRevisionBelow(f.key, f.readAt+1))
+	for _, f := range fences {
+		g.If = append(g.If, room.compare(pb.Compare_MOD, pb.Compare_LESS, room.bytes(f.key), f.readAt+1))
 		size += keyCost(f.key)
 	}
 	// The View keeps the room for its next operation (View.reset clears it).
-	v.then, v.puts, v.cmps = g.Then, g.Puts, g.If
+	v.then, v.puts, v.cmps, v.gets = g.Then, g.Puts, g.If, g.elseOps
 	if err := e.limits.Check(op, TxnShape{Compares: len(g.If), Then: len(g.Then), Else: len(g.Read), Bytes: size}); err != nil {
 		return Guarded{}, err
 	}
@@ -116,10 +136,12 @@ func (s *keySet) add(k string) bool {
 // deletedFences returns the delete fences of the keys the commit deletes.
 func (e *Engine) deletedFences(c *Commit) []string {
 	var fences []string
-	for w := range c.allWrites() {
-		if w.Delete {
-			if f := e.deleteFence(w.Key); f != "" {
-				fences = append(fences, f)
+	for _, ws := range [2][]Write{c.Writes, c.Unguarded} {
+		for i := range ws {
+			if ws[i].Delete {
+				if f := e.deleteFence(ws[i].Key); f != "" {
+					fences = append(fences, f)
+				}
 			}
 		}
 	}

@@ -1,7 +1,5 @@
 package txn
 
-import "iter"
-
 // Write is one guarded write of a Commit: a put of Value, or a delete.
 // Value's bytes must not be modified once the Write is made (the engine
 // sends them and caches them as they are).
@@ -56,19 +54,6 @@ func (c Commit) Empty() bool {
 	return len(c.Writes) == 0 && len(c.Unguarded) == 0 && len(c.Touch) == 0
 }
 
-// allWrites returns the guarded and the unguarded writes, in that order.
-func (c *Commit) allWrites() iter.Seq[Write] {
-	return func(yield func(Write) bool) {
-		for _, ws := range [2][]Write{c.Writes, c.Unguarded} {
-			for _, w := range ws {
-				if !yield(w) {
-					return
-				}
-			}
-		}
-	}
-}
-
 // writeCount is the number of guarded and unguarded writes.
 func (c *Commit) writeCount() int { return len(c.Writes) + len(c.Unguarded) }
 
@@ -78,9 +63,11 @@ func (c *Commit) hasPut() bool {
 	if len(c.Touch) > 0 {
 		return true
 	}
-	for w := range c.allWrites() {
-		if !w.Delete {
-			return true
+	for _, ws := range [2][]Write{c.Writes, c.Unguarded} {
+		for i := range ws {
+			if !ws[i].Delete {
+				return true
+			}
 		}
 	}
 	return false

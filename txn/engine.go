@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -85,6 +86,7 @@ type Engine struct {
 	retry          *Retrier
 	onAttempt      func(context.Context, Attempt)
 	lastRev        atomic.Int64
+	protos         *opPrototypes
 	// views are the Views of operations that ended, cleared for the next
 	// (a View and its maps are several allocations; most operations need
 	// one small View).
@@ -112,6 +114,7 @@ func New(kv clientv3.KV, watcher clientv3.Watcher, opts Options) *Engine {
 		cache:          newCache(opts.CacheSize),
 		log:            opts.Logger,
 		onAttempt:      opts.OnAttempt,
+		protos:         newOpPrototypes(),
 	}
 	if e.maxAttempts <= 0 {
 		e.maxAttempts = DefaultMaxAttempts
@@ -575,7 +578,8 @@ func (e *Engine) reread(ctx context.Context, v *View) (*View, error) {
 // writes nothing still hold; when they do not, it returns a fresh view of
 // the guarded keys.
 func (e *Engine) verify(ctx context.Context, v *View) (bool, *View, error) {
-	cmps, gets := guardOps(v)
+	room := newOpRoom(e.protos, keysLength(v.order), len(v.order))
+	cmps, gets, _ := appendGuardOps(&room, v, make([]clientv3.Cmp, 0, len(v.order)), make([]clientv3.Op, 0, len(v.order)), nil)
 	resp, err := e.kv.Txn(ctx).If(cmps...).Else(gets...).Commit()
 	if err != nil {
 		return false, nil, err
@@ -588,38 +592,42 @@ func (e *Engine) verify(ctx context.Context, v *View) (bool, *View, error) {
 	return false, e.viewFromElse(v, resp), nil
 }
 
-// guardOps returns the compares of the view's guards and the Gets that read
-// the same keys.
-func guardOps(v *View) ([]clientv3.Cmp, []clientv3.Op) {
-	return guardCompares(v), getsOf(v.order)
-}
-
-// guardCompares returns the compares of the view's guards.
-func guardCompares(v *View) []clientv3.Cmp {
-	return appendGuardCompares(make([]clientv3.Cmp, 0, len(v.order)), v)
-}
-
-// appendGuardCompares appends the compares of the view's guards to cmps.
-func appendGuardCompares(cmps []clientv3.Cmp, v *View) []clientv3.Cmp {
+// appendGuardOps appends to cmps the compares of the view's guards, to
+// gets the Gets that read the same keys, and to absent the guarded keys
+// the view holds absent, their keys' bytes in room.
+func appendGuardOps(room *opRoom, v *View, cmps []clientv3.Cmp, gets []clientv3.Op, absent []string) ([]clientv3.Cmp, []clientv3.Op, []string) {
 	for _, k := range v.order {
 		o := v.obs[k]
+		key := room.bytes(k)
 		switch {
 		case !o.Present:
-			cmps = append(cmps, CreateRevisionIs(k, 0))
+			cmps = append(cmps, room.compare(pb.Compare_CREATE, pb.Compare_EQUAL, key, 0))
+			absent = append(absent, k)
 		case v.guards[k] == GuardCreate:
-			cmps = append(cmps, CreateRevisionIs(k, o.CreateRevision))
+			cmps = append(cmps, room.compare(pb.Compare_CREATE, pb.Compare_EQUAL, key, o.CreateRevision))
 		default:
-			cmps = append(cmps, ModRevisionIs(k, o.ModRevision))
+			cmps = append(cmps, room.compare(pb.Compare_MOD, pb.Compare_EQUAL, key, o.ModRevision))
 		}
+		gets = append(gets, room.get(key))
 	}
-	return cmps
+	return cmps, gets, absent
+}
+
+// keysLength is the number of bytes of keys.
+func keysLength(keys []string) int {
+	n := 0
+	for _, k := range keys {
+		n += len(k)
+	}
+	return n
 }
 
 // getsOf returns one Get per key.
-func getsOf(keys []string) []clientv3.Op {
+func (e *Engine) getsOf(keys []string) []clientv3.Op {
+	room := newOpRoom(e.protos, keysLength(keys), 0)
 	gets := make([]clientv3.Op, len(keys))
 	for i, k := range keys {
-		gets[i] = clientv3.OpGet(k)
+		gets[i] = room.get(room.bytes(k))
 	}
 	return gets
 }
@@ -662,11 +670,8 @@ func (e *Engine) viewOf(keys []string, now Observations) *View {
 // get: the highest revision seen before sending (every such revision was
 // committed before the new commit was sent).
 func (e *Engine) sentAfter(v *View) int64 {
-	rev := max(v.rev, e.LastRevision())
-	for _, o := range v.obs {
-		rev = max(rev, o.Revision)
-	}
-	return rev
+	// v.rev is at least the Revision of every observation (View.add).
+	return max(v.rev, e.LastRevision())
 }
 
 // applied updates the cache after a commit was applied at rev.

@@ -49,6 +49,10 @@ type Guarded struct {
 	// caller that can afford the guess (a write that is harmless to send
 	// again, or whose keys' layout proves more than Send knows).
 	StateOnly bool
+
+	// elseOps, when Engine.build sets them, are the Gets of Read (Send
+	// makes them otherwise).
+	elseOps []clientv3.Op
 }
 
 // Sent is how a Guarded transaction ended.
@@ -85,7 +89,11 @@ func (e *Engine) Send(ctx context.Context, op string, g Guarded) (Sent, error) {
 		// the Retrier's wrapper.
 		kv = e.writeKV
 	}
-	resp, err := kv.Txn(ctx).If(g.If...).Then(g.Then...).Else(getsOf(g.Read)...).Commit()
+	gets := g.elseOps
+	if len(gets) != len(g.Read) {
+		gets = e.getsOf(g.Read)
+	}
+	resp, err := kv.Txn(ctx).If(g.If...).Then(g.Then...).Else(gets...).Commit()
 	if err != nil {
 		if !IsAmbiguous(err) {
 			return Sent{}, Unavailable(op, err)

@@ -44,13 +44,15 @@ type View struct {
 	// commit asserts that their delete fences have not moved since.
 	issued map[string]int64
 
-	// then, puts and cmps are room for the Then operations, put keys and
-	// compares of the transaction built from the view (Engine.build),
+	// then, puts, cmps and gets are room for the Then operations, put
+	// keys, compares and Else operations of the transaction built from the
+	// view (Engine.build),
 	// kept for the operations that reuse the View: nothing refers to them
 	// once the transaction is sent and settled.
 	then []clientv3.Op
 	puts []string
 	cmps []clientv3.Cmp
+	gets []clientv3.Op
 }
 
 // newView returns an empty view.
@@ -67,7 +69,8 @@ func (v *View) reset() {
 	clear(v.then)
 	clear(v.puts)
 	clear(v.cmps)
-	v.then, v.puts, v.cmps = v.then[:0], v.puts[:0], v.cmps[:0]
+	clear(v.gets)
+	v.then, v.puts, v.cmps, v.gets = v.then[:0], v.puts[:0], v.cmps[:0], v.gets[:0]
 }
 
 // begin resets the per-run records for a new run of the decision.
