@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,7 +55,15 @@ import (
 // Environment: ZLINK_CLUSTER_ROUNDS (default 2), ZLINK_CLUSTER_REPORT (a
 // file that every sample is appended to as a JSON line),
 // ZLINK_CLUSTER_NODE_ARGS (extra mesh-node flags, space-separated, e.g.
-// shorter lease timings).
+// shorter lease timings or --log-level=debug).
+//
+// Diagnosis knobs: ZLINK_CLUSTER_FAULTS (a comma-separated subset of the
+// faults above, by name, run in their order; default all),
+// ZLINK_CLUSTER_PARTITION_LEADER (a member's name, e.g. etcd-0: before the
+// member partition of a leader round, leadership is moved to that member
+// with etcdctl move-leader, so that the same member is cut off in every
+// run) and ZLINK_CLUSTER_LOGS (a directory: when the test ends, the full
+// logs of every container are written there, one file each).
 func TestClusterUnderFaults(t *testing.T) {
 	c := newCluster(t)
 	c.start()
@@ -75,6 +84,18 @@ func TestClusterUnderFaults(t *testing.T) {
 		{"node-partition", c.nodePartition},
 		{"roll", c.roll},
 		{"quorum-loss", c.quorumLoss},
+	}
+	if v := os.Getenv("ZLINK_CLUSTER_FAULTS"); v != "" {
+		want := strings.Split(v, ",")
+		steps = slices.DeleteFunc(steps, func(s struct {
+			name string
+			run  func(round int)
+		}) bool {
+			return !slices.Contains(want, s.name)
+		})
+		if len(steps) != len(want) {
+			t.Fatalf("ZLINK_CLUSTER_FAULTS=%q: want names among leader-kill, member-partition, node-partition, roll, quorum-loss", v)
+		}
 	}
 	for round := 1; round <= rounds; round++ {
 		for _, s := range steps {
@@ -222,12 +243,15 @@ func (c *cluster) start() {
 		mustDocker(c.ctx, c.t, "start", n.container)
 		c.nodes = append(c.nodes, n)
 	}
-	// Cleanups run last first: this one before the containers are removed.
+	// Cleanups run last first: these before the containers are removed.
 	c.t.Cleanup(func() {
 		if c.t.Failed() && !c.dumped {
 			c.dumpLogs()
 		}
 	})
+	if dir := os.Getenv("ZLINK_CLUSTER_LOGS"); dir != "" {
+		c.t.Cleanup(func() { c.saveLogs(dir) })
+	}
 	at := c.waitConverged(c.nodes, c.began, "start")
 	st := c.state(c.nodes[0])
 	if !st.ok || st.Timing.LeaseTTL <= 0 {
@@ -489,6 +513,9 @@ func (c *cluster) leaderKill(round int) {
 // its address and names.
 func (c *cluster) memberPartition(round int) {
 	before := c.incarnations(c.nodes)
+	if name := os.Getenv("ZLINK_CLUSTER_PARTITION_LEADER"); name != "" && round%2 == 1 {
+		c.moveLeader(name)
+	}
 	i := c.leader()
 	role := "leader"
 	if round%2 == 0 {
@@ -506,6 +533,69 @@ func (c *cluster) memberPartition(round int) {
 	at := c.waitConverged(c.nodes, t1, "member-partition: after the reconnect")
 	c.record(sample{Round: round, Fault: "member-partition", Target: m.name + " (" + role + ")", Disrupted: disrupted,
 		Converged: at.Sub(t1), Fenced: c.fencedSince(before), SettledWhileDown: settled})
+}
+
+// moveLeader makes the member called name the leader (etcdctl
+// move-leader, with the auth set-up Job's root certificate), unless it
+// leads already, and waits until it says it does.
+func (c *cluster) moveLeader(name string) {
+	c.t.Helper()
+	to := slices.IndexFunc(c.members, func(m etcdMember) bool { return m.name == name })
+	if to < 0 {
+		c.t.Fatalf("ZLINK_CLUSTER_PARTITION_LEADER=%q: no such member", name)
+	}
+	if c.leader() == to {
+		return
+	}
+	args, env := c.jobRun(c.storeNet)
+	ctl := append(args, c.etcdctlImage(), "--cacert", "/etc/zlink/etcd-root/ca.crt",
+		"--cert", "/etc/zlink/etcd-root/tls.crt", "--key", "/etc/zlink/etcd-root/tls.key")
+	endpoints := strings.Split(env["ZLINK_ETCD_ENDPOINTS"], ",")
+	out := mustDocker(c.ctx, c.t, append(slices.Clone(ctl), "--endpoints", endpoints[to], "endpoint", "status", "-w", "json")...)
+	var status []struct {
+		Status struct {
+			Header struct {
+				MemberID uint64 `json:"member_id"`
+			} `json:"header"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &status); err != nil || len(status) != 1 {
+		c.t.Fatalf("etcdctl endpoint status of %s: %v: %s", name, err, out)
+	}
+	out = mustDocker(c.ctx, c.t, append(slices.Clone(ctl), "--endpoints", strings.Join(endpoints, ","),
+		"move-leader", strconv.FormatUint(status[0].Status.Header.MemberID, 16))...)
+	c.logf("moved the leadership to %s: %s", name, lastLine(out))
+	deadline := time.Now().Add(30 * time.Second)
+	for c.leader() != to {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s does not lead 30 s after move-leader", name)
+		}
+		time.Sleep(pollEvery)
+	}
+	// The nodes ride out the leader change before the fault.
+	c.waitConverged(c.nodes, time.Now(), "member-partition: after the leader move")
+}
+
+// saveLogs writes the full logs of every container to dir, one file each.
+func (c *cluster) saveLogs(dir string) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		c.t.Errorf("ZLINK_CLUSTER_LOGS: %v", err)
+		return
+	}
+	var names []string
+	for _, m := range c.members {
+		names = append(names, m.container)
+	}
+	for _, n := range c.nodes {
+		names = append(names, n.container)
+	}
+	for _, name := range names {
+		logs, _ := docker(c.ctx, c.t, "logs", "-t", name)
+		if err := os.WriteFile(filepath.Join(dir, name+".log"), []byte(logs+"\n"), 0o644); err != nil {
+			c.t.Errorf("ZLINK_CLUSTER_LOGS: %v", err)
+		}
+	}
+	c.logf("containers' logs written to %s", dir)
 }
 
 // fenceCheck is how one incarnation of a node cut off from etcd ended.
