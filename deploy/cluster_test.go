@@ -59,10 +59,10 @@ import (
 //
 // Diagnosis knobs: ZLINK_CLUSTER_FAULTS (a comma-separated subset of the
 // faults above, by name, run in their order; default all),
-// ZLINK_CLUSTER_PARTITION_LEADER (a member's name, e.g. etcd-0: before the
-// member partition of a leader round, leadership is moved to that member
-// with etcdctl move-leader, so that the same member is cut off in every
-// run) and ZLINK_CLUSTER_LOGS (a directory: when the test ends, the full
+// ZLINK_CLUSTER_KILL_LEADER and ZLINK_CLUSTER_PARTITION_LEADER (a member's
+// name, e.g. etcd-0: before the leader kill, and before the member
+// partition of a leader round, leadership is moved to that member with
+// etcdctl move-leader, so that the same members are hit in every run) and ZLINK_CLUSTER_LOGS (a directory: when the test ends, the full
 // logs of every container are written there, one file each).
 func TestClusterUnderFaults(t *testing.T) {
 	c := newCluster(t)
@@ -495,6 +495,9 @@ func (c *cluster) faultWindow(t0 time.Time) (disrupted time.Duration, settled bo
 // and starts it again.
 func (c *cluster) leaderKill(round int) {
 	before := c.incarnations(c.nodes)
+	if name := os.Getenv("ZLINK_CLUSTER_KILL_LEADER"); name != "" {
+		c.moveLeader(name)
+	}
 	m := c.members[c.leader()]
 	t0 := time.Now()
 	mustDocker(c.ctx, c.t, "kill", m.container)
@@ -542,7 +545,7 @@ func (c *cluster) moveLeader(name string) {
 	c.t.Helper()
 	to := slices.IndexFunc(c.members, func(m etcdMember) bool { return m.name == name })
 	if to < 0 {
-		c.t.Fatalf("ZLINK_CLUSTER_PARTITION_LEADER=%q: no such member", name)
+		c.t.Fatalf("leader to move to: %q: no such member", name)
 	}
 	if c.leader() == to {
 		return
@@ -573,7 +576,7 @@ func (c *cluster) moveLeader(name string) {
 		time.Sleep(pollEvery)
 	}
 	// The nodes ride out the leader change before the fault.
-	c.waitConverged(c.nodes, time.Now(), "member-partition: after the leader move")
+	c.waitConverged(c.nodes, time.Now(), "after the leader move")
 }
 
 // saveLogs writes the full logs of every container to dir, one file each.
