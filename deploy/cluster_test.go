@@ -62,7 +62,12 @@ import (
 // ZLINK_CLUSTER_KILL_LEADER and ZLINK_CLUSTER_PARTITION_LEADER (a member's
 // name, e.g. etcd-0: before the leader kill, and before the member
 // partition of a leader round, leadership is moved to that member with
-// etcdctl move-leader, so that the same members are hit in every run) and ZLINK_CLUSTER_LOGS (a directory: when the test ends, the full
+// etcdctl move-leader, so that the same members are hit in every run),
+// ZLINK_CLUSTER_PARTITION_UNREACHABLE (a member's name: from before the
+// member partition until its reconnect, the nodes' connections to that
+// member's client port are refused, with iptables in each node's network
+// namespace, as when the nodes have not reconnected yet to a member that
+// just restarted; needs root, nsenter and iptables on the host) and ZLINK_CLUSTER_LOGS (a directory: when the test ends, the full
 // logs of every container are written there, one file each).
 func TestClusterUnderFaults(t *testing.T) {
 	c := newCluster(t)
@@ -516,6 +521,10 @@ func (c *cluster) leaderKill(round int) {
 // its address and names.
 func (c *cluster) memberPartition(round int) {
 	before := c.incarnations(c.nodes)
+	if name := os.Getenv("ZLINK_CLUSTER_PARTITION_UNREACHABLE"); name != "" {
+		c.refuseMember(name, true)
+		defer c.refuseMember(name, false)
+	}
 	if name := os.Getenv("ZLINK_CLUSTER_PARTITION_LEADER"); name != "" && round%2 == 1 {
 		c.moveLeader(name)
 	}
@@ -577,6 +586,37 @@ func (c *cluster) moveLeader(name string) {
 	}
 	// The nodes ride out the leader change before the fault.
 	c.waitConverged(c.nodes, time.Now(), "after the leader move")
+}
+
+// refuseMember makes every node's connections to the client port of the
+// member called name refused (on) or accepted again (off): an iptables
+// rule in each node's network namespace, which answers with a TCP reset.
+// When on, it waits until the mesh converged (the nodes' keep-alive
+// streams then run on the other members).
+func (c *cluster) refuseMember(name string, on bool) {
+	c.t.Helper()
+	i := slices.IndexFunc(c.members, func(m etcdMember) bool { return m.name == name })
+	if i < 0 {
+		c.t.Fatalf("ZLINK_CLUSTER_PARTITION_UNREACHABLE=%q: no such member", name)
+	}
+	op := "-I"
+	if !on {
+		op = "-D"
+	}
+	for _, n := range c.nodes {
+		pid := mustDocker(c.ctx, c.t, "inspect", "-f", "{{.State.Pid}}", n.container)
+		out, err := exec.CommandContext(c.ctx, "nsenter", "-t", pid, "-n", "iptables", op, "OUTPUT", "-d", c.members[i].ip,
+			"-p", "tcp", "--dport", "2379", "-j", "REJECT", "--reject-with", "tcp-reset").CombinedOutput()
+		if err != nil {
+			c.t.Fatalf("iptables in %s's network namespace: %v: %s", n.name, err, out)
+		}
+	}
+	if on {
+		c.logf("the nodes' connections to %s are refused", name)
+		c.waitConverged(c.nodes, time.Now(), "after refusing "+name)
+	} else {
+		c.logf("the nodes' connections to %s are accepted again", name)
+	}
 }
 
 // saveLogs writes the full logs of every container to dir, one file each.
