@@ -4,7 +4,10 @@ package deploy
 
 import (
 	"bufio"
+	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -146,6 +149,7 @@ type cluster struct {
 	members           []etcdMember
 	nodes             []*meshNode
 	ttl, margin       time.Duration
+	renewTimeout      time.Duration
 	run               string
 	samples           []sample
 	reportFile        *os.File
@@ -263,6 +267,7 @@ func (c *cluster) start() {
 		c.fatalf("the nodes' timing: no lease TTL in %s's /debug/state", c.nodes[0].name)
 	}
 	c.ttl, c.margin = time.Duration(st.Timing.LeaseTTL), time.Duration(st.Timing.FencingMargin)
+	c.renewTimeout = time.Duration(st.Timing.RenewTimeout)
 	c.logf("mesh: %d nodes converged %v after the start (lease TTL %v, fencing margin %v: trusted %v after each renewal)",
 		len(c.nodes), at.Sub(c.began).Round(time.Millisecond), c.ttl, c.margin, c.ttl-c.margin)
 	c.checkStore(c.nodes, "start")
@@ -537,7 +542,12 @@ func (c *cluster) memberPartition(round int) {
 	t0 := time.Now()
 	mustDocker(c.ctx, c.t, "network", "disconnect", c.storeNet, m.container)
 	c.logf("disconnected the %s %s from its peers and clients", role, m.name)
+	// While the mesh is watched, every member left serves lease
+	// keep-alives: a follower forwards them to the (new) leader.
+	var wg sync.WaitGroup
+	wg.Go(func() { c.checkKeepAlives(m) })
 	disrupted, settled := c.faultWindow(t0)
+	wg.Wait()
 	t1 := time.Now()
 	mustDocker(c.ctx, c.t, "network", "connect", "--ip", m.ip, "--alias", m.name+".etcd.zlink.svc", "--alias", "etcd-client.zlink.svc",
 		c.storeNet, m.container)
@@ -545,6 +555,117 @@ func (c *cluster) memberPartition(round int) {
 	at := c.waitConverged(c.nodes, t1, "member-partition: after the reconnect")
 	c.record(sample{Round: round, Fault: "member-partition", Target: m.name + " (" + role + ")", Disrupted: disrupted,
 		Converged: at.Sub(t1), Fenced: c.fencedSince(before), SettledWhileDown: settled})
+}
+
+// peerAcceptWithin bounds how long a member may take to answer a request
+// on a new connection to its peer port.
+const peerAcceptWithin = 2 * time.Second
+
+// checkPeerAccept checks that every member left answers a request (GET
+// /version) on a new connection to its peer port, made with the peer
+// certificate, within peerAcceptWithin while cut is cut off: the members
+// left open new peer connections to each other after a leader change (a
+// follower forwards lease keep-alives to the leader over one), and a
+// member that checked a connecting peer's address by looking up the
+// names of its certificate waited for the cut-off member's name, which
+// does not resolve, before accepting any (docs/reliability.md).
+func (c *cluster) checkPeerAccept(cut etcdMember) {
+	c.t.Helper()
+	dir := filepath.Join(c.secrets, "etcd-peer-tls")
+	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
+	if err != nil {
+		c.t.Errorf("peer certificate: %v", err)
+		return
+	}
+	caPEM, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	if err != nil {
+		c.t.Errorf("peer CA: %v", err)
+		return
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	for _, m := range c.members {
+		if m.name == cut.name {
+			continue
+		}
+		tr := &http.Transport{TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool,
+			ServerName: m.name + ".etcd.zlink.svc", MinVersion: tls.VersionTLS12}}
+		client := &http.Client{Timeout: peerAcceptWithin, Transport: tr}
+		start := time.Now()
+		resp, err := client.Get("https://" + m.ip + ":2380/version")
+		took := time.Since(start).Round(time.Millisecond)
+		tr.CloseIdleConnections()
+		if err != nil {
+			c.t.Errorf("%s did not answer on a new peer connection within %v while %s was cut off: %v", m.name, peerAcceptWithin, cut.name, err)
+			continue
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			c.t.Errorf("%s answered %s on a new peer connection while %s was cut off", m.name, resp.Status, cut.name)
+			continue
+		}
+		c.logf("%s answered on a new peer connection in %v", m.name, took)
+	}
+}
+
+// checkKeepAlives checks, once the members left have a leader, that they
+// accept new peer connections (checkPeerAccept) and that a lease
+// keep-alive sent through each of them (etcdctl, with the auth
+// set-up Job's root certificate) is answered within the nodes' renew
+// timeout while cut is cut off: a follower forwards it to the leader over
+// a peer connection, which may be new since the leader changed; runs 10
+// and 12 fenced every session because it was not (docs/reliability.md).
+func (c *cluster) checkKeepAlives(cut etcdMember) {
+	c.t.Helper()
+	var live []int
+	for i, m := range c.members {
+		if m.name != cut.name {
+			live = append(live, i)
+		}
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	leader := -1
+	for leader < 0 {
+		for _, i := range live {
+			if _, body := httpGet(c.members[i].metrics + "/metrics"); metricValue(body, "etcd_server_is_leader") == 1 {
+				leader = i
+			}
+		}
+		if leader < 0 && time.Now().After(deadline) {
+			c.t.Errorf("no member led 15 s after %s was cut off", cut.name)
+			return
+		}
+		time.Sleep(pollEvery)
+	}
+	c.checkPeerAccept(cut)
+	args, env := c.jobRun(c.storeNet)
+	endpoints := strings.Split(env["ZLINK_ETCD_ENDPOINTS"], ",")
+	timeout := cmp.Or(c.renewTimeout, 3*time.Second).String()
+	for _, i := range live {
+		role := "follower"
+		if i == leader {
+			role = "leader"
+		}
+		ctl := append(slices.Clone(args), c.etcdctlImage(), "--endpoints", endpoints[i], "--command-timeout", timeout,
+			"--cacert", "/etc/zlink/etcd-root/ca.crt", "--cert", "/etc/zlink/etcd-root/tls.crt", "--key", "/etc/zlink/etcd-root/tls.key")
+		out, err := docker(c.ctx, c.t, append(slices.Clone(ctl), "lease", "grant", "60")...)
+		fields := strings.Fields(out)
+		if err != nil || len(fields) < 2 || fields[0] != "lease" {
+			c.t.Errorf("lease grant through %s (%s): %v %s", c.members[i].name, role, err, out)
+			continue
+		}
+		start := time.Now()
+		out, err = docker(c.ctx, c.t, append(slices.Clone(ctl), "lease", "keep-alive", "--once", fields[1])...)
+		took := time.Since(start).Round(time.Millisecond)
+		// etcdctl's keep-alive --once is not bounded by --command-timeout:
+		// the bound is checked here, with 2 s for the container's start.
+		if err != nil || !strings.Contains(out, "keepalived") || took > cmp.Or(c.renewTimeout, 3*time.Second)+2*time.Second {
+			c.t.Errorf("a lease keep-alive through %s (%s) was not answered within the renew timeout %s while %s was cut off (%v, with the container's start): %v %s",
+				c.members[i].name, role, timeout, cut.name, took, err, lastLine(out))
+			continue
+		}
+		c.logf("lease keep-alive through %s (%s) answered %v after the container's start", c.members[i].name, role, took)
+	}
 }
 
 // moveLeader makes the member called name the leader (etcdctl
