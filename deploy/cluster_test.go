@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -592,7 +593,7 @@ func (c *cluster) checkPeerAccept(cut etcdMember) {
 			ServerName: m.name + ".etcd.zlink.svc", MinVersion: tls.VersionTLS12}}
 		client := &http.Client{Timeout: peerAcceptWithin, Transport: tr}
 		start := time.Now()
-		resp, err := client.Get("https://" + m.ip + ":2380/version")
+		resp, err := client.Get("https://" + net.JoinHostPort(m.ip, c.containerPort("peer")) + "/version")
 		took := time.Since(start).Round(time.Millisecond)
 		tr.CloseIdleConnections()
 		if err != nil {
@@ -606,6 +607,32 @@ func (c *cluster) checkPeerAccept(cut etcdMember) {
 		}
 		c.logf("%s answered on a new peer connection in %v", m.name, took)
 	}
+}
+
+// containerPort is the port of etcd's container called name in the
+// StatefulSet.
+func (c *cluster) containerPort(name string) string {
+	c.t.Helper()
+	for _, p := range c.sts.Spec.Template.Spec.Containers[0].Ports {
+		if p.Name == name {
+			return strconv.Itoa(int(p.ContainerPort))
+		}
+	}
+	c.t.Errorf("etcd's container has no port %s", name)
+	return ""
+}
+
+// memberEndpoint is the client URL of the member called name among the
+// nodes' endpoints.
+func (c *cluster) memberEndpoint(endpoints []string, name string) string {
+	c.t.Helper()
+	for _, ep := range endpoints {
+		if strings.Contains(ep, "//"+name+".") {
+			return ep
+		}
+	}
+	c.t.Errorf("no endpoint of %s among %v", name, endpoints)
+	return ""
 }
 
 // checkKeepAlives checks, once the members left have a leader, that they
@@ -646,7 +673,7 @@ func (c *cluster) checkKeepAlives(cut etcdMember) {
 		if i == leader {
 			role = "leader"
 		}
-		ctl := append(slices.Clone(args), c.etcdctlImage(), "--endpoints", endpoints[i], "--command-timeout", timeout,
+		ctl := append(slices.Clone(args), c.etcdctlImage(), "--endpoints", c.memberEndpoint(endpoints, c.members[i].name), "--command-timeout", timeout,
 			"--cacert", "/etc/zlink/etcd-root/ca.crt", "--cert", "/etc/zlink/etcd-root/tls.crt", "--key", "/etc/zlink/etcd-root/tls.key")
 		out, err := docker(c.ctx, c.t, append(slices.Clone(ctl), "lease", "grant", "60")...)
 		fields := strings.Fields(out)
@@ -684,7 +711,7 @@ func (c *cluster) moveLeader(name string) {
 	ctl := append(args, c.etcdctlImage(), "--cacert", "/etc/zlink/etcd-root/ca.crt",
 		"--cert", "/etc/zlink/etcd-root/tls.crt", "--key", "/etc/zlink/etcd-root/tls.key")
 	endpoints := strings.Split(env["ZLINK_ETCD_ENDPOINTS"], ",")
-	out := mustDocker(c.ctx, c.t, append(slices.Clone(ctl), "--endpoints", endpoints[to], "endpoint", "status", "-w", "json")...)
+	out := mustDocker(c.ctx, c.t, append(slices.Clone(ctl), "--endpoints", c.memberEndpoint(endpoints, name), "endpoint", "status", "-w", "json")...)
 	var status []struct {
 		Status struct {
 			Header struct {
