@@ -570,43 +570,58 @@ const peerAcceptWithin = 2 * time.Second
 // member that checked a connecting peer's address by looking up the
 // names of its certificate waited for the cut-off member's name, which
 // does not resolve, before accepting any (docs/reliability.md).
+//
+// It also checks that the peer port refuses the store's client
+// certificate (same CA, no names): a peer is known by its certificate's
+// CommonName.
 func (c *cluster) checkPeerAccept(cut etcdMember) {
 	c.t.Helper()
-	dir := filepath.Join(c.secrets, "etcd-peer-tls")
-	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
-	if err != nil {
-		c.t.Errorf("peer certificate: %v", err)
-		return
-	}
-	caPEM, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
-	if err != nil {
-		c.t.Errorf("peer CA: %v", err)
-		return
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(caPEM)
 	for _, m := range c.members {
 		if m.name == cut.name {
 			continue
 		}
-		tr := &http.Transport{TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool,
-			ServerName: m.name + ".etcd.zlink.svc", MinVersion: tls.VersionTLS12}}
-		client := &http.Client{Timeout: peerAcceptWithin, Transport: tr}
 		start := time.Now()
-		resp, err := client.Get("https://" + net.JoinHostPort(m.ip, c.containerPort("peer")) + "/version")
+		code, err := c.peerGet(m, "etcd-peer-tls")
 		took := time.Since(start).Round(time.Millisecond)
-		tr.CloseIdleConnections()
-		if err != nil {
+		switch {
+		case err != nil:
 			c.t.Errorf("%s did not answer on a new peer connection within %v while %s was cut off: %v", m.name, peerAcceptWithin, cut.name, err)
-			continue
+		case code != http.StatusOK:
+			c.t.Errorf("%s answered %d on a new peer connection while %s was cut off", m.name, code, cut.name)
+		default:
+			c.logf("%s answered on a new peer connection in %v", m.name, took)
 		}
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			c.t.Errorf("%s answered %s on a new peer connection while %s was cut off", m.name, resp.Status, cut.name)
-			continue
+		if code, err := c.peerGet(m, "zlink-etcd-client-tls"); err == nil {
+			c.t.Errorf("%s's peer port accepted the store's client certificate (answered %d)", m.name, code)
 		}
-		c.logf("%s answered on a new peer connection in %v", m.name, took)
 	}
+}
+
+// peerGet sends GET /version on a new connection to m's peer port with
+// the certificate of the Secret called secret, within peerAcceptWithin,
+// and returns the status code.
+func (c *cluster) peerGet(m etcdMember, secret string) (int, error) {
+	dir := filepath.Join(c.secrets, secret)
+	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
+	if err != nil {
+		return 0, err
+	}
+	caPEM, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	if err != nil {
+		return 0, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool,
+		ServerName: m.name + ".etcd.zlink.svc", MinVersion: tls.VersionTLS12}}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Timeout: peerAcceptWithin, Transport: tr}
+	resp, err := client.Get("https://" + net.JoinHostPort(m.ip, c.containerPort("peer")) + "/version")
+	if err != nil {
+		return 0, err
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode, nil
 }
 
 // containerPort is the port of etcd's container called name in the
