@@ -4,13 +4,18 @@ package deploy
 
 import (
 	"bufio"
+	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,7 +59,20 @@ import (
 // Environment: ZLINK_CLUSTER_ROUNDS (default 2), ZLINK_CLUSTER_REPORT (a
 // file that every sample is appended to as a JSON line),
 // ZLINK_CLUSTER_NODE_ARGS (extra mesh-node flags, space-separated, e.g.
-// shorter lease timings).
+// shorter lease timings or --log-level=debug).
+//
+// Diagnosis knobs: ZLINK_CLUSTER_FAULTS (a comma-separated subset of the
+// faults above, by name, run in their order; default all),
+// ZLINK_CLUSTER_KILL_LEADER and ZLINK_CLUSTER_PARTITION_LEADER (a member's
+// name, e.g. etcd-0: before the leader kill, and before the member
+// partition of a leader round, leadership is moved to that member with
+// etcdctl move-leader, so that the same members are hit in every run),
+// ZLINK_CLUSTER_PARTITION_UNREACHABLE (a member's name: from before the
+// member partition until its reconnect, the nodes' connections to that
+// member's client port are refused, with iptables in each node's network
+// namespace, as when the nodes have not reconnected yet to a member that
+// just restarted; needs root, nsenter and iptables on the host) and ZLINK_CLUSTER_LOGS (a directory: when the test ends, the full
+// logs of every container are written there, one file each).
 func TestClusterUnderFaults(t *testing.T) {
 	c := newCluster(t)
 	c.start()
@@ -75,6 +93,18 @@ func TestClusterUnderFaults(t *testing.T) {
 		{"node-partition", c.nodePartition},
 		{"roll", c.roll},
 		{"quorum-loss", c.quorumLoss},
+	}
+	if v := os.Getenv("ZLINK_CLUSTER_FAULTS"); v != "" {
+		want := strings.Split(v, ",")
+		steps = slices.DeleteFunc(steps, func(s struct {
+			name string
+			run  func(round int)
+		}) bool {
+			return !slices.Contains(want, s.name)
+		})
+		if len(steps) != len(want) {
+			t.Fatalf("ZLINK_CLUSTER_FAULTS=%q: want names among leader-kill, member-partition, node-partition, roll, quorum-loss", v)
+		}
 	}
 	for round := 1; round <= rounds; round++ {
 		for _, s := range steps {
@@ -120,6 +150,7 @@ type cluster struct {
 	members           []etcdMember
 	nodes             []*meshNode
 	ttl, margin       time.Duration
+	renewTimeout      time.Duration
 	run               string
 	samples           []sample
 	reportFile        *os.File
@@ -222,18 +253,22 @@ func (c *cluster) start() {
 		mustDocker(c.ctx, c.t, "start", n.container)
 		c.nodes = append(c.nodes, n)
 	}
-	// Cleanups run last first: this one before the containers are removed.
+	// Cleanups run last first: these before the containers are removed.
 	c.t.Cleanup(func() {
 		if c.t.Failed() && !c.dumped {
 			c.dumpLogs()
 		}
 	})
+	if dir := os.Getenv("ZLINK_CLUSTER_LOGS"); dir != "" {
+		c.t.Cleanup(func() { c.saveLogs(dir) })
+	}
 	at := c.waitConverged(c.nodes, c.began, "start")
 	st := c.state(c.nodes[0])
 	if !st.ok || st.Timing.LeaseTTL <= 0 {
 		c.fatalf("the nodes' timing: no lease TTL in %s's /debug/state", c.nodes[0].name)
 	}
 	c.ttl, c.margin = time.Duration(st.Timing.LeaseTTL), time.Duration(st.Timing.FencingMargin)
+	c.renewTimeout = time.Duration(st.Timing.RenewTimeout)
 	c.logf("mesh: %d nodes converged %v after the start (lease TTL %v, fencing margin %v: trusted %v after each renewal)",
 		len(c.nodes), at.Sub(c.began).Round(time.Millisecond), c.ttl, c.margin, c.ttl-c.margin)
 	c.checkStore(c.nodes, "start")
@@ -471,6 +506,9 @@ func (c *cluster) faultWindow(t0 time.Time) (disrupted time.Duration, settled bo
 // and starts it again.
 func (c *cluster) leaderKill(round int) {
 	before := c.incarnations(c.nodes)
+	if name := os.Getenv("ZLINK_CLUSTER_KILL_LEADER"); name != "" {
+		c.moveLeader(name)
+	}
 	m := c.members[c.leader()]
 	t0 := time.Now()
 	mustDocker(c.ctx, c.t, "kill", m.container)
@@ -489,6 +527,13 @@ func (c *cluster) leaderKill(round int) {
 // its address and names.
 func (c *cluster) memberPartition(round int) {
 	before := c.incarnations(c.nodes)
+	if name := os.Getenv("ZLINK_CLUSTER_PARTITION_UNREACHABLE"); name != "" {
+		c.refuseMember(name, true)
+		defer c.refuseMember(name, false)
+	}
+	if name := os.Getenv("ZLINK_CLUSTER_PARTITION_LEADER"); name != "" && round%2 == 1 {
+		c.moveLeader(name)
+	}
 	i := c.leader()
 	role := "leader"
 	if round%2 == 0 {
@@ -498,7 +543,12 @@ func (c *cluster) memberPartition(round int) {
 	t0 := time.Now()
 	mustDocker(c.ctx, c.t, "network", "disconnect", c.storeNet, m.container)
 	c.logf("disconnected the %s %s from its peers and clients", role, m.name)
+	// While the mesh is watched, every member left serves lease
+	// keep-alives: a follower forwards them to the (new) leader.
+	var wg sync.WaitGroup
+	wg.Go(func() { c.checkKeepAlives(m) })
 	disrupted, settled := c.faultWindow(t0)
+	wg.Wait()
 	t1 := time.Now()
 	mustDocker(c.ctx, c.t, "network", "connect", "--ip", m.ip, "--alias", m.name+".etcd.zlink.svc", "--alias", "etcd-client.zlink.svc",
 		c.storeNet, m.container)
@@ -506,6 +556,252 @@ func (c *cluster) memberPartition(round int) {
 	at := c.waitConverged(c.nodes, t1, "member-partition: after the reconnect")
 	c.record(sample{Round: round, Fault: "member-partition", Target: m.name + " (" + role + ")", Disrupted: disrupted,
 		Converged: at.Sub(t1), Fenced: c.fencedSince(before), SettledWhileDown: settled})
+}
+
+// peerAcceptWithin bounds how long a member may take to answer a request
+// on a new connection to its peer port.
+const peerAcceptWithin = 2 * time.Second
+
+// checkPeerAccept checks that every member left answers a request (GET
+// /version) on a new connection to its peer port, made with the peer
+// certificate, within peerAcceptWithin while cut is cut off: the members
+// left open new peer connections to each other after a leader change (a
+// follower forwards lease keep-alives to the leader over one), and a
+// member that checked a connecting peer's address by looking up the
+// names of its certificate waited for the cut-off member's name, which
+// does not resolve, before accepting any (docs/reliability.md).
+//
+// It also checks that the peer port refuses the store's client
+// certificate (same CA, no names): a peer is known by its certificate's
+// CommonName.
+func (c *cluster) checkPeerAccept(cut etcdMember) {
+	c.t.Helper()
+	for _, m := range c.members {
+		if m.name == cut.name {
+			continue
+		}
+		start := time.Now()
+		code, err := c.peerGet(m, "etcd-peer-tls")
+		took := time.Since(start).Round(time.Millisecond)
+		switch {
+		case err != nil:
+			c.t.Errorf("%s did not answer on a new peer connection within %v while %s was cut off: %v", m.name, peerAcceptWithin, cut.name, err)
+		case code != http.StatusOK:
+			c.t.Errorf("%s answered %d on a new peer connection while %s was cut off", m.name, code, cut.name)
+		default:
+			c.logf("%s answered on a new peer connection in %v", m.name, took)
+		}
+		if code, err := c.peerGet(m, "zlink-etcd-client-tls"); err == nil {
+			c.t.Errorf("%s's peer port accepted the store's client certificate (answered %d)", m.name, code)
+		}
+	}
+}
+
+// peerGet sends GET /version on a new connection to m's peer port with
+// the certificate of the Secret called secret, within peerAcceptWithin,
+// and returns the status code.
+func (c *cluster) peerGet(m etcdMember, secret string) (int, error) {
+	dir := filepath.Join(c.secrets, secret)
+	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
+	if err != nil {
+		return 0, err
+	}
+	caPEM, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	if err != nil {
+		return 0, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool,
+		ServerName: m.name + ".etcd.zlink.svc", MinVersion: tls.VersionTLS12}}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Timeout: peerAcceptWithin, Transport: tr}
+	resp, err := client.Get("https://" + net.JoinHostPort(m.ip, c.containerPort("peer")) + "/version")
+	if err != nil {
+		return 0, err
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// containerPort is the port of etcd's container called name in the
+// StatefulSet.
+func (c *cluster) containerPort(name string) string {
+	c.t.Helper()
+	for _, p := range c.sts.Spec.Template.Spec.Containers[0].Ports {
+		if p.Name == name {
+			return strconv.Itoa(int(p.ContainerPort))
+		}
+	}
+	c.t.Errorf("etcd's container has no port %s", name)
+	return ""
+}
+
+// memberEndpoint is the client URL of the member called name among the
+// nodes' endpoints.
+func (c *cluster) memberEndpoint(endpoints []string, name string) string {
+	c.t.Helper()
+	for _, ep := range endpoints {
+		if strings.Contains(ep, "//"+name+".") {
+			return ep
+		}
+	}
+	c.t.Errorf("no endpoint of %s among %v", name, endpoints)
+	return ""
+}
+
+// checkKeepAlives checks, once the members left have a leader, that they
+// accept new peer connections (checkPeerAccept) and that a lease
+// keep-alive sent through each of them (etcdctl, with the auth
+// set-up Job's root certificate) is answered within the nodes' renew
+// timeout while cut is cut off: a follower forwards it to the leader over
+// a peer connection, which may be new since the leader changed; runs 10
+// and 12 fenced every session because it was not (docs/reliability.md).
+func (c *cluster) checkKeepAlives(cut etcdMember) {
+	c.t.Helper()
+	var live []int
+	for i, m := range c.members {
+		if m.name != cut.name {
+			live = append(live, i)
+		}
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	leader := -1
+	for leader < 0 {
+		for _, i := range live {
+			if _, body := httpGet(c.members[i].metrics + "/metrics"); metricValue(body, "etcd_server_is_leader") == 1 {
+				leader = i
+			}
+		}
+		if leader < 0 && time.Now().After(deadline) {
+			c.t.Errorf("no member led 15 s after %s was cut off", cut.name)
+			return
+		}
+		time.Sleep(pollEvery)
+	}
+	c.checkPeerAccept(cut)
+	args, env := c.jobRun(c.storeNet)
+	endpoints := strings.Split(env["ZLINK_ETCD_ENDPOINTS"], ",")
+	timeout := cmp.Or(c.renewTimeout, 3*time.Second).String()
+	for _, i := range live {
+		role := "follower"
+		if i == leader {
+			role = "leader"
+		}
+		ctl := append(slices.Clone(args), c.etcdctlImage(), "--endpoints", c.memberEndpoint(endpoints, c.members[i].name), "--command-timeout", timeout,
+			"--cacert", "/etc/zlink/etcd-root/ca.crt", "--cert", "/etc/zlink/etcd-root/tls.crt", "--key", "/etc/zlink/etcd-root/tls.key")
+		out, err := docker(c.ctx, c.t, append(slices.Clone(ctl), "lease", "grant", "60")...)
+		fields := strings.Fields(out)
+		if err != nil || len(fields) < 2 || fields[0] != "lease" {
+			c.t.Errorf("lease grant through %s (%s): %v %s", c.members[i].name, role, err, out)
+			continue
+		}
+		start := time.Now()
+		out, err = docker(c.ctx, c.t, append(slices.Clone(ctl), "lease", "keep-alive", "--once", fields[1])...)
+		took := time.Since(start).Round(time.Millisecond)
+		// etcdctl's keep-alive --once is not bounded by --command-timeout:
+		// the bound is checked here, with 2 s for the container's start.
+		if err != nil || !strings.Contains(out, "keepalived") || took > cmp.Or(c.renewTimeout, 3*time.Second)+2*time.Second {
+			c.t.Errorf("a lease keep-alive through %s (%s) was not answered within the renew timeout %s while %s was cut off (%v, with the container's start): %v %s",
+				c.members[i].name, role, timeout, cut.name, took, err, lastLine(out))
+			continue
+		}
+		c.logf("lease keep-alive through %s (%s) answered %v after the container's start", c.members[i].name, role, took)
+	}
+}
+
+// moveLeader makes the member called name the leader (etcdctl
+// move-leader, with the auth set-up Job's root certificate), unless it
+// leads already, and waits until it says it does.
+func (c *cluster) moveLeader(name string) {
+	c.t.Helper()
+	to := slices.IndexFunc(c.members, func(m etcdMember) bool { return m.name == name })
+	if to < 0 {
+		c.t.Fatalf("leader to move to: %q: no such member", name)
+	}
+	if c.leader() == to {
+		return
+	}
+	args, env := c.jobRun(c.storeNet)
+	ctl := append(args, c.etcdctlImage(), "--cacert", "/etc/zlink/etcd-root/ca.crt",
+		"--cert", "/etc/zlink/etcd-root/tls.crt", "--key", "/etc/zlink/etcd-root/tls.key")
+	endpoints := strings.Split(env["ZLINK_ETCD_ENDPOINTS"], ",")
+	out := mustDocker(c.ctx, c.t, append(slices.Clone(ctl), "--endpoints", c.memberEndpoint(endpoints, name), "endpoint", "status", "-w", "json")...)
+	var status []struct {
+		Status struct {
+			Header struct {
+				MemberID uint64 `json:"member_id"`
+			} `json:"header"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &status); err != nil || len(status) != 1 {
+		c.t.Fatalf("etcdctl endpoint status of %s: %v: %s", name, err, out)
+	}
+	out = mustDocker(c.ctx, c.t, append(slices.Clone(ctl), "--endpoints", strings.Join(endpoints, ","),
+		"move-leader", strconv.FormatUint(status[0].Status.Header.MemberID, 16))...)
+	c.logf("moved the leadership to %s: %s", name, lastLine(out))
+	deadline := time.Now().Add(30 * time.Second)
+	for c.leader() != to {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s does not lead 30 s after move-leader", name)
+		}
+		time.Sleep(pollEvery)
+	}
+	// The nodes ride out the leader change before the fault.
+	c.waitConverged(c.nodes, time.Now(), "after the leader move")
+}
+
+// refuseMember makes every node's connections to the client port of the
+// member called name refused (on) or accepted again (off): an iptables
+// rule in each node's network namespace, which answers with a TCP reset.
+// When on, it waits until the mesh converged (the nodes' keep-alive
+// streams then run on the other members).
+func (c *cluster) refuseMember(name string, on bool) {
+	c.t.Helper()
+	i := slices.IndexFunc(c.members, func(m etcdMember) bool { return m.name == name })
+	if i < 0 {
+		c.t.Fatalf("ZLINK_CLUSTER_PARTITION_UNREACHABLE=%q: no such member", name)
+	}
+	op := "-I"
+	if !on {
+		op = "-D"
+	}
+	for _, n := range c.nodes {
+		pid := mustDocker(c.ctx, c.t, "inspect", "-f", "{{.State.Pid}}", n.container)
+		out, err := exec.CommandContext(c.ctx, "nsenter", "-t", pid, "-n", "iptables", op, "OUTPUT", "-d", c.members[i].ip,
+			"-p", "tcp", "--dport", "2379", "-j", "REJECT", "--reject-with", "tcp-reset").CombinedOutput()
+		if err != nil {
+			c.t.Fatalf("iptables in %s's network namespace: %v: %s", n.name, err, out)
+		}
+	}
+	if on {
+		c.logf("the nodes' connections to %s are refused", name)
+		c.waitConverged(c.nodes, time.Now(), "after refusing "+name)
+	} else {
+		c.logf("the nodes' connections to %s are accepted again", name)
+	}
+}
+
+// saveLogs writes the full logs of every container to dir, one file each.
+func (c *cluster) saveLogs(dir string) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		c.t.Errorf("ZLINK_CLUSTER_LOGS: %v", err)
+		return
+	}
+	var names []string
+	for _, m := range c.members {
+		names = append(names, m.container)
+	}
+	for _, n := range c.nodes {
+		names = append(names, n.container)
+	}
+	for _, name := range names {
+		logs, _ := docker(c.ctx, c.t, "logs", "-t", name)
+		if err := os.WriteFile(filepath.Join(dir, name+".log"), []byte(logs+"\n"), 0o644); err != nil {
+			c.t.Errorf("ZLINK_CLUSTER_LOGS: %v", err)
+		}
+	}
+	c.logf("containers' logs written to %s", dir)
 }
 
 // fenceCheck is how one incarnation of a node cut off from etcd ended.

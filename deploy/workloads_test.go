@@ -310,7 +310,11 @@ func TestStatefulSetKeepsQuorum(t *testing.T) {
 		}
 	}
 	c := pod.Containers[0]
-	want := []string{"--client-cert-auth=true", "--peer-client-cert-auth=true", "--listen-metrics-urls=http://0.0.0.0:2381", "--data-dir=/var/lib/etcd/data"}
+	want := []string{"--client-cert-auth=true", "--peer-client-cert-auth=true", "--listen-metrics-urls=http://0.0.0.0:2381", "--data-dir=/var/lib/etcd/data",
+		// Peers known by their certificate's CommonName, not by DNS
+		// lookups of its names (docs/reliability.md, "Containers under
+		// faults").
+		"--peer-skip-client-san-verification=true", "--peer-cert-allowed-cn=etcd-peer"}
 	for _, a := range want {
 		if !slices.Contains(c.Args, a) {
 			t.Errorf("etcd: argument %s missing", a)

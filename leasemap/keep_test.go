@@ -2,7 +2,10 @@ package leasemap
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
 
+	"github.com/zlink-systems/zlink-etcd/internal/syncio"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/txn"
 )
@@ -330,6 +334,38 @@ func TestKeepAliveHedgesOnNewStreams(t *testing.T) {
 			require.Equal(t, tc.stuck+1, streams.opened.Load(), "the next renewal on the stream that answered")
 		})
 	}
+}
+
+// A hedged keep-alive is logged at debug level with the member each of
+// its streams reached, in the order they were sent, and the one that
+// answered (the cluster test's diagnosis reads them; docs/reliability.md).
+func TestHedgedKeepAliveIsLogged(t *testing.T) {
+	f := newKeepFixture(t)
+	var logs syncio.Buffer
+	streams := &stuckStreams{KeepAliveStreams: clientv3.RetryLeaseClient(f.client)}
+	f.m = f.newMap(f.rec, f.lease, Options{Clock: f.clock.Now, Watcher: f.client.Watcher,
+		KeepAliveStreams: streams, KeepAliveHedge: 200 * time.Millisecond,
+		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	a := f.claim(t, "a")
+	k := f.keep(t, a)
+	streams.stuck.Store(1)
+	res, err := k.Renew(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, location.KindRenewed, res.Kind)
+
+	member := strings.TrimPrefix(f.client.Endpoints()[0], "http://")
+	var hedged []map[string]any
+	for line := range strings.Lines(logs.String()) {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &rec))
+		if rec["msg"] == "leasemap: keep-alive hedged or failed" {
+			hedged = append(hedged, rec)
+		}
+	}
+	require.Len(t, hedged, 1, "one hedged keep-alive")
+	require.Equal(t, member+","+member, hedged[0]["streams"], "the stuck stream, then the hedge")
+	require.Equal(t, member, hedged[0]["answered_by"])
+	require.Nil(t, hedged[0]["error"])
 }
 
 // A full renewal's keep-alive (Renew, Keep) is hedged too: a stream that

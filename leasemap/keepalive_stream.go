@@ -3,12 +3,16 @@ package leasemap
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/peer"
 )
 
 // KeepAliveStreams opens etcd LeaseKeepAlive streams (pb.LeaseClient has
@@ -47,6 +51,9 @@ type keepAliveStream struct {
 	// life bounds every stream: Close ends it.
 	life  context.Context
 	hedge time.Duration
+	// log receives, at debug level, each keep-alive that was hedged or
+	// failed: the member each of its streams reached.
+	log *slog.Logger
 
 	mu      sync.Mutex
 	current *leaseStream // the stream that answered last, or nil
@@ -58,6 +65,16 @@ type leaseStream struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	stream pb.Lease_LeaseKeepAliveClient
+	// peer is the address of the member the stream reached, once opened.
+	peer atomic.Pointer[string]
+}
+
+// peerAddr returns the address the stream reached ("?" while unopened).
+func (on *leaseStream) peerAddr() string {
+	if p := on.peer.Load(); p != nil {
+		return *p
+	}
+	return "?"
 }
 
 // keepAliveAnswer is one stream's answer to a keep-alive.
@@ -79,8 +96,13 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 	answers := make(chan keepAliveAnswer, maxKeepAliveStreams)
 	var wg sync.WaitGroup
 	pending := map[*leaseStream]bool{}
+	var streams []*leaseStream
+	began := time.Now()
+	var answeredBy *leaseStream
+	var err error
 	send := func(on *leaseStream) {
 		pending[on] = true
+		streams = append(streams, on)
 		wg.Go(func() {
 			ttl, err := s.send(ctx, on, id)
 			answers <- keepAliveAnswer{on: on, ttl: ttl, err: err}
@@ -93,6 +115,9 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 			on.end()
 		}
 		wg.Wait()
+		if len(streams) > 1 || err != nil {
+			s.logHedged(id, streams, answeredBy, err, time.Since(began))
+		}
 	}()
 	on := s.current
 	if on == nil {
@@ -116,7 +141,7 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 		case a := <-answers:
 			delete(pending, a.on)
 			if a.err == nil {
-				s.current = a.on
+				s.current, answeredBy = a.on, a.on
 				return a.ttl, nil
 			}
 			a.on.end()
@@ -124,7 +149,8 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 				firstErr = a.err
 			}
 			if len(pending) == 0 {
-				return 0, firstErr
+				err = firstErr
+				return 0, err
 			}
 		}
 	}
@@ -144,6 +170,12 @@ func (s *keepAliveStream) send(ctx context.Context, on *leaseStream, id clientv3
 	var err error
 	if on.stream == nil {
 		on.stream, err = s.open(on.ctx)
+		if err == nil {
+			if p, ok := peer.FromContext(on.stream.Context()); ok && p.Addr != nil {
+				addr := p.Addr.String()
+				on.peer.Store(&addr)
+			}
+		}
 	}
 	var resp *pb.LeaseKeepAliveResponse
 	if err == nil {
@@ -159,6 +191,25 @@ func (s *keepAliveStream) send(ctx context.Context, on *leaseStream, id clientv3
 		return 0, fmt.Errorf("keep-alive stream answered lease %x for lease %x", resp.ID, int64(id))
 	}
 	return resp.TTL, nil
+}
+
+// logHedged logs, at debug level, a keep-alive of id that was sent on
+// more than one stream or failed: the member each stream reached, in the
+// order they were sent, and the one that answered.
+func (s *keepAliveStream) logHedged(id clientv3.LeaseID, streams []*leaseStream, answeredBy *leaseStream, err error, took time.Duration) {
+	if s.log == nil || !s.log.Enabled(context.Background(), slog.LevelDebug) {
+		return
+	}
+	peers := make([]string, len(streams))
+	for i, on := range streams {
+		peers[i] = on.peerAddr()
+	}
+	answered := ""
+	if answeredBy != nil {
+		answered = answeredBy.peerAddr()
+	}
+	s.log.Debug("leasemap: keep-alive hedged or failed", "lease", fmt.Sprintf("%x", int64(id)),
+		"streams", strings.Join(peers, ","), "answered_by", answered, "took", took, "error", err)
 }
 
 // failed returns the error of a keep-alive: the context's when it ended
@@ -202,7 +253,7 @@ func (m *Map) keepAliveOnce(ctx context.Context, id clientv3.LeaseID) (int64, er
 	}
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	s := &keepAliveStream{open: m.streams.LeaseKeepAlive, life: life, hedge: m.hedge}
+	s := &keepAliveStream{open: m.streams.LeaseKeepAlive, life: life, hedge: m.hedge, log: m.log}
 	defer s.close()
 	return s.keepAlive(ctx, id)
 }

@@ -61,10 +61,12 @@ cert() {
 members="DNS:*.etcd.$ns.svc,DNS:*.etcd.$ns.svc.$domain"
 cert etcd-server-tls etcd serverAuth,clientAuth \
 	"$members,DNS:etcd-client.$ns.svc,DNS:etcd-client.$ns.svc.$domain,DNS:localhost,IP:127.0.0.1"
-# A member checks that a peer's address matches the peer's certificate: by
-# a reverse lookup against the wildcards (Kubernetes' DNS has PTR records for
-# the StatefulSet's pods), else by a forward lookup of the plain names: list
-# every member (MEMBERS, default 3).
+# The plain names of every member (MEMBERS, default 3) serve etcd's check
+# that a connecting peer's address matches its certificate (a reverse lookup
+# against the wildcards, else a forward lookup of the plain names, in order).
+# The StatefulSet switches that check off and takes the CommonName instead
+# (--peer-skip-client-san-verification, --peer-cert-allowed-cn=etcd-peer):
+# the lookups wait for a cut-off member's name (docs/reliability.md).
 peers=$members
 i=0
 while [ "$i" -lt "${MEMBERS:-3}" ]; do
