@@ -70,11 +70,21 @@ start_daemon() {
 	mkdir -p "$state"
 	say "starting dockerd (storage driver $driver, cgroupfs); log: $logfile"
 	# setsid: the daemon outlives this script and make, in its own session.
-	setsid dockerd \
-		--storage-driver="$driver" \
-		--exec-opt native.cgroupdriver=cgroupfs \
-		--pidfile "$pidfile" \
-		>>"$logfile" 2>&1 </dev/null &
+	# It must not keep their open files either: a caller that runs make
+	# under a lock (flock FILE make cluster-test) would otherwise hold the
+	# lock for as long as the daemon runs. The shell's own descriptors
+	# above 2 are closed in the subshell that starts it (3 to 9, the
+	# numbers a shell can name; flock and make hand down the low ones).
+	(
+		for fd in 3 4 5 6 7 8 9; do
+			eval "exec $fd>&-"
+		done
+		exec setsid dockerd \
+			--storage-driver="$driver" \
+			--exec-opt native.cgroupdriver=cgroupfs \
+			--pidfile "$pidfile" \
+			>>"$logfile" 2>&1 </dev/null
+	) &
 	started=$!
 	deadline=$(($(date +%s) + wait_s))
 	while [ "$(date +%s)" -lt "$deadline" ]; do
