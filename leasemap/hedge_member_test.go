@@ -33,37 +33,39 @@ const memberTTL = 30
 
 // memberOpen is where the balancer puts one stream: its member, and
 // whether that member is hung (cut off without FIN or RST: a keep-alive
-// sent there vanishes).
+// sent there vanishes) or slow (it answers once the test has fired its
+// hedges); lateOpen: the open returns only once the stream has been
+// ended (an open that raced the end of its renewal).
 type memberOpen struct {
-	member string
-	hung   bool
+	member     string
+	hung, slow bool
+	lateOpen   bool
 }
 
 // memberStreams opens fake keep-alive streams, the n-th on the member its
 // script's n-th entry names (as the client's shared round robin might
 // place them); a stream on a live member answers each keep-alive with
-// memberTTL. Each keep-alive sent is reported on sent.
+// memberTTL. Each keep-alive sent is reported on sent; hedged is closed
+// by the test once it has fired its hedges.
 type memberStreams struct {
 	script []memberOpen
 	sent   chan *memberStream
+	hedged chan struct{}
 
 	mu     sync.Mutex
 	opened []*memberStream
 }
 
 func newMemberStreams(script ...memberOpen) *memberStreams {
-	return &memberStreams{script: script, sent: make(chan *memberStream, 16)}
+	return &memberStreams{script: script, sent: make(chan *memberStream, 16), hedged: make(chan struct{})}
 }
 
 var errNotScripted = errors.New("memberStreams: more streams opened than scripted")
 
 func (m *memberStreams) LeaseKeepAlive(ctx context.Context, _ ...grpc.CallOption) (pb.Lease_LeaseKeepAliveClient, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if len(m.opened) == len(m.script) {
+		m.mu.Unlock()
 		return nil, errNotScripted
 	}
 	open := m.script[len(m.opened)]
@@ -75,6 +77,12 @@ func (m *memberStreams) LeaseKeepAlive(ctx context.Context, _ ...grpc.CallOption
 		streams:    m,
 	}
 	m.opened = append(m.opened, st)
+	m.mu.Unlock()
+	if open.lateOpen {
+		<-ctx.Done()
+	} else if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return st, nil
 }
 
@@ -112,6 +120,13 @@ func (s *memberStream) Send(req *pb.LeaseKeepAliveRequest) error {
 func (s *memberStream) Recv() (*pb.LeaseKeepAliveResponse, error) {
 	select {
 	case req := <-s.requests:
+		if s.slow {
+			select {
+			case <-s.streams.hedged:
+			case <-s.ctx.Done():
+				return nil, s.ctx.Err()
+			}
+		}
 		return &pb.LeaseKeepAliveResponse{ID: req.ID, TTL: memberTTL}, nil
 	case <-s.ctx.Done():
 		return nil, s.ctx.Err()
@@ -138,6 +153,8 @@ func (s *memberStream) ended() bool { return s.ctx.Err() != nil }
 func TestHedgeReachesAnotherMember(t *testing.T) {
 	live := func(member string) memberOpen { return memberOpen{member: member} }
 	hung := func(member string) memberOpen { return memberOpen{member: member, hung: true} }
+	slow := func(member string) memberOpen { return memberOpen{member: member, slow: true} }
+	lateOpen := func(member string) memberOpen { return memberOpen{member: member, lateOpen: true} }
 	tests := []struct {
 		name   string
 		script []memberOpen
@@ -146,25 +163,30 @@ func TestHedgeReachesAnotherMember(t *testing.T) {
 		// sentTo: the members the keep-alive was sent to, in order;
 		// discarded: those of the streams closed unused.
 		sentTo, discarded []string
+		// answeredBy is the place in script of the stream that answers.
+		answeredBy int
 	}{
 		{name: "answered at once: no hedge",
 			script: []memberOpen{live(memberA)},
-			sentTo: []string{memberA}},
+			sentTo: []string{memberA}, answeredBy: 0},
 		{name: "a hedge on another member",
 			script: []memberOpen{hung(memberA), live(memberB)}, hedges: 1,
-			sentTo: []string{memberA, memberB}},
+			sentTo: []string{memberA, memberB}, answeredBy: 1},
 		{name: "the hedge lands on the hung member: opened again, on another",
 			script: []memberOpen{hung(memberA), hung(memberA), live(memberB)}, hedges: 1,
-			sentTo: []string{memberA, memberB}, discarded: []string{memberA}},
+			sentTo: []string{memberA, memberB}, discarded: []string{memberA}, answeredBy: 2},
 		{name: "two members hung: the second hedge skips both",
 			script: []memberOpen{hung(memberA), hung(memberA), hung(memberB), hung(memberA), hung(memberB), live(memberC)}, hedges: 2,
-			sentTo: []string{memberA, memberB, memberC}, discarded: []string{memberA, memberA, memberB}},
+			sentTo: []string{memberA, memberB, memberC}, discarded: []string{memberA, memberA, memberB}, answeredBy: 5},
 		{name: "every open of a hedge on the hung member: the last used, the next hedge reaches another",
 			script: []memberOpen{hung(memberA), hung(memberA), hung(memberA), hung(memberA), hung(memberA), live(memberB)}, hedges: 2,
-			sentTo: []string{memberA, memberA, memberB}, discarded: []string{memberA, memberA, memberA}},
+			sentTo: []string{memberA, memberA, memberB}, discarded: []string{memberA, memberA, memberA}, answeredBy: 5},
 		{name: "one member: the hedge's last open is used",
 			script: []memberOpen{hung(memberA), live(memberA), live(memberA), live(memberA), live(memberA)}, hedges: 1,
-			sentTo: []string{memberA, memberA}, discarded: []string{memberA, memberA, memberA}},
+			sentTo: []string{memberA, memberA}, discarded: []string{memberA, memberA, memberA}, answeredBy: 4},
+		{name: "answered while a hedge's open, on the member already tried, was under way: that stream is closed unused",
+			script: []memberOpen{slow(memberA), lateOpen(memberA)}, hedges: 1,
+			sentTo: []string{memberA}, discarded: []string{memberA}, answeredBy: 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -201,6 +223,7 @@ func TestHedgeReachesAnotherMember(t *testing.T) {
 					t.Fatal("the hedge was not taken")
 				}
 			}
+			close(fake.hedged)
 			got := <-answered
 			require.NoError(t, got.err)
 			require.Equal(t, int64(memberTTL), got.ttl)
@@ -221,10 +244,9 @@ func TestHedgeReachesAnotherMember(t *testing.T) {
 			}
 			require.Equal(t, tc.sentTo, sentTo)
 			require.Equal(t, tc.discarded, discarded)
-			answeredBy := opened[len(opened)-1]
-			require.False(t, answeredBy.hung)
-			for _, st := range opened[:len(opened)-1] {
-				require.True(t, st.ended(), "every stream but the one that answered is discarded")
+			answeredBy := opened[tc.answeredBy]
+			for i, st := range opened {
+				require.Equal(t, i != tc.answeredBy, st.ended(), "every stream but the one that answered is discarded (stream %d)", i)
 			}
 
 			if tc.hedges > 0 {

@@ -129,6 +129,8 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 	// sent on), in order; discarded, a hedge's streams that reached a
 	// member already tried.
 	var streams, discarded []*leaseStream
+	// hedges counts the hedges sent.
+	hedges := 0
 	began := time.Now()
 	var answeredBy *leaseStream
 	var err error
@@ -150,14 +152,27 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 		}
 		send(s.newStream(), tried, opens)
 	}
+	// unused moves a stream that reached a member already tried, unused,
+	// from streams to discarded.
+	unused := func(on *leaseStream) {
+		streams = slices.DeleteFunc(streams, func(sent *leaseStream) bool { return sent == on })
+		discarded = append(discarded, on)
+	}
 	// On return, every stream still waiting for its answer is discarded,
-	// and its sender waited for.
+	// and its sender waited for (the answers left tell which of them
+	// were not sent on).
 	defer func() {
 		for on := range pending {
 			on.end()
 		}
 		wg.Wait()
-		if len(streams) > 1 || err != nil {
+		close(answers)
+		for a := range answers {
+			if errors.Is(a.err, errMemberTried) {
+				unused(a.on)
+			}
+		}
+		if hedges > 0 || err != nil {
 			s.logHedged(id, streams, discarded, answeredBy, err, time.Since(began))
 		}
 	}()
@@ -167,16 +182,15 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 	}
 	s.current = nil
 	send(on, nil, 0)
-	sent := 1
 	hedgeDue := s.afterHedge()
 	var firstErr error
 	for {
 		select {
 		case <-hedgeDue:
 			hedge(1)
-			sent++
+			hedges++
 			hedgeDue = nil
-			if sent < maxKeepAliveStreams {
+			if 1+hedges < maxKeepAliveStreams {
 				hedgeDue = s.afterHedge()
 			}
 			continue
@@ -184,8 +198,7 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 			delete(pending, a.on)
 			if errors.Is(a.err, errMemberTried) {
 				a.on.end()
-				streams = slices.DeleteFunc(streams, func(on *leaseStream) bool { return on == a.on })
-				discarded = append(discarded, a.on)
+				unused(a.on)
 				hedge(a.opens + 1)
 				continue
 			}
