@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/peer"
 
 	"github.com/zlink-systems/zlink-etcd/internal/syncio"
 	"github.com/zlink-systems/zlink-etcd/location"
@@ -263,6 +265,9 @@ func TestKeepAliveStreamRecovers(t *testing.T) {
 // stuckStreams opens keep-alive streams whose first stuck ones never
 // answer (their requests vanish, as on the connection of a member that
 // was killed or cut off, which the balancer keeps using for a while).
+// Each stuck stream reports a member of its own (10.0.0.n:2379, n its
+// place among the streams opened), so that a hedge on the real member is
+// not taken for one on the stuck stream's.
 type stuckStreams struct {
 	KeepAliveStreams
 	stuck  atomic.Int32
@@ -270,17 +275,27 @@ type stuckStreams struct {
 }
 
 func (s *stuckStreams) LeaseKeepAlive(ctx context.Context, opts ...grpc.CallOption) (pb.Lease_LeaseKeepAliveClient, error) {
-	s.opened.Add(1)
+	n := s.opened.Add(1)
 	st, err := s.KeepAliveStreams.LeaseKeepAlive(ctx, opts...)
 	if err != nil || s.stuck.Add(-1) < 0 {
 		return st, err
 	}
-	return stuckStream{Lease_LeaseKeepAliveClient: st, ctx: ctx}, nil
+	return stuckStream{Lease_LeaseKeepAliveClient: st, ctx: ctx, member: stuckMember(n)}, nil
+}
+
+// stuckMember is the member the n-th stream opened reports when stuck.
+func stuckMember(n int32) *net.TCPAddr {
+	return &net.TCPAddr{IP: net.IPv4(10, 0, 0, byte(n)), Port: 2379}
 }
 
 type stuckStream struct {
 	pb.Lease_LeaseKeepAliveClient
-	ctx context.Context
+	ctx    context.Context
+	member net.Addr
+}
+
+func (s stuckStream) Context() context.Context {
+	return peer.NewContext(s.Lease_LeaseKeepAliveClient.Context(), &peer.Peer{Addr: s.member})
 }
 
 func (stuckStream) Send(*pb.LeaseKeepAliveRequest) error { return nil }
@@ -348,6 +363,7 @@ func TestHedgedKeepAliveIsLogged(t *testing.T) {
 		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	a := f.claim(t, "a")
 	k := f.keep(t, a)
+	streams.opened.Store(0) // Keep's full renewal opened one
 	streams.stuck.Store(1)
 	res, err := k.Renew(t.Context())
 	require.NoError(t, err)
@@ -363,8 +379,9 @@ func TestHedgedKeepAliveIsLogged(t *testing.T) {
 		}
 	}
 	require.Len(t, hedged, 1, "one hedged keep-alive")
-	require.Equal(t, member+","+member, hedged[0]["streams"], "the stuck stream, then the hedge")
+	require.Equal(t, stuckMember(1).String()+","+member, hedged[0]["streams"], "the stuck stream, then the hedge")
 	require.Equal(t, member, hedged[0]["answered_by"])
+	require.Empty(t, hedged[0]["discarded"], "the hedge reached another member at once")
 	require.Nil(t, hedged[0]["error"])
 }
 

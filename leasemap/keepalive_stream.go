@@ -2,8 +2,10 @@ package leasemap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,6 +31,19 @@ const DefaultKeepAliveHedge = time.Second
 // has two members left when one is lost).
 const maxKeepAliveStreams = 3
 
+// maxOpensPerHedge bounds the streams a hedge opens to reach a member its
+// keep-alive was not sent to yet: the balancer's round robin gives a new
+// stream the next member, unless other requests of the client were
+// balanced in between (then it may be a member already tried again). The
+// last one is used whatever member it reached (a one-member cluster has
+// no other).
+const maxOpensPerHedge = 4
+
+// errMemberTried reports a hedge's stream that reached a member its
+// keep-alive was sent to already: it is discarded unused and another one
+// opened.
+var errMemberTried = errors.New("reached a member already tried")
+
 // keepAliveStream renews one etcd lease on a long-lived LeaseKeepAlive
 // stream: one request and its answer per renewal, one renewal at a time,
 // so that an answer is always the answer to the request just sent. A
@@ -43,14 +58,22 @@ const maxKeepAliveStreams = 3
 // wins: the stream that gave it is kept, the others are discarded. A
 // stream's connection may be to a member that was killed or cut off,
 // which the client's balancer keeps using until gRPC keepalive notices
-// (seconds): a new stream is balanced afresh, so it usually reaches
-// another member, well within the renewal's timeout (docs/sessions.md).
-// Keep-alives are idempotent: renewing twice is harmless.
+// (seconds). A new stream is balanced afresh, but the balancer is shared
+// by all the client's requests, so it may reach a member already tried:
+// a hedge's stream whose member (its gRPC peer, known once it is opened)
+// is one the keep-alive was sent to already is discarded before anything
+// is sent on it and another is opened, up to maxOpensPerHedge streams per
+// hedge, so that a hedge reaches another member when the cluster has one,
+// well within the renewal's timeout (docs/sessions.md). Keep-alives are
+// idempotent: renewing twice is harmless.
 type keepAliveStream struct {
 	open func(ctx context.Context, opts ...grpc.CallOption) (pb.Lease_LeaseKeepAliveClient, error)
 	// life bounds every stream: Close ends it.
 	life  context.Context
 	hedge time.Duration
+	// hedgeAfter, when set, replaces time.After for the hedge interval
+	// (tests fire hedges on demand).
+	hedgeAfter func(time.Duration) <-chan time.Time
 	// log receives, at debug level, each keep-alive that was hedged or
 	// failed: the member each of its streams reached.
 	log *slog.Logger
@@ -82,6 +105,9 @@ type keepAliveAnswer struct {
 	on  *leaseStream
 	ttl int64
 	err error
+	// opens is on's place among the streams its hedge opened (1: the
+	// first; 0: on is no hedge's).
+	opens int
 }
 
 // keepAlive sends one keep-alive of id and returns the TTL etcd answered
@@ -93,30 +119,61 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Every sender answers once, and a stream is opened again only after
+	// its sender answered: at most maxKeepAliveStreams answers are
+	// unread at any time.
 	answers := make(chan keepAliveAnswer, maxKeepAliveStreams)
 	var wg sync.WaitGroup
 	pending := map[*leaseStream]bool{}
-	var streams []*leaseStream
+	// streams are the streams the keep-alive was sent on (or is being
+	// sent on), in order; discarded, a hedge's streams that reached a
+	// member already tried.
+	var streams, discarded []*leaseStream
+	// hedges counts the hedges sent.
+	hedges := 0
 	began := time.Now()
 	var answeredBy *leaseStream
 	var err error
-	send := func(on *leaseStream) {
+	send := func(on *leaseStream, tried []*leaseStream, opens int) {
 		pending[on] = true
 		streams = append(streams, on)
 		wg.Go(func() {
-			ttl, err := s.send(ctx, on, id)
-			answers <- keepAliveAnswer{on: on, ttl: ttl, err: err}
+			ttl, err := s.send(ctx, on, tried, id)
+			answers <- keepAliveAnswer{on: on, ttl: ttl, err: err, opens: opens}
 		})
 	}
+	// hedge sends the keep-alive on a new stream, the opens-th of its
+	// hedge: one that reaches a member of streams is discarded, unless it
+	// is the last the hedge may open.
+	hedge := func(opens int) {
+		var tried []*leaseStream
+		if opens < maxOpensPerHedge {
+			tried = slices.Clone(streams)
+		}
+		send(s.newStream(), tried, opens)
+	}
+	// unused moves a stream that reached a member already tried, unused,
+	// from streams to discarded.
+	unused := func(on *leaseStream) {
+		streams = slices.DeleteFunc(streams, func(sent *leaseStream) bool { return sent == on })
+		discarded = append(discarded, on)
+	}
 	// On return, every stream still waiting for its answer is discarded,
-	// and its sender waited for.
+	// and its sender waited for (the answers left tell which of them
+	// were not sent on).
 	defer func() {
 		for on := range pending {
 			on.end()
 		}
 		wg.Wait()
-		if len(streams) > 1 || err != nil {
-			s.logHedged(id, streams, answeredBy, err, time.Since(began))
+		close(answers)
+		for a := range answers {
+			if errors.Is(a.err, errMemberTried) {
+				unused(a.on)
+			}
+		}
+		if hedges > 0 || err != nil {
+			s.logHedged(id, streams, discarded, answeredBy, err, time.Since(began))
 		}
 	}()
 	on := s.current
@@ -124,22 +181,27 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 		on = s.newStream()
 	}
 	s.current = nil
-	send(on)
-	sent := 1
-	hedge := time.NewTimer(s.hedge)
-	defer hedge.Stop()
+	send(on, nil, 0)
+	hedgeDue := s.afterHedge()
 	var firstErr error
 	for {
 		select {
-		case <-hedge.C:
-			if sent < maxKeepAliveStreams {
-				send(s.newStream())
-				sent++
-				hedge.Reset(s.hedge)
+		case <-hedgeDue:
+			hedge(1)
+			hedges++
+			hedgeDue = nil
+			if 1+hedges < maxKeepAliveStreams {
+				hedgeDue = s.afterHedge()
 			}
 			continue
 		case a := <-answers:
 			delete(pending, a.on)
+			if errors.Is(a.err, errMemberTried) {
+				a.on.end()
+				unused(a.on)
+				hedge(a.opens + 1)
+				continue
+			}
 			if a.err == nil {
 				s.current, answeredBy = a.on, a.on
 				return a.ttl, nil
@@ -156,6 +218,15 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 	}
 }
 
+// afterHedge returns a channel that delivers once the hedge interval has
+// passed.
+func (s *keepAliveStream) afterHedge() <-chan time.Time {
+	if s.hedgeAfter != nil {
+		return s.hedgeAfter(s.hedge)
+	}
+	return time.After(s.hedge)
+}
+
 // newStream returns a stream, opened by its first keep-alive, that ends
 // when s's life ends.
 func (s *keepAliveStream) newStream() *leaseStream {
@@ -164,8 +235,10 @@ func (s *keepAliveStream) newStream() *leaseStream {
 }
 
 // send sends one keep-alive of id on the stream (opening it first when
-// needed) and returns the TTL answered. The end of ctx ends the stream.
-func (s *keepAliveStream) send(ctx context.Context, on *leaseStream, id clientv3.LeaseID) (int64, error) {
+// needed) and returns the TTL answered. A stream it opens that reached
+// the member of one of tried sends nothing: send answers errMemberTried.
+// The end of ctx ends the stream.
+func (s *keepAliveStream) send(ctx context.Context, on *leaseStream, tried []*leaseStream, id clientv3.LeaseID) (int64, error) {
 	stop := context.AfterFunc(ctx, on.cancel)
 	var err error
 	if on.stream == nil {
@@ -174,6 +247,9 @@ func (s *keepAliveStream) send(ctx context.Context, on *leaseStream, id clientv3
 			if p, ok := peer.FromContext(on.stream.Context()); ok && p.Addr != nil {
 				addr := p.Addr.String()
 				on.peer.Store(&addr)
+				if slices.ContainsFunc(tried, func(t *leaseStream) bool { return t.peerAddr() == addr }) {
+					err = errMemberTried
+				}
 			}
 		}
 	}
@@ -195,21 +271,28 @@ func (s *keepAliveStream) send(ctx context.Context, on *leaseStream, id clientv3
 
 // logHedged logs, at debug level, a keep-alive of id that was sent on
 // more than one stream or failed: the member each stream reached, in the
-// order they were sent, and the one that answered.
-func (s *keepAliveStream) logHedged(id clientv3.LeaseID, streams []*leaseStream, answeredBy *leaseStream, err error, took time.Duration) {
+// order they were sent, the one that answered, and the members of the
+// hedges' streams discarded for reaching a member already tried.
+func (s *keepAliveStream) logHedged(id clientv3.LeaseID, streams, discarded []*leaseStream, answeredBy *leaseStream, err error, took time.Duration) {
 	if s.log == nil || !s.log.Enabled(context.Background(), slog.LevelDebug) {
 		return
-	}
-	peers := make([]string, len(streams))
-	for i, on := range streams {
-		peers[i] = on.peerAddr()
 	}
 	answered := ""
 	if answeredBy != nil {
 		answered = answeredBy.peerAddr()
 	}
 	s.log.Debug("leasemap: keep-alive hedged or failed", "lease", fmt.Sprintf("%x", int64(id)),
-		"streams", strings.Join(peers, ","), "answered_by", answered, "took", took, "error", err)
+		"streams", peerList(streams), "answered_by", answered, "discarded", peerList(discarded),
+		"took", took, "error", err)
+}
+
+// peerList returns the members the streams reached, comma-separated.
+func peerList(streams []*leaseStream) string {
+	peers := make([]string, len(streams))
+	for i, on := range streams {
+		peers[i] = on.peerAddr()
+	}
+	return strings.Join(peers, ",")
 }
 
 // failed returns the error of a keep-alive: the context's when it ended
