@@ -11,9 +11,9 @@
 # Environment:
 #   PERF_SECTIONS  the sections to run, space-separated (default: all):
 #                  writes list remove renewal client tick reaction
-#   PERF_COUNT     runs of every benchmark (-count; default 3; the
-#                  reaction section runs once whatever it says, each run
-#                  being 100 samples)
+#   PERF_COUNT     runs of every benchmark, each a test process of its
+#                  own (-count 1 in each; default 3; the reaction section
+#                  runs once whatever it says, each run being 100 samples)
 #   PERF_BENCHTIME overrides every section's -benchtime except remove's
 #                  (one removal of 10,000 rows per caller is already one
 #                  call); for a quick check: PERF_BENCHTIME=50x PERF_COUNT=1
@@ -75,7 +75,7 @@ measure() {
 		[ "$fsync" = on ] && env=1
 	fi
 	test=$(testbin "$pkg")
-	cmd="go test -run '^\$' -bench '$pattern' -benchtime $benchtime -count $count${*:+ $*} ./$pkg/"
+	cmd="go test -run '^\$' -bench '$pattern' -benchtime $benchtime -count 1${*:+ $*} ./$pkg/"
 	[ -n "$env" ] && cmd="ZLINK_BENCH_FSYNC=1 $cmd"
 	# The same flags for the test binary: -benchmem is -test.benchmem.
 	flags=
@@ -93,12 +93,23 @@ measure() {
 		echo "perf-gomaxprocs: ${GOMAXPROCS:-$(nproc)}"
 		echo "perf-benchtime: $benchtime"
 		echo "perf-count: $count"
+		echo "perf-processes: $count"
 		echo "perf-load-before: $(load)"
 		echo "perf-command: $cmd"
 	} >"$file"
+	# Each run is a test process of its own (-count 1, count times): the
+	# runs of one process share its heap, its garbage collector's pacing
+	# and the in-process member's state, and agree with each other far
+	# better than two processes do (docs/performance.md, "What these
+	# figures can and cannot tell"), so the ranges show the spread
+	# between processes.
 	rc=0
-	(cd "$pkg" && ZLINK_BENCH_FSYNC=$env "$test" -test.run '^$' -test.bench "$pattern" \
-		-test.benchtime "$benchtime" -test.count "$count" -test.timeout 3h $flags) >>"$file" 2>&1 || rc=$?
+	run=0
+	while [ "$run" -lt "$count" ] && [ "$rc" -eq 0 ]; do
+		run=$((run + 1))
+		(cd "$pkg" && ZLINK_BENCH_FSYNC=$env "$test" -test.run '^$' -test.bench "$pattern" \
+			-test.benchtime "$benchtime" -test.count 1 -test.timeout 3h $flags) >>"$file" 2>&1 || rc=$?
+	done
 	{
 		echo "perf-load-after: $(load)"
 		echo "perf-seconds: $(($(date +%s) - start))"

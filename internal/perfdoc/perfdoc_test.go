@@ -202,3 +202,29 @@ func TestRenderFailedRun(t *testing.T) {
 		}
 	}
 }
+
+// A run of scripts/perf.sh whose counts were processes of their own says
+// so; an older one shows its -count.
+func TestRenderRuns(t *testing.T) {
+	raw, err := perfdoc.ReadDir("testdata/raw")
+	require.NoError(t, err)
+	tests := []struct {
+		name   string
+		config map[string]string
+		want   string
+	}{
+		{"one process", map[string]string{"perf-benchtime": "1s", "perf-count": "3"}, ", `-benchtime 1s -count 3`, "},
+		{"processes", map[string]string{"perf-benchtime": "1s", "perf-count": "3", "perf-processes": "3"}, ", `-benchtime 1s`, 3 runs in processes of their own, "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := raw["client"]
+			out.Config = tc.config
+			for _, s := range perfdoc.Sections() {
+				if s.ID == "client" {
+					require.Contains(t, s.Render(perfdoc.Raw{"client": out}), tc.want)
+				}
+			}
+		})
+	}
+}

@@ -109,9 +109,14 @@ func (s Section) provenance(o output) string {
 		// container's CPU limit may have lowered below the header's CPUs.
 		procs = strconv.Itoa(o.file.Results[0].Procs)
 	}
-	line := fmt.Sprintf("* %s: %s at commit %s, %s, GOMAXPROCS %s, load average %s → %s, `-benchtime %s -count %s`, %s s (`docs/perf/raw/%s.txt`)",
+	runs := fmt.Sprintf("`-benchtime %s -count %s`", c["perf-benchtime"], c["perf-count"])
+	if n := c["perf-processes"]; n != "" {
+		// scripts/perf.sh runs each count in a test process of its own.
+		runs = fmt.Sprintf("`-benchtime %s`, %s runs in processes of their own", c["perf-benchtime"], n)
+	}
+	line := fmt.Sprintf("* %s: %s at commit %s, %s, GOMAXPROCS %s, load average %s → %s, %s, %s s (`docs/perf/raw/%s.txt`)",
 		label, c["perf-date"], c["perf-commit"], c["perf-go"], procs, c["perf-load-before"], c["perf-load-after"],
-		c["perf-benchtime"], c["perf-count"], c["perf-seconds"], s.fileName(o.mode))
+		runs, c["perf-seconds"], s.fileName(o.mode))
 	if e := c["perf-exit"]; e != "" && e != "0" {
 		line += fmt.Sprintf("; **the run failed (exit %s)**: missing rows were not measured", e)
 	}
