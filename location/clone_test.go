@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/internal/reflectfill"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -19,69 +20,9 @@ import (
 //     was,
 //   - nil stays nil and empty stays empty.
 
-// cloneFill sets every settable field reachable from v to a distinct
-// non-zero value: slices get two elements, maps two entries, pointers a
-// target. With empty set, slices and maps are made empty but not nil and
-// pointers stay nil.
-func cloneFill(v reflect.Value, seed *int, empty bool) {
-	*seed++
-	n := *seed
-	switch v.Kind() {
-	case reflect.String:
-		v.SetString(fmt.Sprintf("s%d", n))
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(int64(n))
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(uint64(n))
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Slice:
-		size := 2
-		if empty {
-			size = 0
-		}
-		s := reflect.MakeSlice(v.Type(), size, size)
-		for i := 0; i < size; i++ {
-			cloneFill(s.Index(i), seed, empty)
-		}
-		v.Set(s)
-	case reflect.Map:
-		m := reflect.MakeMap(v.Type())
-		if !empty {
-			for i := 0; i < 2; i++ {
-				k := reflect.New(v.Type().Key()).Elem()
-				cloneFill(k, seed, empty)
-				e := reflect.New(v.Type().Elem()).Elem()
-				cloneFill(e, seed, empty)
-				m.SetMapIndex(k, e)
-			}
-		}
-		v.Set(m)
-	case reflect.Pointer:
-		if empty {
-			return
-		}
-		p := reflect.New(v.Type().Elem())
-		cloneFill(p.Elem(), seed, empty)
-		v.Set(p)
-	case reflect.Struct:
-		if v.Type() == reflect.TypeFor[time.Time]() {
-			v.Set(reflect.ValueOf(time.UnixMilli(int64(n) * 1000).UTC()))
-			return
-		}
-		for i := 0; i < v.NumField(); i++ {
-			if v.Field(i).CanSet() {
-				cloneFill(v.Field(i), seed, empty)
-			}
-		}
-	default:
-		panic(fmt.Sprintf("cloneFill: unhandled kind %s", v.Kind()))
-	}
-}
-
 // cloneMutate changes every value reachable from v, through every slice,
 // map and pointer.
-func cloneMutate(v reflect.Value) {
+func cloneMutate(t *testing.T, v reflect.Value) {
 	switch v.Kind() {
 	case reflect.String:
 		v.SetString(v.String() + "!")
@@ -93,22 +34,22 @@ func cloneMutate(v reflect.Value) {
 		v.SetBool(!v.Bool())
 	case reflect.Slice:
 		for i := 0; i < v.Len(); i++ {
-			cloneMutate(v.Index(i))
+			cloneMutate(t, v.Index(i))
 		}
 	case reflect.Map:
 		for _, k := range v.MapKeys() {
 			e := reflect.New(v.Type().Elem()).Elem()
 			e.Set(v.MapIndex(k))
-			cloneMutate(e)
+			cloneMutate(t, e)
 			v.SetMapIndex(k, e)
 		}
 		k := reflect.New(v.Type().Key()).Elem()
 		seed := 1000
-		cloneFill(k, &seed, false)
+		reflectfill.Fill(t, k, &seed, false)
 		v.SetMapIndex(k, reflect.New(v.Type().Elem()).Elem())
 	case reflect.Pointer:
 		if !v.IsNil() {
-			cloneMutate(v.Elem())
+			cloneMutate(t, v.Elem())
 		}
 	case reflect.Struct:
 		if t, ok := v.Interface().(time.Time); ok {
@@ -117,7 +58,7 @@ func cloneMutate(v reflect.Value) {
 		}
 		for i := 0; i < v.NumField(); i++ {
 			if v.Field(i).CanSet() {
-				cloneMutate(v.Field(i))
+				cloneMutate(t, v.Field(i))
 			}
 		}
 	}
@@ -163,20 +104,20 @@ func cloneCheck[T location.Cloner[T]](t *testing.T) {
 	fixture := func(empty bool) T {
 		var v T
 		seed := 0
-		cloneFill(reflect.ValueOf(&v).Elem(), &seed, empty)
+		reflectfill.Fill(t, reflect.ValueOf(&v).Elem(), &seed, empty)
 		return v
 	}
 	orig, want := fixture(false), fixture(false)
 	c := orig.Clone()
 	require.Equal(t, want, c, "the clone equals the original")
 	cloneRequireDisjoint(t, reflect.ValueOf(orig), reflect.ValueOf(c), reflect.TypeFor[T]().Name())
-	cloneMutate(reflect.ValueOf(&c).Elem())
+	cloneMutate(t, reflect.ValueOf(&c).Elem())
 	require.NotEqual(t, want, c, "the mutation changed the clone")
 	require.Equal(t, want, orig, "changing the clone left the original alone")
 
 	// And the other way round: changing the original leaves the clone alone.
 	c = orig.Clone()
-	cloneMutate(reflect.ValueOf(&orig).Elem())
+	cloneMutate(t, reflect.ValueOf(&orig).Elem())
 	require.Equal(t, want, c)
 
 	var zero T

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zlink-systems/zlink-etcd/internal/reflectfill"
 	"github.com/zlink-systems/zlink-etcd/location"
 )
 
@@ -26,7 +26,7 @@ func TestCopyOverCur(t *testing.T) {
 func copyOverCases[T location.Cloner[T]](t *testing.T, copyOver func(r, cur *T) T) {
 	filled := func(seed int, empty bool) T {
 		var v T
-		fillAll(reflect.ValueOf(&v).Elem(), &seed, empty)
+		reflectfill.Fill(t, reflect.ValueOf(&v).Elem(), &seed, empty)
 		return v
 	}
 	rows := map[string]T{"full": filled(0, false), "empty": filled(0, true), "zero": *new(T)}
@@ -52,60 +52,6 @@ func copyOverCases[T location.Cloner[T]](t *testing.T, copyOver func(r, cur *T) 
 					require.Equal(t, before, *cur, "the stored row was changed")
 				}
 			})
-		}
-	}
-}
-
-// fillAll sets every field reachable from v to a value derived from *seed:
-// slices get two elements and maps two entries (or none, non-nil, when
-// empty), pointers a target (nil when empty).
-func fillAll(v reflect.Value, seed *int, empty bool) {
-	*seed++
-	n := *seed
-	switch v.Kind() {
-	case reflect.String:
-		v.SetString(fmt.Sprintf("s%d", n))
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(int64(n))
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(uint64(n))
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Slice:
-		size := 2
-		if empty {
-			size = 0
-		}
-		s := reflect.MakeSlice(v.Type(), size, size)
-		for i := range size {
-			fillAll(s.Index(i), seed, empty)
-		}
-		v.Set(s)
-	case reflect.Map:
-		m := reflect.MakeMap(v.Type())
-		for i := 0; !empty && i < 2; i++ {
-			k := reflect.New(v.Type().Key()).Elem()
-			fillAll(k, seed, empty)
-			e := reflect.New(v.Type().Elem()).Elem()
-			fillAll(e, seed, empty)
-			m.SetMapIndex(k, e)
-		}
-		v.Set(m)
-	case reflect.Pointer:
-		if !empty {
-			p := reflect.New(v.Type().Elem())
-			fillAll(p.Elem(), seed, empty)
-			v.Set(p)
-		}
-	case reflect.Struct:
-		if v.Type() == reflect.TypeFor[time.Time]() {
-			v.Set(reflect.ValueOf(time.UnixMilli(int64(n)).UTC()))
-			return
-		}
-		for i := range v.NumField() {
-			if v.Field(i).CanSet() {
-				fillAll(v.Field(i), seed, empty)
-			}
 		}
 	}
 }
