@@ -30,10 +30,8 @@ type descriptorTable[D location.Cloner[D]] struct {
 	claim func(tx *Tx, next D) (bool, error)
 	// replace moves claims on the takeover path (nil: none).
 	replace func(tx *Tx, cur, next D) (bool, error)
-	// copyOver returns the deep copy of d that a write stores, sharing the
-	// parts equal to cur's when stored (cur is the stored row); nil means
-	// d's Clone.
-	copyOver func(d, cur D, stored bool) D
+	// copyOver makes the copy a write stores (nil: d's Clone).
+	copyOver rowCopier[D]
 }
 
 // descriptorFacts are the fields of a descriptor the shared write orders
@@ -221,13 +219,7 @@ func writeDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key st
 // generation g, and its change stamps; when stored, cur is the stored row
 // it replaces, whose parts equal to d's the copy shares (copyOver).
 func putDescriptor[D location.Cloner[D]](tx *Tx, dt descriptorTable[D], key string, d, cur *D, stored bool, g int64, now time.Time) location.WriteResult {
-	var c D
-	if dt.copyOver != nil {
-		c = dt.copyOver(*d, *cur, stored)
-	} else {
-		c = (*d).Clone()
-	}
-	tx.PutOwned(dt.table, key, dt.withUpdatedAt(c, now), g)
+	tx.PutOwned(dt.table, key, dt.withUpdatedAt(dt.copyOver.copy(d, cur, stored), now), g)
 	dt.bump(tx, *d)
 	return storedResult(g, now)
 }

@@ -24,10 +24,8 @@ type ownerRowTable[R location.Cloner[R]] struct {
 	withStamp func(r R, generation int64, now time.Time) R
 	// bump plans the change stamps of a changed row.
 	bump func(tx *Tx, r R)
-	// copyOver returns the deep copy of r that a write stores, sharing the
-	// parts equal to cur's when stored (cur is the stored row); nil means
-	// r's Clone.
-	copyOver func(r, cur R, stored bool) R
+	// copyOver makes the copy a write stores (nil: r's Clone).
+	copyOver rowCopier[R]
 }
 
 // peerTable is the peer table: (Peer, mesh) stamps.
@@ -93,14 +91,6 @@ func RemoveRoute(tx *Tx, k location.RouteKey, owner location.OwnerToken) (locati
 	return removeOwnerRow(tx, routeTable(), RouteKey(k), owner)
 }
 
-// copyOf returns the deep copy of r that a write stores (copyOver).
-func (ot *ownerRowTable[R]) copyOf(r, cur *R, stored bool) R {
-	if ot.copyOver != nil {
-		return ot.copyOver(*r, *cur, stored)
-	}
-	return (*r).Clone()
-}
-
 // writeOwnerRow is the shared write (02 §3.1, rules 1–4).
 func writeOwnerRow[R location.Cloner[R]](tx *Tx, ot ownerRowTable[R], key string, r *R, intent location.WriteIntent) (location.WriteResult, error) {
 	now := tx.Now()
@@ -113,7 +103,7 @@ func writeOwnerRow[R location.Cloner[R]](tx *Tx, ot ownerRowTable[R], key string
 	}
 	if intent == location.IntentNewClaim || intent == location.IntentTakeover {
 		g := tx.Source().NextGeneration(ot.table, key)
-		tx.PutOwned(ot.table, key, ot.withStamp(ot.copyOf(r, &cur, exists), g, now), g)
+		tx.PutOwned(ot.table, key, ot.withStamp(ot.copyOver.copy(r, &cur, exists), g, now), g)
 		ot.bump(tx, *r)
 		return storedResult(g, now), nil
 	}
@@ -121,7 +111,7 @@ func writeOwnerRow[R location.Cloner[R]](tx *Tx, ot ownerRowTable[R], key string
 	if exists && ot.owner(cur) == ot.owner(*r) && (want == 0 || ot.generation(cur) == want) {
 		// Anomaly A-01 fixed: the row keeps its generation (the reference
 		// would store the caller's value, 0 for the wildcard).
-		tx.PutOwned(ot.table, key, ot.withStamp(ot.copyOf(r, &cur, true), rec.Generation, now), rec.Generation)
+		tx.PutOwned(ot.table, key, ot.withStamp(ot.copyOver.copy(r, &cur, true), rec.Generation, now), rec.Generation)
 		ot.bump(tx, *r)
 		return storedResult(rec.Generation, now), nil
 	}

@@ -18,6 +18,21 @@ import (
 // Clone keeps them; TestCopyOverCur proves, by reflection over every field,
 // that nothing of the caller's is shared.
 
+// rowCopier returns the deep copy of d that a write stores, sharing the
+// parts equal to cur's when stored (cur is the stored row it replaces).
+// It takes rows by value: a row passed by pointer to a function value
+// would escape to the heap.
+type rowCopier[D location.Cloner[D]] func(d, cur D, stored bool) D
+
+// copy is f's copy of *d over *cur, or d's Clone when f is nil (a table
+// whose rows share nothing).
+func (f rowCopier[D]) copy(d, cur *D, stored bool) D {
+	if f == nil {
+		return (*d).Clone()
+	}
+	return f(*d, *cur, stored)
+}
+
 // meshNodeCopy returns a deep copy of d (location.MeshNodeDescriptor.Clone)
 // that shares with cur (nil: none) the parts equal to d's.
 func meshNodeCopy(d, cur *location.MeshNodeDescriptor) location.MeshNodeDescriptor {
