@@ -270,3 +270,102 @@ func TestHedgeReachesAnotherMember(t *testing.T) {
 		})
 	}
 }
+
+// After a keep-alive that failed, the members its streams reached are
+// suspect: the next keep-alive's first stream (a new one) that the
+// balancer placed on one of them is closed unused and another opened, as
+// a hedge's would be, up to maxOpensPerHedge (the last used whatever it
+// reached). A keep-alive that is answered clears the suspects. No hedge
+// fires in these cases: the first stream alone reaches another member.
+func TestKeepAliveAfterFailureAvoidsItsMembers(t *testing.T) {
+	live := func(member string) memberOpen { return memberOpen{member: member} }
+	hung := func(member string) memberOpen { return memberOpen{member: member, hung: true} }
+	type step int
+	const (
+		fail   step = iota // the keep-alive is sent, then its context ends
+		answer             // the keep-alive is answered
+		drop               // the stream that answered last is closed
+	)
+	tests := []struct {
+		name   string
+		script []memberOpen
+		steps  []step
+		// sentTo: the members keep-alives were sent to, in order;
+		// discarded: those of the streams closed unused.
+		sentTo, discarded []string
+	}{
+		{name: "the next first stream lands on the failed member: opened again, on another",
+			script: []memberOpen{hung(memberA), hung(memberA), live(memberB)},
+			steps:  []step{fail, answer},
+			sentTo: []string{memberA, memberB}, discarded: []string{memberA}},
+		{name: "one member: the last open is used",
+			script: []memberOpen{hung(memberA), live(memberA), live(memberA), live(memberA), live(memberA)},
+			steps:  []step{fail, answer},
+			sentTo: []string{memberA, memberA}, discarded: []string{memberA, memberA, memberA}},
+		{name: "an answer clears the suspects",
+			script: []memberOpen{hung(memberA), live(memberB), live(memberA)},
+			steps:  []step{fail, answer, drop, answer},
+			sentTo: []string{memberA, memberB, memberA}},
+		{name: "a second failure: both members avoided",
+			script: []memberOpen{hung(memberA), hung(memberA), hung(memberB), hung(memberA), hung(memberB), live(memberC)},
+			steps:  []step{fail, fail, answer},
+			sentTo: []string{memberA, memberB, memberC}, discarded: []string{memberA, memberA, memberB}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := newMemberStreams(tc.script...)
+			close(fake.hedged)
+			life, end := context.WithCancel(t.Context())
+			defer end()
+			s := &keepAliveStream{open: fake.LeaseKeepAlive, life: life, hedge: time.Hour,
+				hedgeAfter: func(time.Duration) <-chan time.Time { return nil }} // no hedge fires
+			const id = clientv3.LeaseID(0x2e)
+			bound, cancel := context.WithTimeout(t.Context(), 10*time.Second) // bounds the test only
+			defer cancel()
+			for i, st := range tc.steps {
+				switch st {
+				case fail:
+					ctx, stop := context.WithCancel(bound)
+					failed := make(chan error, 1)
+					go func() {
+						_, err := s.keepAlive(ctx, id)
+						failed <- err
+					}()
+					select {
+					case <-fake.sent:
+					case <-bound.Done():
+						t.Fatalf("step %d: the keep-alive was not sent", i)
+					}
+					stop()
+					require.ErrorIs(t, <-failed, context.Canceled, "step %d", i)
+				case answer:
+					ttl, err := s.keepAlive(bound, id)
+					require.NoError(t, err, "step %d", i)
+					require.Equal(t, int64(memberTTL), ttl, "step %d", i)
+					<-fake.sent
+				case drop:
+					s.close()
+				}
+			}
+			opened := fake.streams()
+			require.Len(t, opened, len(tc.script), "every scripted stream opened, no more")
+			var sentTo, discarded []string
+			for _, st := range opened {
+				switch st.keepAlivesSent() {
+				case 0:
+					discarded = append(discarded, st.member)
+				case 1:
+					sentTo = append(sentTo, st.member)
+				default:
+					t.Fatalf("%d keep-alives sent on one stream", st.keepAlivesSent())
+				}
+			}
+			require.Equal(t, tc.sentTo, sentTo)
+			require.Equal(t, tc.discarded, discarded)
+			s.close()
+			for i, st := range opened {
+				require.True(t, st.ended(), "stream %d ended", i)
+			}
+		})
+	}
+}

@@ -64,7 +64,11 @@ var errMemberTried = errors.New("reached a member already tried")
 // is one the keep-alive was sent to already is discarded before anything
 // is sent on it and another is opened, up to maxOpensPerHedge streams per
 // hedge, so that a hedge reaches another member when the cluster has one,
-// well within the renewal's timeout (docs/sessions.md). Keep-alives are
+// well within the renewal's timeout (docs/sessions.md). A keep-alive
+// that failed leaves the members its streams reached suspect until one is
+// answered: the next keep-alive's first stream (a new one) and its
+// hedges avoid them the same way, so that the renewal after a lost member
+// does not wait a hedge interval on it again. Keep-alives are
 // idempotent: renewing twice is harmless.
 type keepAliveStream struct {
 	open func(ctx context.Context, opts ...grpc.CallOption) (pb.Lease_LeaseKeepAliveClient, error)
@@ -80,6 +84,11 @@ type keepAliveStream struct {
 
 	mu      sync.Mutex
 	current *leaseStream // the stream that answered last, or nil
+	// suspects are streams of the keep-alives that failed since the last
+	// one answered, one per member they reached: those members may be
+	// lost, so the next keep-alive's first stream and its hedges avoid
+	// them as a hedge avoids a member already tried.
+	suspects []*leaseStream
 }
 
 // leaseStream is one LeaseKeepAlive stream (nil until opened) and what
@@ -105,8 +114,9 @@ type keepAliveAnswer struct {
 	on  *leaseStream
 	ttl int64
 	err error
-	// opens is on's place among the streams its hedge opened (1: the
-	// first; 0: on is no hedge's).
+	// opens is on's place among the streams opened to reach a member not
+	// tried yet, by a hedge or as a first stream after a keep-alive that
+	// failed (1: the first; 0: on was opened without such a condition).
 	opens int
 }
 
@@ -148,7 +158,7 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 	hedge := func(opens int) {
 		var tried []*leaseStream
 		if opens < maxOpensPerHedge {
-			tried = slices.Clone(streams)
+			tried = slices.Concat(streams, s.suspects)
 		}
 		send(s.newStream(), tried, opens)
 	}
@@ -172,16 +182,26 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 				unused(a.on)
 			}
 		}
-		if hedges > 0 || err != nil {
+		if hedges > 0 || len(discarded) > 0 || err != nil {
 			s.logHedged(id, streams, discarded, answeredBy, err, time.Since(began))
 		}
+		if err != nil {
+			s.suspects = suspectsAfter(s.suspects, streams)
+		} else {
+			s.suspects = nil
+		}
 	}()
-	on := s.current
+	// The first stream is the one that answered last; else a new one,
+	// opened again (as a hedge's) when it reached a suspect member.
+	on, tried, opens := s.current, []*leaseStream(nil), 0
 	if on == nil {
 		on = s.newStream()
+		if len(s.suspects) > 0 {
+			tried, opens = s.suspects, 1
+		}
 	}
 	s.current = nil
-	send(on, nil, 0)
+	send(on, tried, opens)
 	hedgeDue := s.afterHedge()
 	var firstErr error
 	for {
@@ -216,6 +236,19 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 			}
 		}
 	}
+}
+
+// suspectsAfter returns suspects with the streams of a keep-alive that
+// failed added: one stream per member (a stream that never reached one
+// is left out).
+func suspectsAfter(suspects, failed []*leaseStream) []*leaseStream {
+	for _, on := range failed {
+		addr := on.peer.Load()
+		if addr != nil && !slices.ContainsFunc(suspects, func(s *leaseStream) bool { return s.peerAddr() == *addr }) {
+			suspects = append(suspects, on)
+		}
+	}
+	return suspects
 }
 
 // afterHedge returns a channel that delivers once the hedge interval has

@@ -10,9 +10,8 @@ import (
 // given with proto.Clone (reflection: about a microsecond, and the largest
 // single cost of building a guard) before setting its result and value;
 // these start from a fresh compare of their own, which needs no copy.
-// PutBytes hands a value the caller already holds as bytes to the request
-// as it is, where clientv3.OpPut would copy it from a string. Each returns
-// exactly what its clientv3 spelling returns (TestOpsMatchClientv3).
+// Each returns exactly what its clientv3 spelling returns
+// (TestOpsMatchClientv3).
 
 // ModRevisionIs is clientv3.Compare(clientv3.ModRevision(key), "=", rev).
 func ModRevisionIs(key string, rev int64) clientv3.Cmp {
@@ -43,15 +42,6 @@ func LeaseIs(key string, id clientv3.LeaseID) clientv3.Cmp {
 	pc.Result = pb.Compare_EQUAL
 	pc.TargetUnion = &pb.Compare_Lease{Lease: int64(id)}
 	return c
-}
-
-// PutBytes is clientv3.OpPut(key, string(value), opts...) without copying
-// value: the request refers to value, which must not change afterwards (a
-// Write's value never does).
-func PutBytes(key string, value []byte, opts ...clientv3.OpOption) clientv3.Op {
-	op := clientv3.OpPut(key, "", opts...)
-	op.WithValueBytes(value)
-	return op
 }
 
 // opRoom builds the compares and operations of one transaction with few
@@ -112,7 +102,9 @@ func (r *opRoom) get(key []byte) clientv3.Op {
 	return op
 }
 
-// put is PutBytes(key, value).
+// put is clientv3.OpPut(string(key), string(value)) without copying
+// value: the request refers to value, which must not change afterwards (a
+// Write's value never does).
 func (r *opRoom) put(key, value []byte) clientv3.Op {
 	op := r.protos.put
 	op.WithKeyBytes(key)

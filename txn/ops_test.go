@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// The copy-free compares and puts build exactly what their clientv3
+// The copy-free compares build exactly what their clientv3
 // spellings build.
 func TestOpsMatchClientv3(t *testing.T) {
 	const key = "/zlink/v1/spots/k"
@@ -26,20 +26,6 @@ func TestOpsMatchClientv3(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.True(t, proto.Equal(tc.want.GetCompare(), tc.got.GetCompare()), "got %v, want %v", tc.got.GetCompare(), tc.want.GetCompare())
-		})
-	}
-	for _, tc := range []struct {
-		name  string
-		value []byte
-		opts  []clientv3.OpOption
-	}{
-		{"value", []byte(`{"a":1}`), nil},
-		{"empty value", []byte{}, nil},
-		{"leased", []byte("v"), []clientv3.OpOption{clientv3.WithLease(0x99)}},
-	} {
-		t.Run("put "+tc.name, func(t *testing.T) {
-			// Every field, the unexported ones included (key, value, lease).
-			require.Equal(t, clientv3.OpPut(key, string(tc.value), tc.opts...), PutBytes(key, tc.value, tc.opts...))
 		})
 	}
 }
