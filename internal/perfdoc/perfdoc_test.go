@@ -215,6 +215,7 @@ func TestRenderRuns(t *testing.T) {
 	}{
 		{"one process", map[string]string{"perf-benchtime": "1s", "perf-count": "3"}, ", `-benchtime 1s -count 3`, "},
 		{"processes", map[string]string{"perf-benchtime": "1s", "perf-count": "3", "perf-processes": "3"}, ", `-benchtime 1s`, 3 runs in processes of their own, "},
+		{"one process of its own", map[string]string{"perf-benchtime": "100x", "perf-count": "1", "perf-processes": "1"}, ", `-benchtime 100x`, 1 run in a process of its own, "},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -113,6 +113,9 @@ func (s Section) provenance(o output) string {
 	if n := c["perf-processes"]; n != "" {
 		// scripts/perf.sh runs each count in a test process of its own.
 		runs = fmt.Sprintf("`-benchtime %s`, %s runs in processes of their own", c["perf-benchtime"], n)
+		if n == "1" {
+			runs = fmt.Sprintf("`-benchtime %s`, 1 run in a process of its own", c["perf-benchtime"])
+		}
 	}
 	line := fmt.Sprintf("* %s: %s at commit %s, %s, GOMAXPROCS %s, load average %s → %s, %s, %s s (`docs/perf/raw/%s.txt`)",
 		label, c["perf-date"], c["perf-commit"], c["perf-go"], procs, c["perf-load-before"], c["perf-load-after"],
