@@ -141,6 +141,25 @@ func (s *memberStream) keepAlivesSent() int {
 
 func (s *memberStream) ended() bool { return s.ctx.Err() != nil }
 
+// sentAndDiscarded returns the members of the streams a keep-alive was
+// sent on and of those closed unused (which must have ended), in the
+// order they were opened.
+func sentAndDiscarded(t *testing.T, opened []*memberStream) (sentTo, discarded []string) {
+	t.Helper()
+	for _, st := range opened {
+		switch st.keepAlivesSent() {
+		case 0:
+			discarded = append(discarded, st.member)
+			require.True(t, st.ended(), "a stream closed unused is ended")
+		case 1:
+			sentTo = append(sentTo, st.member)
+		default:
+			t.Fatalf("%d keep-alives sent on one stream", st.keepAlivesSent())
+		}
+	}
+	return sentTo, discarded
+}
+
 // A hedge reaches a member its keep-alive was not sent to yet when the
 // cluster has one: a hedge's stream that the balancer placed on a member
 // already tried is closed unused and another opened, up to
@@ -230,18 +249,7 @@ func TestHedgeReachesAnotherMember(t *testing.T) {
 
 			opened := fake.streams()
 			require.Len(t, opened, len(tc.script), "every scripted stream opened, no more")
-			var sentTo, discarded []string
-			for _, st := range opened {
-				switch st.keepAlivesSent() {
-				case 0:
-					discarded = append(discarded, st.member)
-					require.True(t, st.ended(), "a stream closed unused is ended")
-				case 1:
-					sentTo = append(sentTo, st.member)
-				default:
-					t.Fatalf("%d keep-alives sent on one stream", st.keepAlivesSent())
-				}
-			}
+			sentTo, discarded := sentAndDiscarded(t, opened)
 			require.Equal(t, tc.sentTo, sentTo)
 			require.Equal(t, tc.discarded, discarded)
 			answeredBy := opened[tc.answeredBy]
@@ -349,17 +357,7 @@ func TestKeepAliveAfterFailureAvoidsItsMembers(t *testing.T) {
 			}
 			opened := fake.streams()
 			require.Len(t, opened, len(tc.script), "every scripted stream opened, no more")
-			var sentTo, discarded []string
-			for _, st := range opened {
-				switch st.keepAlivesSent() {
-				case 0:
-					discarded = append(discarded, st.member)
-				case 1:
-					sentTo = append(sentTo, st.member)
-				default:
-					t.Fatalf("%d keep-alives sent on one stream", st.keepAlivesSent())
-				}
-			}
+			sentTo, discarded := sentAndDiscarded(t, opened)
 			require.Equal(t, tc.sentTo, sentTo)
 			require.Equal(t, tc.discarded, discarded)
 			s.close()
