@@ -325,7 +325,7 @@ func TestKeepAliveAfterFailureAvoidsItsMembers(t *testing.T) {
 			close(fake.hedged)
 			life, end := context.WithCancel(t.Context())
 			defer end()
-			s := &keepAliveStream{open: fake.LeaseKeepAlive, life: life, hedge: time.Hour,
+			s := &keepAliveStream{open: fake.LeaseKeepAlive, life: life, hedge: time.Hour, suspects: &memberSuspects{},
 				hedgeAfter: func(time.Duration) <-chan time.Time { return nil }} // no hedge fires
 			const id = clientv3.LeaseID(0x2e)
 			bound, cancel := context.WithTimeout(t.Context(), 10*time.Second) // bounds the test only
@@ -366,4 +366,42 @@ func TestKeepAliveAfterFailureAvoidsItsMembers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The suspects are the map's, not one stream's: a member a kept lease's
+// keep-alive failed on is avoided by the next full renewal's stream (and
+// by any other lease's) too.
+func TestSuspectsAreSharedByTheMapsStreams(t *testing.T) {
+	fake := newMemberStreams(memberOpen{member: memberA, hung: true}, memberOpen{member: memberA, hung: true}, memberOpen{member: memberB})
+	close(fake.hedged)
+	life, end := context.WithCancel(t.Context())
+	defer end()
+	shared := &memberSuspects{}
+	stream := func() *keepAliveStream {
+		return &keepAliveStream{open: fake.LeaseKeepAlive, life: life, hedge: time.Hour, suspects: shared,
+			hedgeAfter: func(time.Duration) <-chan time.Time { return nil }} // no hedge fires
+	}
+	kept, once := stream(), stream()
+	bound, cancel := context.WithTimeout(t.Context(), 10*time.Second) // bounds the test only
+	defer cancel()
+
+	ctx, stop := context.WithCancel(bound)
+	failed := make(chan error, 1)
+	go func() {
+		_, err := kept.keepAlive(ctx, 0x3a)
+		failed <- err
+	}()
+	<-fake.sent
+	stop()
+	require.ErrorIs(t, <-failed, context.Canceled)
+
+	ttl, err := once.keepAlive(bound, 0x3b)
+	require.NoError(t, err)
+	require.Equal(t, int64(memberTTL), ttl)
+	sentTo, discarded := sentAndDiscarded(t, fake.streams())
+	require.Equal(t, []string{memberA, memberB}, sentTo)
+	require.Equal(t, []string{memberA}, discarded)
+	require.Empty(t, shared.list(), "the answer cleared the suspects")
+	kept.close()
+	once.close()
 }

@@ -65,11 +65,11 @@ var errMemberTried = errors.New("reached a member already tried")
 // is sent on it and another is opened, up to maxOpensPerHedge streams per
 // hedge, so that a hedge reaches another member when the cluster has one,
 // well within the renewal's timeout (docs/sessions.md). A keep-alive
-// that failed leaves the members its streams reached suspect until one is
-// answered: the next keep-alive's first stream (a new one) and its
-// hedges avoid them the same way, so that the renewal after a lost member
-// does not wait a hedge interval on it again. Keep-alives are
-// idempotent: renewing twice is harmless.
+// that failed leaves the members its streams reached suspect, for every
+// stream of the map, until one is answered: the next keep-alive's first
+// stream (a new one) and its hedges avoid them the same way, so that the
+// renewal after a lost member does not wait a hedge interval on it
+// again. Keep-alives are idempotent: renewing twice is harmless.
 type keepAliveStream struct {
 	open func(ctx context.Context, opts ...grpc.CallOption) (pb.Lease_LeaseKeepAliveClient, error)
 	// life bounds every stream: Close ends it.
@@ -82,13 +82,55 @@ type keepAliveStream struct {
 	// failed: the member each of its streams reached.
 	log *slog.Logger
 
+	// suspects are the members the keep-alives of the map failed on
+	// since one was answered: shared by every stream of the map (its kept
+	// leases' and its full renewals'), a member lost to one lease is
+	// avoided by the others. Nil: none are kept.
+	suspects *memberSuspects
+
 	mu      sync.Mutex
 	current *leaseStream // the stream that answered last, or nil
-	// suspects are streams of the keep-alives that failed since the last
-	// one answered, one per member they reached: those members may be
-	// lost, so the next keep-alive's first stream and its hedges avoid
-	// them as a hedge avoids a member already tried.
-	suspects []*leaseStream
+}
+
+// memberSuspects are streams of the keep-alives that failed since the
+// last one answered, one per member they reached: those members may be
+// lost, so the next keep-alive's first stream and its hedges avoid them
+// as a hedge avoids a member already tried. The methods of a nil
+// memberSuspects keep nothing.
+type memberSuspects struct {
+	mu      sync.Mutex
+	streams []*leaseStream
+}
+
+// list returns the suspects (a copy).
+func (ms *memberSuspects) list() []*leaseStream {
+	if ms == nil {
+		return nil
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	return slices.Clone(ms.streams)
+}
+
+// settle records how a keep-alive ended: answered (err nil), every
+// suspect is cleared; else the members its streams reached are added,
+// one stream per member (a stream that never reached one is left out).
+func (ms *memberSuspects) settle(streams []*leaseStream, err error) {
+	if ms == nil {
+		return
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if err == nil {
+		ms.streams = nil
+		return
+	}
+	for _, on := range streams {
+		addr := on.peer.Load()
+		if addr != nil && !slices.ContainsFunc(ms.streams, func(s *leaseStream) bool { return s.peerAddr() == *addr }) {
+			ms.streams = append(ms.streams, on)
+		}
+	}
 }
 
 // leaseStream is one LeaseKeepAlive stream (nil until opened) and what
@@ -144,6 +186,7 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 	began := time.Now()
 	var answeredBy *leaseStream
 	var err error
+	suspects := s.suspects.list()
 	send := func(on *leaseStream, tried []*leaseStream, opens int) {
 		pending[on] = true
 		streams = append(streams, on)
@@ -158,7 +201,7 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 	hedge := func(opens int) {
 		var tried []*leaseStream
 		if opens < maxOpensPerHedge {
-			tried = slices.Concat(streams, s.suspects)
+			tried = slices.Concat(streams, suspects)
 		}
 		send(s.newStream(), tried, opens)
 	}
@@ -185,19 +228,15 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 		if hedges > 0 || len(discarded) > 0 || err != nil {
 			s.logHedged(id, streams, discarded, answeredBy, err, time.Since(began))
 		}
-		if err != nil {
-			s.suspects = suspectsAfter(s.suspects, streams)
-		} else {
-			s.suspects = nil
-		}
+		s.suspects.settle(streams, err)
 	}()
 	// The first stream is the one that answered last; else a new one,
 	// opened again (as a hedge's) when it reached a suspect member.
 	on, tried, opens := s.current, []*leaseStream(nil), 0
 	if on == nil {
 		on = s.newStream()
-		if len(s.suspects) > 0 {
-			tried, opens = s.suspects, 1
+		if len(suspects) > 0 {
+			tried, opens = suspects, 1
 		}
 	}
 	s.current = nil
@@ -236,19 +275,6 @@ func (s *keepAliveStream) keepAlive(ctx context.Context, id clientv3.LeaseID) (i
 			}
 		}
 	}
-}
-
-// suspectsAfter returns suspects with the streams of a keep-alive that
-// failed added: one stream per member (a stream that never reached one
-// is left out).
-func suspectsAfter(suspects, failed []*leaseStream) []*leaseStream {
-	for _, on := range failed {
-		addr := on.peer.Load()
-		if addr != nil && !slices.ContainsFunc(suspects, func(s *leaseStream) bool { return s.peerAddr() == *addr }) {
-			suspects = append(suspects, on)
-		}
-	}
-	return suspects
 }
 
 // afterHedge returns a channel that delivers once the hedge interval has
@@ -369,7 +395,7 @@ func (m *Map) keepAliveOnce(ctx context.Context, id clientv3.LeaseID) (int64, er
 	}
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	s := &keepAliveStream{open: m.streams.LeaseKeepAlive, life: life, hedge: m.hedge, log: m.log}
+	s := &keepAliveStream{open: m.streams.LeaseKeepAlive, life: life, hedge: m.hedge, log: m.log, suspects: &m.suspects}
 	defer s.close()
 	return s.keepAlive(ctx, id)
 }

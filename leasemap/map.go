@@ -73,6 +73,9 @@ type Map struct {
 	// pending holds, by owner id, the last claim whose outcome is unknown,
 	// until Settle settles it (claim.go).
 	pending map[string]pendingClaim
+	// suspects are the members keep-alives failed on, shared by every
+	// keep-alive stream of the map (keepalive_stream.go).
+	suspects memberSuspects
 }
 
 // leaseInfo is what the map remembers of an owner key: which etcd lease the

@@ -255,7 +255,7 @@ func (m *Map) Keep(ctx context.Context, t location.OwnerToken, ttl time.Duration
 		lostCh: make(chan struct{}), cancel: cancel, done: make(chan struct{}),
 	}
 	if m.streams != nil {
-		k.stream = &keepAliveStream{open: m.streams.LeaseKeepAlive, life: wctx, hedge: m.hedge, log: m.log}
+		k.stream = &keepAliveStream{open: m.streams.LeaseKeepAlive, life: wctx, hedge: m.hedge, log: m.log, suspects: &m.suspects}
 	}
 	go k.watch(wctx, rn.revision+1)
 	return res, k, nil
