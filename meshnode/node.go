@@ -229,6 +229,12 @@ func (n *Node) autoConnectStatus() observe.AutoConnectStatus {
 // released. Done is closed when Leave returns; the error joins the steps'
 // errors. Leave is idempotent (later calls return the first one's result),
 // and does nothing after Orphan.
+//
+// The application's own writes under the node's lease must have ended
+// before Leave, and not by cancellation: a write whose context ends after
+// it was sent may still be applied by etcd after the removal (a row it
+// creates then stays until the garbage collector finds its owner dead).
+// Stop issuing writes, and wait for the ones in flight to return.
 func (n *Node) Leave(ctx context.Context) error {
 	n.leaveOnce.Do(func() { n.leaveErr = n.leave(ctx) })
 	return n.leaveErr

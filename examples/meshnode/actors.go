@@ -72,7 +72,10 @@ func newActorMetrics(reg prometheus.Registerer) (actorMetrics, error) {
 	return m, nil
 }
 
-// run creates actors until ctx ends.
+// run creates actors until ctx ends. A creation under way when ctx ends
+// stops before its next step; the step in flight, if any, is waited for
+// (step), so that the node's Leave, which follows, removes every row the
+// writer wrote.
 func (w *actorWriter) run(ctx context.Context) {
 	tick := time.NewTicker(w.interval)
 	defer tick.Stop()
@@ -109,14 +112,21 @@ func (w *actorWriter) note(f func(*statedoc.ActorStats)) {
 	w.mu.Unlock()
 }
 
-// step runs one store call of incarnation inc, if its lease is still
-// trusted, within the lease's trust deadline.
-func step[T any](ctx context.Context, inc meshnode.Incarnation, call func(context.Context) (T, error)) (T, error) {
+// step runs one store call of incarnation inc, unless stop has ended or
+// the lease is no longer trusted. The call is bounded by the lease's trust
+// deadline, not by stop: a write already sent runs to its outcome, so that
+// when the writer returns none of its writes is still on its way. A write
+// cancelled after it was sent may still be applied by etcd later, after
+// the node's Leave removed its rows: a row it creates would be left behind.
+func step[T any](stop context.Context, inc meshnode.Incarnation, call func(context.Context) (T, error)) (T, error) {
 	var zero T
+	if err := stop.Err(); err != nil {
+		return zero, fmt.Errorf("the writer was stopped: %w", err)
+	}
 	if !inc.Session.Valid() {
 		return zero, fmt.Errorf("the lease of incarnation %d is no longer trusted: nothing more is written under it", inc.Number)
 	}
-	ctx, cancel := context.WithDeadline(ctx, inc.Session.TrustedUntil())
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(stop), inc.Session.TrustedUntil())
 	defer cancel()
 	return call(ctx)
 }

@@ -168,15 +168,16 @@ func run(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 		return fmt.Errorf("HTTP server on %s: %w", cfg.MetricsAddr, err)
 	}
 
-	// SIGTERM: unready at once, stop writing, then leave the mesh (loop
-	// stopped, every row of the owner removed, lease released) within the
-	// grace budget.
+	// SIGTERM: unready at once, stop writing (the write in flight, if any,
+	// runs to its outcome: one cancelled on its way could land after the
+	// removal), then leave the mesh (loop stopped, every row of the owner
+	// removed, lease released), all within the grace budget.
 	began := time.Now()
 	s.stopping.Store(true)
 	s.log.Info("shutting down: leaving the mesh", "grace", cfg.ShutdownGrace.String())
 	stopWriter()
 	writerDone.Wait()
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownGrace-httpShutdownTimeout)
+	lctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), began.Add(cfg.ShutdownGrace-httpShutdownTimeout))
 	defer cancel()
 	if err := node.Leave(lctx); err != nil {
 		return fmt.Errorf("leave the mesh within --shutdown-grace %v (the lease ends by itself within its TTL): %w", cfg.ShutdownGrace, err)
