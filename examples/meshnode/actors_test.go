@@ -13,8 +13,8 @@ import (
 	"github.com/zlink-systems/zlink-etcd/examples/meshnode/config"
 	"github.com/zlink-systems/zlink-etcd/examples/meshnode/statedoc"
 	"github.com/zlink-systems/zlink-etcd/location"
-	"github.com/zlink-systems/zlink-etcd/meshnode"
 	"github.com/zlink-systems/zlink-etcd/memstore"
+	"github.com/zlink-systems/zlink-etcd/meshnode"
 )
 
 // heldActorStore passes the writer's calls to an in-memory store, except
