@@ -20,6 +20,15 @@
 #   PERF_REMOVE_CALLERS  callers of the removal, a regexp alternation
 #                  (default 1|16; 1|16|64 adds 4-10 minutes per run)
 #   PERF_OUT       where the raw outputs go (default docs/perf/raw)
+#   PERF_ETCD      where etcd runs for the sections that use it (writes
+#                  list remove renewal reaction): "process" (default) starts
+#                  an upstream etcd process of its own, built from
+#                  deploy/tools/etcd, for every benchmark process, with
+#                  fsync as the file's mode says, and points the benchmark
+#                  at it (ZLINK_EMBEDETCD_ENDPOINTS), as a deployment runs
+#                  etcd apart from its clients; "embedded" runs the member
+#                  inside the test process (etcdtest), sharing its heap,
+#                  garbage collector and scheduler with the client
 #   GO             the go command (default go)
 set -eu
 
@@ -30,6 +39,13 @@ PERF_COUNT=${PERF_COUNT:-3}
 PERF_BENCHTIME=${PERF_BENCHTIME:-}
 PERF_REMOVE_CALLERS=${PERF_REMOVE_CALLERS:-1|16}
 PERF_OUT=${PERF_OUT:-docs/perf/raw}
+PERF_ETCD=${PERF_ETCD:-process}
+case $PERF_ETCD in
+process | embedded) ;;
+*)
+	echo "perf: PERF_ETCD must be process or embedded, not $PERF_ETCD" >&2
+	exit 2 ;;
+esac
 
 for s in $PERF_SECTIONS; do
 	case $s in
@@ -42,7 +58,8 @@ done
 mkdir -p "$PERF_OUT"
 out=$(cd "$PERF_OUT" && pwd)
 bin=$(mktemp -d "${TMPDIR:-/tmp}/perf.XXXXXX")
-trap 'rm -rf "$bin"' EXIT
+etcd_pid=
+trap 'stop_etcd; rm -rf "$bin"' EXIT
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
 	commit="$commit+dirty"
@@ -61,6 +78,53 @@ testbin() {
 # load: the load averages of uptime.
 load() { uptime | sed 's/.*load average[s]*: *//'; }
 
+# etcdbin: the upstream etcd and etcdctl binaries, built once into $bin
+# from deploy/tools/etcd (the version the cluster test runs).
+etcdbin() {
+	if [ ! -x "$bin/etcd" ]; then
+		echo "perf: building etcd and etcdctl from deploy/tools/etcd" >&2
+		(cd deploy/tools/etcd && GOFLAGS= $GO build -o "$bin/etcd" go.etcd.io/etcd/server/v3 &&
+			GOFLAGS= $GO build -o "$bin/etcdctl" go.etcd.io/etcd/etcdctl/v3)
+	fi
+}
+
+# start_etcd FSYNC: a fresh one-member etcd process on loopback, fsync on
+# or off, with the embedded member's timing (etcdtest: 10 ms ticks, 100 ms
+# election, snapshots every 10,000 entries); sets etcd_endpoint.
+start_etcd() {
+	etcdbin
+	port=$((20000 + ($$ + run * 2) % 20000))
+	etcd_endpoint=http://127.0.0.1:$port
+	peer=http://127.0.0.1:$((port + 1))
+	nofsync=--unsafe-no-fsync
+	[ "$1" = on ] && nofsync=
+	rm -rf "$bin/etcd-data"
+	"$bin/etcd" --name perf --data-dir "$bin/etcd-data" \
+		--listen-client-urls "$etcd_endpoint" --advertise-client-urls "$etcd_endpoint" \
+		--listen-peer-urls "$peer" --initial-advertise-peer-urls "$peer" --initial-cluster "perf=$peer" \
+		--heartbeat-interval 10 --election-timeout 100 --snapshot-count 10000 --log-level error \
+		$nofsync >"$bin/etcd.log" 2>&1 &
+	etcd_pid=$!
+	tries=0
+	until "$bin/etcdctl" --endpoints "$etcd_endpoint" --command-timeout 1s endpoint health >/dev/null 2>&1; do
+		tries=$((tries + 1))
+		if [ "$tries" -ge 50 ] || ! kill -0 "$etcd_pid" 2>/dev/null; then
+			echo "perf: etcd did not start on $etcd_endpoint:" >&2
+			cat "$bin/etcd.log" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+stop_etcd() {
+	if [ -n "$etcd_pid" ]; then
+		kill "$etcd_pid" 2>/dev/null || true
+		wait "$etcd_pid" 2>/dev/null || true
+		etcd_pid=
+	fi
+}
+
 # measure SECTION FSYNC PKG PATTERN BENCHTIME COUNT [FLAG...]: runs the
 # benchmarks of PKG matching PATTERN into the section's raw file, with
 # fsync on (FSYNC=on), off (off) or not applicable (-); FLAGs are go test
@@ -76,6 +140,17 @@ measure() {
 	fi
 	test=$(testbin "$pkg")
 	cmd="go test -run '^\$' -bench '$pattern' -benchtime $benchtime -count 1${*:+ $*} ./$pkg/"
+	where=-
+	if [ "$fsync" != - ]; then
+		where="in the test process"
+		if [ "$PERF_ETCD" = process ]; then
+			# The etcd process's fsync is the mode: no private member.
+			env=
+			etcdbin
+			where="in a process of its own (etcd $("$bin/etcd" --version | sed -n 's/^etcd Version: //p'), fsync $fsync)"
+			cmd="ZLINK_EMBEDETCD_ENDPOINTS=<a fresh etcd process per run> $cmd"
+		fi
+	fi
 	[ -n "$env" ] && cmd="ZLINK_BENCH_FSYNC=1 $cmd"
 	# The same flags for the test binary: -benchmem is -test.benchmem.
 	flags=
@@ -94,6 +169,7 @@ measure() {
 		echo "perf-benchtime: $benchtime"
 		echo "perf-count: $count"
 		echo "perf-processes: $count"
+		echo "perf-etcd: $where"
 		echo "perf-load-before: $(load)"
 		echo "perf-command: $cmd"
 	} >"$file"
@@ -107,8 +183,14 @@ measure() {
 	run=0
 	while [ "$run" -lt "$count" ] && [ "$rc" -eq 0 ]; do
 		run=$((run + 1))
-		(cd "$pkg" && ZLINK_BENCH_FSYNC=$env "$test" -test.run '^$' -test.bench "$pattern" \
+		endpoints=
+		if [ "$fsync" != - ] && [ "$PERF_ETCD" = process ]; then
+			start_etcd "$fsync" || { rc=1; break; }
+			endpoints=$etcd_endpoint
+		fi
+		(cd "$pkg" && ZLINK_BENCH_FSYNC=$env ZLINK_EMBEDETCD_ENDPOINTS=$endpoints "$test" -test.run '^$' -test.bench "$pattern" \
 			-test.benchtime "$benchtime" -test.count 1 -test.timeout 3h $flags) >>"$file" 2>&1 || rc=$?
+		stop_etcd
 	done
 	{
 		echo "perf-load-after: $(load)"
@@ -153,7 +235,8 @@ section() {
 		# memstore: fsync does not apply.
 		measure tick - autoconnect '^BenchmarkTickCost$' "$(benchtime 200x)" "$PERF_COUNT" ;;
 	reaction)
-		# The shared test member (fsync off): the benchmark has no fsync mode.
+		# fsync off (an etcd process, or the shared test member when
+		# PERF_ETCD=embedded): the benchmark has no fsync mode of its own.
 		measure reaction off autoconnect '^BenchmarkReaction$' "$(benchtime 100x)" 1 ;;
 	esac
 }

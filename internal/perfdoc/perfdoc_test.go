@@ -216,6 +216,13 @@ func TestRenderRuns(t *testing.T) {
 		{"one process", map[string]string{"perf-benchtime": "1s", "perf-count": "3"}, ", `-benchtime 1s -count 3`, "},
 		{"processes", map[string]string{"perf-benchtime": "1s", "perf-count": "3", "perf-processes": "3"}, ", `-benchtime 1s`, 3 runs in processes of their own, "},
 		{"one process of its own", map[string]string{"perf-benchtime": "100x", "perf-count": "1", "perf-processes": "1"}, ", `-benchtime 100x`, 1 run in a process of its own, "},
+		{"etcd in a process of its own", map[string]string{"perf-benchtime": "1s", "perf-count": "5", "perf-processes": "5",
+			"perf-etcd": "in a process of its own (etcd 3.7.3, fsync off)"},
+			", `-benchtime 1s`, 5 runs in processes of their own, etcd in a process of its own (etcd 3.7.3, fsync off), "},
+		{"etcd in the test process", map[string]string{"perf-benchtime": "1s", "perf-count": "5", "perf-processes": "5",
+			"perf-etcd": "in the test process"}, ", `-benchtime 1s`, 5 runs in processes of their own, etcd in the test process, "},
+		{"no etcd", map[string]string{"perf-benchtime": "1s", "perf-count": "5", "perf-processes": "5", "perf-etcd": "-"},
+			", `-benchtime 1s`, 5 runs in processes of their own, "},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

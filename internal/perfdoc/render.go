@@ -117,6 +117,11 @@ func (s Section) provenance(o output) string {
 			runs = fmt.Sprintf("`-benchtime %s`, 1 run in a process of its own", c["perf-benchtime"])
 		}
 	}
+	if where := c["perf-etcd"]; where != "" && where != "-" {
+		// scripts/perf.sh says where etcd ran: in a process of its own or
+		// in the test process.
+		runs += ", etcd " + where
+	}
 	line := fmt.Sprintf("* %s: %s at commit %s, %s, GOMAXPROCS %s, load average %s → %s, %s, %s s (`docs/perf/raw/%s.txt`)",
 		label, c["perf-date"], c["perf-commit"], c["perf-go"], procs, c["perf-load-before"], c["perf-load-after"],
 		runs, c["perf-seconds"], s.fileName(o.mode))
