@@ -14,7 +14,6 @@ import (
 	"github.com/zlink-systems/zlink-etcd/examples/meshnode/statedoc"
 	"github.com/zlink-systems/zlink-etcd/location"
 	"github.com/zlink-systems/zlink-etcd/memstore"
-	"github.com/zlink-systems/zlink-etcd/meshnode"
 )
 
 // heldActorStore passes the writer's calls to an in-memory store, except
@@ -118,16 +117,7 @@ func newTestActorWriter(t *testing.T, store *heldActorStore) *actorWriter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	quiet := slog.New(slog.DiscardHandler)
-	s := &service{cfg: cfg, log: quiet}
-	exec, err := newMeshTransport("", transportOptions{NodeID: cfg.NodeID, Mesh: cfg.Mesh, Log: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { exec.Close() })
-	o := s.nodeOptions(store.Store, exec, nil)
-	o.OnEvent = nil
-	node, err := meshnode.Join(t.Context(), o)
+	node, exec, err := joinLogOnly(t.Context(), cfg, store.Store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,10 +125,12 @@ func newTestActorWriter(t *testing.T, store *heldActorStore) *actorWriter {
 		if err := node.Leave(context.Background()); err != nil {
 			t.Errorf("leave: %v", err)
 		}
+		exec.Close()
 	})
 	m, err := newActorMetrics(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &actorWriter{store: store, node: node, mesh: cfg.Mesh, nodeID: cfg.NodeID, interval: time.Millisecond, log: quiet, m: m}
+	return &actorWriter{store: store, node: node, mesh: cfg.Mesh, nodeID: cfg.NodeID, interval: time.Millisecond,
+		log: slog.New(slog.DiscardHandler), m: m}
 }

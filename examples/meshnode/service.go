@@ -273,6 +273,27 @@ func (s *service) nodeOptions(store meshnode.Store, exec autoconnect.Executor, m
 	return o
 }
 
+// joinLogOnly joins store as the node cfg describes, without logs, with a
+// transport that only logs (no listener, no dialing) and no event
+// handler: how checkConfig tries the node's options. Close the transport
+// after the node's Leave.
+func joinLogOnly(ctx context.Context, cfg config.Config, store meshnode.Store) (*meshnode.Node, *meshTransport, error) {
+	quiet := slog.New(slog.DiscardHandler)
+	s := &service{cfg: cfg, log: quiet}
+	logOnly, err := newMeshTransport("", transportOptions{NodeID: cfg.NodeID, Mesh: cfg.Mesh, Log: quiet})
+	if err != nil {
+		return nil, nil, err
+	}
+	o := s.nodeOptions(store, logOnly, nil)
+	o.OnEvent = nil
+	node, err := meshnode.Join(ctx, o)
+	if err != nil {
+		logOnly.Close()
+		return nil, nil, err
+	}
+	return node, logOnly, nil
+}
+
 // descriptor is the node's mesh-node descriptor: a serving node that hosts
 // the example's actors, without capacity limits.
 func descriptor(cfg config.Config) location.MeshNodeDescriptor {
@@ -488,19 +509,11 @@ func checkConfig(ctx context.Context, cfg config.Config, w io.Writer) error {
 	if _, err := storeConfig(cfg, nil).ClientConfig(); err != nil {
 		return fmt.Errorf("etcd client: %w", err)
 	}
-	quiet := slog.New(slog.DiscardHandler)
-	s := &service{cfg: cfg, log: quiet}
-	logOnly, err := newMeshTransport("", transportOptions{NodeID: cfg.NodeID, Mesh: cfg.Mesh, Log: quiet})
-	if err != nil {
-		return err
-	}
-	defer logOnly.Close()
-	o := s.nodeOptions(memstore.New(memstore.Options{}), logOnly, nil)
-	o.OnEvent = nil
-	node, err := meshnode.Join(ctx, o)
+	node, logOnly, err := joinLogOnly(ctx, cfg, memstore.New(memstore.Options{}))
 	if err != nil {
 		return fmt.Errorf("the node's options: %w", err)
 	}
+	defer logOnly.Close()
 	if err := node.Leave(ctx); err != nil {
 		return fmt.Errorf("the node's options: leave the in-memory store: %w", err)
 	}
