@@ -6,7 +6,7 @@
 # (date, commit, load average before and after, go version, GOMAXPROCS,
 # the command). internal/perfdoc renders docs/performance.md's generated
 # tables from them (`make perf` does both). Run it on a quiet machine:
-# about 45 minutes with the defaults (docs/performance.md, "Reproduce").
+# about 65 minutes with the defaults (docs/performance.md, "Reproduce").
 #
 # Environment:
 #   PERF_SECTIONS  the sections to run, space-separated (default: all):
