@@ -210,7 +210,7 @@ func TestLoopStopDrainsTick(t *testing.T) {
 		wantTickErr error
 	}{
 		{
-			name:       "tick_finishes",
+			name:       "AC-L12_stop_waits_for_in_flight_tick",
 			wantWrites: []string{"NewClaim:stored", "RemovePeer:2:stored"},
 		},
 		{
