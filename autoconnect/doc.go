@@ -42,9 +42,11 @@
 // A Loop owns at most two goroutines: the polling goroutine, which runs every
 // tick after Start's first one, and, when the store can watch, a watch
 // goroutine that turns change notifications into tick requests (a one-slot
-// channel, so a burst of changes becomes one tick). Stop cancels both, waits
-// for them and for the tick in flight, and only then disconnects the peers
-// and removes the local row; no goroutine of the loop outlives Stop.
+// channel, so a burst of changes becomes one tick). Stop ends both (no tick
+// starts after it began), lets the tick in flight finish (its context is
+// cancelled only if Stop's context ends first), waits for them, and only
+// then disconnects the peers and removes the local row; no goroutine of the
+// loop outlives Stop.
 //
 // # Wiring, shutdown and lease loss
 //
@@ -57,8 +59,11 @@
 //
 // A graceful leave, in this order:
 //
-//  1. Loop.Stop: no tick runs any more, every peer is disconnected and the
-//     local peer row is removed;
+//  1. Loop.Stop: no tick starts any more, the tick in flight finishes (a
+//     write it sent runs to its outcome, bounded by Stop's context: a
+//     write cancelled on its way could still land after the removals
+//     below, and a row it creates would stay), every peer is disconnected
+//     and the local peer row is removed;
 //  2. the store's RemoveAllByOwner with the node's owner token: the
 //     descriptor and every other row of the owner (it needs the lease to be
 //     live: releasing first would make it remove nothing, and the rows would

@@ -113,8 +113,9 @@ const (
 // Loop runs a reconciler's ticks: one in Start, then one PollingInterval
 // after the previous one ended (fixed delay, never overlapping), and, when
 // the store can watch, one right after each burst of changes. A tick that
-// fails or panics is logged and the next one is scheduled as usual.
-// Safe for concurrent use.
+// fails or panics is logged and the next one is scheduled as usual. Stop
+// ends it gracefully (the tick in flight finishes), PrepareTransportShutdown
+// promptly (the tick in flight is cancelled). Safe for concurrent use.
 type Loop struct {
 	rec        LoopReconciler
 	meshName   string
@@ -136,10 +137,13 @@ type Loop struct {
 	// wg counts the loop's goroutines.
 	wg sync.WaitGroup
 
-	// mu guards state, cancel and cancelFirstTick.
+	// mu guards state and the cancel functions: cancel ends the loop's
+	// goroutines (and the watch), cancelTicks the context of the ticks
+	// they run, cancelFirstTick the first tick of a Start in progress.
 	mu              sync.Mutex
 	state           loopState
 	cancel          context.CancelFunc
+	cancelTicks     context.CancelFunc
 	cancelFirstTick context.CancelFunc
 
 	// tickMu serialises ticks and shutdown, and guards the fields below.
@@ -148,6 +152,10 @@ type Loop struct {
 	lastStamp      int64
 	lastVersion    int64
 	lastTickFailed bool
+	// tickCancelled says a tick of the polling goroutine returned with its
+	// context cancelled (by PrepareTransportShutdown, or by a Stop whose
+	// context ended first).
+	tickCancelled bool
 }
 
 // NewLoop checks opts and returns a loop that is not started yet.
@@ -204,9 +212,11 @@ func (l *Loop) Watching() bool { return l.watcher != nil }
 // Start runs one tick and, if it succeeds, starts the loop. When that tick
 // fails, Start returns its error and the loop stays unstarted (Start may be
 // called again). A Start on a started or starting loop does nothing; on a
-// stopped loop it returns ErrLoopStopped. ctx bounds the first tick only;
-// the loop runs until Stop. When the loop watches, the watch is opened
-// before the first tick, so no change after that tick's listing is missed.
+// stopped loop it returns ErrLoopStopped. ctx bounds the first tick only
+// (Stop and PrepareTransportShutdown cancel that tick too); the loop runs
+// until Stop, and its later ticks keep ctx's values but not its
+// cancellation. When the loop watches, the watch is opened before the
+// first tick, so no change after that tick's listing is missed.
 func (l *Loop) Start(ctx context.Context) error {
 	l.mu.Lock()
 	switch l.state {
@@ -218,9 +228,13 @@ func (l *Loop) Start(ctx context.Context) error {
 		return ErrLoopStopped
 	}
 	l.state = loopStarting
+	// The goroutines stop with loopCtx; the ticks they run have a context
+	// of their own, which a graceful Stop cancels only after waiting for
+	// the tick in flight (see Stop).
 	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	tickCtx, cancelTicks := context.WithCancel(context.WithoutCancel(ctx))
 	firstCtx, cancelFirst := context.WithCancel(ctx)
-	l.cancel, l.cancelFirstTick = cancel, cancelFirst
+	l.cancel, l.cancelTicks, l.cancelFirstTick = cancel, cancelTicks, cancelFirst
 	l.mu.Unlock()
 
 	var changes <-chan struct{}
@@ -236,17 +250,19 @@ func (l *Loop) Start(ctx context.Context) error {
 	l.cancelFirstTick = nil
 	if l.state == loopStopped {
 		cancel()
+		cancelTicks()
 		return ErrLoopStopped
 	}
 	if err != nil {
 		cancel()
-		l.cancel = nil
+		cancelTicks()
+		l.cancel, l.cancelTicks = nil, nil
 		l.state = loopIdle
 		return err
 	}
 	l.state = loopRunning
 	l.wg.Add(1)
-	go l.poll(loopCtx)
+	go l.poll(loopCtx, tickCtx)
 	if l.watcher != nil {
 		l.wg.Add(1)
 		go l.watch(loopCtx, changes, watchErr)
@@ -254,32 +270,75 @@ func (l *Loop) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop ends the loop: PrepareTransportShutdown, then
-// FinishTransportShutdown.
+// Stop ends the loop gracefully; call it while the owner lease is live
+// (once it is lost, call PrepareTransportShutdown alone). In this order:
+//
+//  1. no tick starts any more: the timers, the watch and tick requests end,
+//     and the first tick of a Start in progress is cancelled;
+//  2. Stop waits for the loop's goroutines, and the tick in flight finishes
+//     on a context that Stop does not cancel, so that a store write it has
+//     sent runs to its outcome (a write cancelled after it was sent may
+//     still be applied later, after the local row was removed: a row it
+//     creates, a claim of the local row, would be left behind). ctx bounds
+//     the wait: when ctx ends first, the tick's context is cancelled then,
+//     and Stop still waits for the tick to return, as
+//     PrepareTransportShutdown does. Against an unreachable store the tick
+//     may last until ctx ends: give ctx a deadline;
+//  3. every peer is disconnected (PrepareTransportShutdown) and the local
+//     row is removed (FinishTransportShutdown with ctx).
+//
+// The error is the removal's, joined with one that wraps ctx's cause when
+// ctx ended before the tick in flight returned and that tick was cancelled
+// (a write it sent may then still be applied).
 func (l *Loop) Stop(ctx context.Context) error {
-	l.PrepareTransportShutdown()
-	return l.FinishTransportShutdown(ctx)
-}
-
-// PrepareTransportShutdown stops the loop for good: it cancels the timers,
-// the watch and the tick in flight, waits for the loop's goroutines and for
-// that tick to return, and then disconnects every peer. The wait lasts as
-// long as the tick's store and executor calls take to return once their
-// context is cancelled, which they must do promptly (etcdstore stops
-// resolving a write whose answer was lost at the cancellation, see the
-// package doc). It makes no store call, so it is also how a node stops
-// acting on an owner lease it lost. No tick runs after it. Calling it again
-// only disconnects again.
-func (l *Loop) PrepareTransportShutdown() {
 	l.mu.Lock()
 	l.state = loopStopped
-	cancel, cancelFirst := l.cancel, l.cancelFirstTick
+	cancel, cancelTicks, cancelFirst := l.cancel, l.cancelTicks, l.cancelFirstTick
 	l.mu.Unlock()
+	if cancelFirst != nil {
+		cancelFirst()
+	}
 	if cancel != nil {
 		cancel()
 	}
-	if cancelFirst != nil {
-		cancelFirst()
+	cut := false
+	if cancelTicks != nil {
+		unbind := context.AfterFunc(ctx, cancelTicks)
+		l.wg.Wait()
+		cut = !unbind() // ctx ended during the wait
+	}
+	l.PrepareTransportShutdown()
+	var errs []error
+	l.tickMu.Lock()
+	if cut && l.tickCancelled {
+		errs = append(errs, fmt.Errorf("autoconnect: stop: the tick in flight was cancelled before it returned: %w", context.Cause(ctx)))
+	}
+	l.tickMu.Unlock()
+	if err := l.FinishTransportShutdown(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// PrepareTransportShutdown stops the loop for good, promptly: it cancels
+// the timers, the watch and the tick in flight (also one a graceful Stop
+// is waiting for), waits for the loop's goroutines and for that tick to
+// return, and then disconnects every peer. The wait lasts as long as the
+// tick's store and executor calls take to return once their context is
+// cancelled, which they must do promptly (etcdstore stops resolving a
+// write whose answer was lost at the cancellation, see the package doc).
+// It makes no store call, so it is also how a node stops acting on an
+// owner lease it lost. No tick runs after it. Calling it again only
+// disconnects again.
+func (l *Loop) PrepareTransportShutdown() {
+	l.mu.Lock()
+	l.state = loopStopped
+	cancel, cancelTicks, cancelFirst := l.cancel, l.cancelTicks, l.cancelFirstTick
+	l.mu.Unlock()
+	for _, c := range []context.CancelFunc{cancel, cancelTicks, cancelFirst} {
+		if c != nil {
+			c()
+		}
 	}
 	l.wg.Wait()
 	l.tickMu.Lock()
@@ -294,18 +353,23 @@ func (l *Loop) FinishTransportShutdown(ctx context.Context) error {
 	return l.rec.UnpublishLocal(ctx)
 }
 
-// Tick runs one loop tick now (Start and the loop call it). With a change
-// stamp source, and unless the previous tick ended in a store failure, it
-// skips the reconciliation while the mesh's change stamp and the live owner
-// set are unchanged and the reconciler is settled (see Loop's settled); a
-// stamp that cannot be read (or that the store cannot tell) makes it a full
-// reconciliation, and the remembered stamp is forgotten. The live-owner
-// version and the reconciliation share the owner leases they read (each
-// owner is read at most once per tick). A panic in the reconciler is
-// returned as an error.
-func (l *Loop) Tick(ctx context.Context) (err error) {
+// Tick runs one loop tick now (Start calls it; the polling goroutine runs
+// the same body). With a change stamp source, and unless the previous tick
+// ended in a store failure, it skips the reconciliation while the mesh's
+// change stamp and the live owner set are unchanged and the reconciler is
+// settled (see Loop's settled); a stamp that cannot be read (or that the
+// store cannot tell) makes it a full reconciliation, and the remembered
+// stamp is forgotten. The live-owner version and the reconciliation share
+// the owner leases they read (each owner is read at most once per tick). A
+// panic in the reconciler is returned as an error.
+func (l *Loop) Tick(ctx context.Context) error {
 	l.tickMu.Lock()
 	defer l.tickMu.Unlock()
+	return l.tick(ctx)
+}
+
+// tick is Tick's body. Called with tickMu held.
+func (l *Loop) tick(ctx context.Context) (err error) {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("autoconnect: loop tick: %w", err)
 	}
@@ -402,10 +466,11 @@ func (l *Loop) reconcile(ctx context.Context) error {
 }
 
 // poll is the loop goroutine: it waits PollingInterval (or for a tick
-// request), ticks, and repeats until ctx is done.
-func (l *Loop) poll(ctx context.Context) {
+// request), ticks on tickCtx, and repeats until ctx (the loop's context)
+// is done. A tick already running when ctx ends runs on (see Stop).
+func (l *Loop) poll(ctx, tickCtx context.Context) {
 	defer l.wg.Done()
-	for {
+	for ctx.Err() == nil {
 		t := l.clock.NewTimer(l.timing.pollingInterval)
 		select {
 		case <-ctx.Done():
@@ -415,9 +480,28 @@ func (l *Loop) poll(ctx context.Context) {
 		case <-l.kick:
 			t.Stop()
 		}
-		if err := l.Tick(ctx); err != nil && ctx.Err() == nil {
-			l.log.Warn("autoconnect: tick failed", "mesh", l.meshName, "err", err)
-		}
+		l.pollTick(ctx, tickCtx)
+	}
+}
+
+// pollTick runs one tick of the polling goroutine on tickCtx, unless ctx
+// (the loop's context) has ended: checked with tickMu held, so that no
+// tick starts once a stop has cancelled ctx (a tick request or a timer
+// that was ready at the same time is dropped). A failed tick is logged,
+// one abandoned because tickCtx was cancelled is noted (tickCancelled).
+func (l *Loop) pollTick(ctx, tickCtx context.Context) {
+	l.tickMu.Lock()
+	defer l.tickMu.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
+	err := l.tick(tickCtx)
+	switch {
+	case err == nil:
+	case tickCtx.Err() != nil:
+		l.tickCancelled = true
+	default:
+		l.log.Warn("autoconnect: tick failed", "mesh", l.meshName, "err", err)
 	}
 }
 

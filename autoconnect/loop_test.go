@@ -379,7 +379,9 @@ func TestLoop(t *testing.T) {
 		h.clock.requireNoArmed(t)
 	})
 
-	t.Run("AC-L12_stop_waits_for_in_flight_tick", func(t *testing.T) {
+	// The prompt stop (a lost lease): the tick in flight is cancelled, and
+	// waited for. (Stop lets it finish instead: TestLoopStopDrainsTick.)
+	t.Run("AC-L12_prepare_cancels_and_waits_for_in_flight_tick", func(t *testing.T) {
 		h := newHarness(t, harnessConfig{})
 		l, err := NewLoop(LoopOptions{Reconciler: h.r, Clock: h.clock, Logger: discardLogger()})
 		require.NoError(t, err)
@@ -389,12 +391,12 @@ func TestLoop(t *testing.T) {
 		entered := make(chan struct{})
 		h.exec.setConnectHook(func(ctx context.Context, _ Target) {
 			close(entered)
-			<-ctx.Done() // returns only once Stop cancelled the tick
+			<-ctx.Done() // returns only once PrepareTransportShutdown cancelled the tick
 		})
 		h.src.set(router("ob", "node-b", "tcp://b"))
 		h.clock.Advance(second)
 		<-entered
-		require.NoError(t, l.Stop(ctx))
+		l.PrepareTransportShutdown()
 		require.Equal(t, []string{"connect:tcp://b:ob", "disconnect:tcp://b:ob"}, h.rec.only("connect", "disconnect"),
 			"the tick finished before the peers were disconnected")
 		require.Empty(t, h.r.ActiveTargets())

@@ -219,16 +219,17 @@ func (n *Node) autoConnectStatus() observe.AutoConnectStatus {
 }
 
 // Leave ends the node gracefully, in this order: no rejoin any more; the
-// loop stops (every peer disconnected, the peer row removed); the store's
-// RemoveAllByOwner removes every row of the owner id (the descriptor
-// included) while the lease is live, tried again after failures until ctx
-// ends; the session closes, releasing the lease. Releasing first would make
-// the removal a no-op. When the lease already ended, nothing is written:
-// the loop stops without removing anything (the rows go when the garbage
-// collector finds their owner dead), and a lease that may still live is
-// released. Done is closed when Leave returns; the error joins the steps'
-// errors. Leave is idempotent (later calls return the first one's result),
-// and does nothing after Orphan.
+// loop stops (its tick in flight finishes, within ctx and while the lease
+// is trusted, see autoconnect.Loop.Stop; every peer disconnected, the peer
+// row removed); the store's RemoveAllByOwner removes every row of the
+// owner id (the descriptor included) while the lease is live, tried again
+// after failures until ctx ends; the session closes, releasing the lease.
+// Releasing first would make the removal a no-op. When the lease already
+// ended, nothing is written: the loop stops without removing anything (the
+// rows go when the garbage collector finds their owner dead), and a lease
+// that may still live is released. Done is closed when Leave returns; the
+// error joins the steps' errors. Leave is idempotent (later calls return
+// the first one's result), and does nothing after Orphan.
 //
 // The application's own writes under the node's lease must have ended
 // before Leave, and not by cancellation: a write whose context ends after
@@ -283,9 +284,16 @@ func (n *Node) leave(ctx context.Context) error {
 		<-inc.loopStopped
 		errs = append(errs, n.releasePending(ctx))
 	case inc.sess.Valid():
-		if err := inc.loop.Stop(ctx); err != nil {
+		// The loop's tick in flight finishes before the removals (a write
+		// of it cancelled on its way could land after them); removing
+		// rows once the lease is not trusted any more is pointless, so
+		// the wait ends then too.
+		sctx, cancel := n.whileTrusted(ctx, inc.sess)
+		err := inc.loop.Stop(sctx)
+		cancel()
+		if err != nil {
 			// RemoveAllByOwner removes the peer row too.
-			n.log.Warn("meshnode: leave: removing the peer row failed; the owner's bulk removal follows", "error", err)
+			n.log.Warn("meshnode: leave: stopping the loop or removing the peer row failed; the owner's bulk removal follows", "error", err)
 		}
 		n.markFenced(inc)
 		removed, err := n.removeAll(ctx, inc.token)
@@ -311,6 +319,23 @@ func (n *Node) leave(ctx context.Context) error {
 		return fmt.Errorf("meshnode: leave: %w", err)
 	}
 	return nil
+}
+
+// whileTrusted returns ctx, also cancelled when sess ends or when its trust
+// deadline, as it stands now, passes on the node's clock (the session's):
+// what a graceful leave does under the lease stops being worth doing then.
+func (n *Node) whileTrusted(ctx context.Context, sess *session.Session) (context.Context, context.CancelFunc) {
+	until := sess.TrustedUntil()
+	ended, unwatch := untilEnded(ctx, sess)
+	c, cancel := context.WithCancelCause(ended)
+	t := n.o.clock.AfterFunc(until.Sub(n.o.clock.Now()), func() {
+		cancel(fmt.Errorf("%w: the lease was trusted until %s", session.ErrDeadlinePassed, until.Format(time.RFC3339Nano)))
+	})
+	return c, func() {
+		t.Stop()
+		cancel(context.Canceled)
+		unwatch()
+	}
 }
 
 // removeAll is RemoveAllByOwner(token), tried again after a failure (bad
