@@ -31,7 +31,7 @@ stress:
 	$(GO) test $(STRESS_FLAGS) $(PKGS)
 
 # Re-measures every benchmark of docs/performance.md in one run (fsync off
-# and on; about 45 minutes: run it on a quiet machine), writes the raw
+# and on; about 65 minutes: run it on a quiet machine), writes the raw
 # outputs to docs/perf/raw, then renders the document's generated tables
 # from them (also after a failed benchmark, whose rows then say "–"; the
 # target still fails). PERF_SECTIONS, PERF_COUNT, PERF_BENCHTIME, PERF_REMOVE_CALLERS:
