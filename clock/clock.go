@@ -32,6 +32,21 @@ func (systemClock) Now() time.Time { return time.Now() }
 
 func (systemClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
+// At calls f once c reaches t (at once, in a goroutine of its own, when it
+// already has) and returns a Timer that can stop it. On a Manual clock the
+// timer is armed at t itself, under the clock's lock: a clock advanced by
+// another goroutine between reading the time and arming a timer would
+// otherwise delay c.AfterFunc(t.Sub(c.Now()), f) by as much as it moved.
+// On the system clock it is that AfterFunc.
+func At(c Clock, t time.Time, f func()) Timer {
+	if a, ok := c.(interface {
+		AfterFuncAt(t time.Time, f func()) Timer
+	}); ok {
+		return a.AfterFuncAt(t, f)
+	}
+	return c.AfterFunc(t.Sub(c.Now()), f)
+}
+
 // Sleep waits d on c; it returns false when ctx ends first.
 func Sleep(ctx context.Context, c Clock, d time.Duration) bool {
 	wake := make(chan struct{})

@@ -49,15 +49,28 @@ func (m *Manual) Advance(d time.Duration) {
 // AfterFunc implements Clock: f runs when the clock reaches now + d (at
 // once, in a goroutine of its own, when d ≤ 0).
 func (m *Manual) AfterFunc(d time.Duration, f func()) Timer {
-	t := &manualTimer{m: m, f: f}
-	if d <= 0 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.armLocked(m.now.Add(d), f)
+}
+
+// AfterFuncAt makes f run when the clock reaches at (at once, in a
+// goroutine of its own, when it has): the time is read and the timer armed
+// under one lock, so moving the clock meanwhile cannot delay it (clock.At).
+func (m *Manual) AfterFuncAt(at time.Time, f func()) Timer {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.armLocked(at, f)
+}
+
+// armLocked arms a timer for at; m.mu is held.
+func (m *Manual) armLocked(at time.Time, f func()) Timer {
+	t := &manualTimer{m: m, f: f, at: at}
+	if !at.After(m.now) {
 		t.fired = true
 		go f()
 		return t
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t.at = m.now.Add(d)
 	m.timers = append(m.timers, t)
 	return t
 }

@@ -328,7 +328,7 @@ func (n *Node) whileTrusted(ctx context.Context, sess *session.Session) (context
 	until := sess.TrustedUntil()
 	ended, unwatch := untilEnded(ctx, sess)
 	c, cancel := context.WithCancelCause(ended)
-	t := n.o.clock.AfterFunc(until.Sub(n.o.clock.Now()), func() {
+	t := clock.At(n.o.clock, until, func() {
 		cancel(fmt.Errorf("%w: the lease was trusted until %s", session.ErrDeadlinePassed, until.Format(time.RFC3339Nano)))
 	})
 	return c, func() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zlink-systems/zlink-etcd/clock"
 	"github.com/zlink-systems/zlink-etcd/session"
 )
 
@@ -48,7 +49,7 @@ func (n *Node) supervise(inc *incarnation) {
 func (n *Node) waitUntrusted(inc *incarnation) bool {
 	for {
 		wake := make(chan struct{})
-		t := n.o.clock.AfterFunc(inc.sess.TrustedUntil().Sub(n.o.clock.Now()), func() { close(wake) })
+		t := clock.At(n.o.clock, inc.sess.TrustedUntil(), func() { close(wake) })
 		select {
 		case <-n.stopCtx.Done():
 			t.Stop()

@@ -418,7 +418,7 @@ func (s *Session) run(next time.Time) {
 // meanwhile (or its kept lease was lost, which ends it).
 func (s *Session) sleepUntil(t time.Time) bool {
 	wake := make(chan struct{})
-	timer := s.clk.AfterFunc(t.Sub(s.clk.Now()), func() { close(wake) })
+	timer := clock.At(s.clk, t, func() { close(wake) })
 	defer timer.Stop()
 	var lost <-chan struct{}
 	if s.kept != nil {
@@ -519,7 +519,7 @@ func (s *Session) confirm(sent, answered, expiresAt, storeNow time.Time, renewal
 	if s.deadline != nil {
 		s.deadline.Stop()
 	}
-	s.deadline = s.clk.AfterFunc(until.Sub(answered), s.deadlineReached)
+	s.deadline = clock.At(s.clk, until, s.deadlineReached)
 	s.log.Debug("session: owner lease renewed", "owner", s.token.OwnerID, "generation", s.token.LeaseGeneration,
 		"trusted_until", until)
 }
