@@ -287,8 +287,9 @@ func (n *Node) leave(ctx context.Context) error {
 		// The loop's tick in flight finishes before the removals (a write
 		// of it cancelled on its way could land after them); removing
 		// rows once the lease is not trusted any more is pointless, so
-		// the wait ends then too.
-		sctx, cancel := n.whileTrusted(ctx, inc.sess)
+		// the wait ends then too: at the session's end or its trust
+		// deadline as it stands now, on the session's clock (the node's).
+		sctx, cancel := inc.sess.WhileTrusted(ctx)
 		err := inc.loop.Stop(sctx)
 		cancel()
 		if err != nil {
@@ -319,23 +320,6 @@ func (n *Node) leave(ctx context.Context) error {
 		return fmt.Errorf("meshnode: leave: %w", err)
 	}
 	return nil
-}
-
-// whileTrusted returns ctx, also cancelled when sess ends or when its trust
-// deadline, as it stands now, passes on the node's clock (the session's):
-// what a graceful leave does under the lease stops being worth doing then.
-func (n *Node) whileTrusted(ctx context.Context, sess *session.Session) (context.Context, context.CancelFunc) {
-	until := sess.TrustedUntil()
-	ended, unwatch := untilEnded(ctx, sess)
-	c, cancel := context.WithCancelCause(ended)
-	t := clock.At(n.o.clock, until, func() {
-		cancel(fmt.Errorf("%w: the lease was trusted until %s", session.ErrDeadlinePassed, until.Format(time.RFC3339Nano)))
-	})
-	return c, func() {
-		t.Stop()
-		cancel(context.Canceled)
-		unwatch()
-	}
 }
 
 // removeAll is RemoveAllByOwner(token), tried again after a failure (bad

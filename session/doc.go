@@ -8,7 +8,8 @@
 // RenewInterval, each attempt bounded by RenewTimeout, retrying a failed
 // attempt sooner (jittered backoff) while the lease may still be trusted.
 //
-// The session trusts its lease, and so may its user (TrustedUntil, Valid),
+// The session trusts its lease, and so may its user (TrustedUntil, Valid,
+// and WhileTrusted, a context done when the lease stops being trusted),
 // up to a local deadline computed from each confirmed renewal as the
 // framework's location runtime does: the time the store's answer arrived,
 // plus the lease time the store reported as left (LeaseExpiresAt −

@@ -254,6 +254,60 @@ func (s *Session) Valid() bool {
 	return s.err == nil && now.Before(s.trustedUntil)
 }
 
+// WhileTrusted returns a context derived from parent that is also done when
+// the lease stops being trusted, to bound work that is worth doing only
+// under the lease. It is done, with context.Cause saying why, when the
+// first of these happens:
+//
+//   - parent is done: parent's cause;
+//   - the session ends (Done): a cause wrapping Err, so errors.Is finds
+//     ErrLeaseLost, ErrDeadlinePassed, ErrClosed, ErrOrphaned or the
+//     error of the context given to New or Adopt;
+//   - the session's clock reaches the trust deadline as it stands at the
+//     call (TrustedUntil then; a later renewal does not extend it): a
+//     cause wrapping ErrDeadlinePassed that names the deadline (RFC 3339).
+//
+// A session that has ended, or whose deadline has passed, at the call
+// returns a context already done. The cancel function cancels the context
+// (cause context.Canceled, unless it was done already) and stops its timer
+// and the goroutine that watches the session; call it when the work is
+// done, as for context.WithCancel.
+func (s *Session) WhileTrusted(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	s.mu.Lock()
+	ended, until := s.err, s.trustedUntilLocked()
+	s.mu.Unlock()
+	passed := fmt.Errorf("%w: the lease was trusted until %s", ErrDeadlinePassed, until.Format(time.RFC3339Nano))
+	switch {
+	case ended != nil:
+		cancel(endedCause(ended))
+		return ctx, func() { cancel(context.Canceled) }
+	case !s.clk.Now().Before(until): // as Valid
+		cancel(passed)
+		return ctx, func() { cancel(context.Canceled) }
+	}
+	// Armed at until itself (clock.At): a clock moved since Now was read
+	// cannot delay it.
+	t := clock.At(s.clk, until, func() { cancel(passed) })
+	go func() {
+		select {
+		case <-s.done:
+			cancel(endedCause(s.Err()))
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}()
+	return ctx, func() {
+		cancel(context.Canceled)
+		t.Stop()
+	}
+}
+
+// endedCause is WhileTrusted's cause for a session that ended with err.
+func endedCause(err error) error {
+	return fmt.Errorf("session: the session ended: %w", err)
+}
+
 // Status returns a snapshot of the session's state.
 func (s *Session) Status() Status {
 	s.mu.Lock()

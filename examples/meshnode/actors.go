@@ -31,8 +31,9 @@ type actorStore interface {
 // authority API (reserve, then complete the creation) and writes the
 // actor's location row, all under the node's current lease. It acts only
 // while that lease is trusted, checks again before each step, and bounds
-// each step by the lease's trust deadline: a node that stopped trusting
-// its lease writes nothing more. Each write the store acknowledged is
+// each step by the lease's trust (session.Session.WhileTrusted: its end or
+// its trust deadline): a node that stopped trusting its lease writes
+// nothing more. Each write the store acknowledged is
 // logged at Info ("actor created", "actor row stored") with what identifies
 // it in the store: the acknowledged-write log that the cluster test checks
 // against zlinketcd inspect.
@@ -114,10 +115,15 @@ func (w *actorWriter) note(f func(*statedoc.ActorStats)) {
 
 // step runs one store call of incarnation inc, unless stop has ended or
 // the lease is no longer trusted. The call is bounded by the lease's trust
-// deadline, not by stop: a write already sent runs to its outcome, so that
-// when the writer returns none of its writes is still on its way. A write
-// cancelled after it was sent may still be applied by etcd later, after
-// the node's Leave removed its rows: a row it creates would be left behind.
+// (session.Session.WhileTrusted), not by stop: a write already sent still
+// runs to its outcome when stop ends, so that when the writer returns none
+// of its writes is still on its way (a write cancelled after it was sent
+// may still be applied by etcd later, after the node's Leave removed its
+// rows: a row it creates would be left behind). It is cancelled when the
+// lease ends (lost, fenced, closed) or its trust deadline, as it stood
+// when the step began, passes on the session's clock: the write's outcome
+// no longer matters then, as every write under the lease is fenced in etcd
+// by the lease's owner key.
 func step[T any](stop context.Context, inc meshnode.Incarnation, call func(context.Context) (T, error)) (T, error) {
 	var zero T
 	if err := stop.Err(); err != nil {
@@ -126,7 +132,7 @@ func step[T any](stop context.Context, inc meshnode.Incarnation, call func(conte
 	if !inc.Session.Valid() {
 		return zero, fmt.Errorf("the lease of incarnation %d is no longer trusted: nothing more is written under it", inc.Number)
 	}
-	ctx, cancel := context.WithDeadline(context.WithoutCancel(stop), inc.Session.TrustedUntil())
+	ctx, cancel := inc.Session.WhileTrusted(context.WithoutCancel(stop))
 	defer cancel()
 	return call(ctx)
 }

@@ -36,10 +36,12 @@
 // With --actor-interval the node creates one actor on itself per interval
 // through the authority API (reserve, complete the creation) and writes
 // its actor row, under its current lease and only while that lease is
-// trusted (each step is bounded by the trust deadline). On SIGTERM it
-// stops before its next step but lets the step in flight finish: a write
-// cancelled on its way may still be applied after the leave removed the
-// node's rows, and a row it creates would then be left. Every write the
+// trusted (each step is bounded by the lease's trust,
+// session.Session.WhileTrusted: it is cancelled when the session ends or
+// its trust deadline passes). On SIGTERM it stops before its next step
+// but lets the step in flight finish: a write cancelled on its way may
+// still be applied after the leave removed the node's rows, and a row it
+// creates would then be left. Every write the
 // store acknowledged is logged ("actor created", "actor row stored"): the
 // acknowledged-write log the cluster test (make cluster-test) checks
 // against zlinketcd inspect.
