@@ -66,9 +66,10 @@
 // Leave's context and the lease's trust, session.Session.WhileTrusted:
 // the session's end or its trust deadline; peers disconnected, peer row
 // removed), then RemoveAllByOwner removes every row of the owner id while
-// the lease still lives, then the session closes and releases the lease. Releasing first would make the removal a no-op. Orphan stops the
-// node as a crash would: connections dropped, nothing written, the lease
-// left to expire.
+// the lease still lives, then the session closes and releases the lease.
+// Releasing first would make the removal a no-op. Orphan stops the node as
+// a crash would: connections dropped, nothing written, the lease left to
+// expire.
 //
 // # Observability
 //
